@@ -1,0 +1,196 @@
+/* Unit tests of src/partition: block boundaries from weights and transfer plans. */
+#include "partition.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int failures;
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            failures++;                                                         \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                       \
+            fputc('\n', stderr);                                                \
+        }                                                                       \
+    } while (0)
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Properties every layout must have; `min_rows` applies to positive weights. */
+static void check_layout(int64_t total, int p, const double *w, int64_t min_rows,
+                         const int64_t *b)
+{
+    double wsum = 0;
+    for (int r = 0; r < p; r++)
+        wsum += w[r];
+    CHECK(b[0] == 0 && b[p] == total, "ends %lld..%lld, total %lld", (long long)b[0],
+          (long long)b[p], (long long)total);
+    for (int r = 0; r < p; r++) {
+        int64_t rows = b[r + 1] - b[r];
+        CHECK(rows >= 0, "part %d has %lld rows", r, (long long)rows);
+        if (w[r] == 0.0)
+            CHECK(rows == 0, "zero weight part %d got %lld rows", r, (long long)rows);
+        else
+            CHECK(rows >= min_rows, "part %d below min rows", r);
+        if (min_rows == 0 && total < (INT64_C(1) << 52)) {
+            /* Cumulative rounding keeps every boundary within half a row of its ideal,
+             * so each count is within one row of its exact share. */
+            double ideal = (double)total * w[r] / wsum;
+            CHECK(fabs((double)rows - ideal) <= 1.0 + 1e-9 * ideal, "part %d: %lld rows, "
+                  "ideal %.3f", r, (long long)rows, ideal);
+        }
+    }
+}
+
+static void test_random_weights(void)
+{
+    int64_t bounds[65];
+    double w[64];
+    for (int t = 0; t < 20000; t++) {
+        int p = 1 + (int)(rng() % 64);
+        int64_t total = (int64_t)(rng() % (t % 3 == 0 ? 10 : 100000));
+        for (int r = 0; r < p; r++)
+            w[r] = (rng() % 4 == 0) ? 0.0 : (double)(rng() % 1000) / 7.0;
+        w[rng() % (uint64_t)p] = 1.5; /* at least one positive */
+        int64_t min_rows = (t % 5 == 0) ? (int64_t)(rng() % 4) : 0;
+        partition_error_t e = partition_block(total, p, w, min_rows, bounds);
+        int positive = 0;
+        for (int r = 0; r < p; r++)
+            positive += w[r] > 0;
+        if (min_rows * positive > total) {
+            CHECK(e == PARTITION_ERR_MIN_ROWS, "min rows not refused (t=%d)", t);
+            continue;
+        }
+        CHECK(e == PARTITION_OK, "error %d at t=%d", e, t);
+        check_layout(total, p, w, min_rows, bounds);
+    }
+}
+
+static void test_edge_cases(void)
+{
+    int64_t b[8];
+    double one[1] = {3.0};
+    CHECK(partition_block(1, 1, one, 0, b) == PARTITION_OK && b[1] == 1, "one row");
+    double more_ranks[6] = {1, 1, 1, 1, 1, 1};
+    CHECK(partition_block(4, 6, more_ranks, 0, b) == PARTITION_OK, "more ranks than rows");
+    check_layout(4, 6, more_ranks, 0, b);
+    double zeros[3] = {0, 0, 0};
+    CHECK(partition_block(10, 3, zeros, 0, b) == PARTITION_ERR_ALL_ZERO, "all zero");
+    double neg[3] = {1, -1, 1};
+    CHECK(partition_block(10, 3, neg, 0, b) == PARTITION_ERR_WEIGHT, "negative");
+    CHECK(partition_find_bad_weight(neg, 3) == 1, "negative index");
+    double nan[2] = {1, NAN};
+    CHECK(partition_block(10, 2, nan, 0, b) == PARTITION_ERR_WEIGHT, "NaN");
+    double inf[2] = {INFINITY, 1};
+    CHECK(partition_block(10, 2, inf, 0, b) == PARTITION_ERR_WEIGHT, "inf");
+    CHECK(partition_block(10, 0, one, 0, b) == PARTITION_ERR_PARTS, "no parts");
+    CHECK(partition_block(-1, 1, one, 0, b) == PARTITION_ERR_ROWS, "negative rows");
+    double w3[3] = {1, 0, 1};
+    CHECK(partition_block(7, 3, w3, 4, b) == PARTITION_ERR_MIN_ROWS, "min rows too large");
+    CHECK(partition_block(8, 3, w3, 4, b) == PARTITION_OK && b[1] == 4 && b[2] == 4,
+          "min rows exact");
+    double last_zero[3] = {1, 1, 0};
+    int64_t huge = INT64_C(1) << 62;
+    CHECK(partition_block(huge, 3, last_zero, 0, b) == PARTITION_OK && b[2] == huge &&
+          b[3] == huge, "trailing zero weight at 2^62 rows");
+    double tiny[2] = {1e-300, 1e300};
+    CHECK(partition_block(1000, 2, tiny, 0, b) == PARTITION_OK && b[1] == 0, "tiny weight");
+    partition_even(10, 4, b);
+    CHECK(b[1] == 3 && b[2] == 6 && b[3] == 8 && b[4] == 10, "even split");
+}
+
+/* Apply a plan literally: every destination row must come from the source row that held
+ * the same global index, and every row must arrive exactly once. */
+static void check_plan(const int64_t *ob, int op, const int64_t *nb, int np)
+{
+    partition_segment_t *seg = malloc(sizeof *seg * (size_t)(op > np ? op : np));
+    int64_t recv_rows = 0, send_rows = 0;
+    for (int d = 0; d < np; d++) {
+        size_t n = partition_plan_recv(ob, op, nb, np, d, seg);
+        CHECK(n <= (size_t)op, "too many segments");
+        int64_t next = 0;
+        for (size_t i = 0; i < n; i++) {
+            CHECK(seg[i].rows > 0, "empty segment");
+            CHECK(seg[i].dst_offset == next, "gap in destination %d", d);
+            int64_t g_src = ob[seg[i].peer] + seg[i].src_offset;
+            CHECK(g_src == nb[d] + seg[i].dst_offset, "wrong source row for dest %d", d);
+            CHECK(seg[i].src_offset + seg[i].rows <= ob[seg[i].peer + 1] - ob[seg[i].peer],
+                  "segment past source part");
+            next += seg[i].rows;
+        }
+        CHECK(next == nb[d + 1] - nb[d], "destination %d incomplete", d);
+        recv_rows += next;
+    }
+    for (int s = 0; s < op; s++) {
+        size_t n = partition_plan_send(ob, op, nb, np, s, seg);
+        for (size_t i = 0; i < n; i++) {
+            CHECK(ob[s] + seg[i].src_offset == nb[seg[i].peer] + seg[i].dst_offset,
+                  "send plan rows of %d", s);
+            send_rows += seg[i].rows;
+        }
+    }
+    CHECK(recv_rows == ob[op] && send_rows == ob[op], "plan moves %lld/%lld of %lld rows",
+          (long long)recv_rows, (long long)send_rows, (long long)ob[op]);
+    free(seg);
+}
+
+static void test_plans(void)
+{
+    int64_t ob[33], nb[33];
+    double w[32];
+    for (int t = 0; t < 3000; t++) {
+        int op = 1 + (int)(rng() % 32), np = 1 + (int)(rng() % 32);
+        int64_t total = (int64_t)(rng() % 5000);
+        for (int r = 0; r < 32; r++)
+            w[r] = (double)(rng() % 3);
+        w[0] = 1;
+        partition_block(total, op, w, 0, ob);
+        for (int r = 0; r < 32; r++)
+            w[r] = (double)(rng() % 5);
+        w[np - 1] = 2;
+        partition_block(total, np, w, 0, nb);
+        check_plan(ob, op, nb, np);
+    }
+}
+
+/* Row counts past 2^31 (and 2^40): the plan arithmetic is 64-bit throughout. */
+static void test_large_plans(void)
+{
+    int64_t total = (INT64_C(1) << 40) + 12345;
+    int64_t ob[5], nb[5];
+    double even[4] = {1, 1, 1, 1}, skew[4] = {0, 1, 7, 0.5};
+    CHECK(partition_block(total, 4, even, 0, ob) == PARTITION_OK, "large even");
+    CHECK(partition_block(total, 4, skew, 0, nb) == PARTITION_OK, "large skew");
+    check_layout(total, 4, skew, 0, nb);
+    check_plan(ob, 4, nb, 4);
+    partition_segment_t seg[4];
+    size_t n = partition_plan_recv(ob, 4, nb, 4, 2, seg);
+    CHECK(n >= 2 && seg[n - 1].rows > (INT64_C(1) << 31), "segments past 2^31 rows");
+    CHECK(partition_owner(ob, 4, total - 1) == 3, "owner of the last row");
+    int64_t with_empty[5] = {0, 0, INT64_C(3) << 31, INT64_C(3) << 31, INT64_C(1) << 33};
+    CHECK(partition_owner(with_empty, 4, 0) == 1, "owner skips an empty first part");
+    CHECK(partition_owner(with_empty, 4, INT64_C(3) << 31) == 3, "owner skips empty part");
+}
+
+int main(void)
+{
+    test_edge_cases();
+    test_random_weights();
+    test_plans();
+    test_large_plans();
+    if (failures) {
+        printf("test_partition: %d checks failed\n", failures);
+        return 1;
+    }
+    printf("test_partition: all checks passed\n");
+    return 0;
+}

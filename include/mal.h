@@ -1,0 +1,266 @@
+/**
+ * @file mal.h
+ * @brief libmal: malleable MPI applications with a one-sided redistribution engine.
+ *
+ * This is the whole public surface of libmal. Structures registered with
+ * mal_alloc_window() live in MPI-3 RMA windows from the moment they are allocated;
+ * a rebalance computes a new block layout from per-rank weights and every process
+ * pulls its new partition with MPI_Get in a passive-target epoch.
+ *
+ * Conventions used throughout:
+ * - Every call that can fail returns a ::mal_status_t (0 = success, negative = error);
+ *   mal_strerror() names the code and mal_error_message() gives the detailed message of
+ *   the most recent failure on the calling process (it names the offending argument).
+ * - Output parameters are written only on success. A failed call changes nothing.
+ * - "Collective" means every process of mal_comm() must make the call, with the same
+ *   arguments where stated. Collective calls check that the arguments agree across ranks
+ *   and, if any rank finds a problem, every rank returns the same error code.
+ * - Handles (::mal_array_t) belong to the library; the user never frees them directly.
+ */
+#ifndef MAL_H
+#define MAL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * The single list of status codes. ::mal_status_t and mal_strerror() are both generated
+ * from it, so a code cannot be added to one and forgotten in the other.
+ */
+#define MAL_STATUS_LIST(X)                                                        \
+    X(MAL_OK, 0, "success")                                                       \
+    X(MAL_ERR_ARG, -1, "invalid argument")                                        \
+    X(MAL_ERR_NOT_INITIALIZED, -2, "libmal is not initialised (call mal_init)")   \
+    X(MAL_ERR_ALREADY_INITIALIZED, -3, "libmal is already initialised")           \
+    X(MAL_ERR_EXISTS, -4, "a structure with this name is already registered")     \
+    X(MAL_ERR_NOMEM, -5, "out of memory")                                         \
+    X(MAL_ERR_MPI, -6, "an MPI call failed")                                      \
+    X(MAL_ERR_MISMATCH, -7, "arguments of a collective call differ between ranks") \
+    X(MAL_ERR_REMOTE, -8, "another rank failed in this collective call")
+
+/** Status returned by every fallible libmal call: 0 on success, negative on error. */
+typedef enum {
+#define MAL_STATUS_ENUM_(name, value, text) name = value,
+    MAL_STATUS_LIST(MAL_STATUS_ENUM_)
+#undef MAL_STATUS_ENUM_
+} mal_status_t;
+
+/**
+ * @brief Short, static description of a status code.
+ * @return A string owned by the library, valid for the life of the program; never NULL
+ *         (unknown codes give "unknown libmal status").
+ * @note Not collective; callable before mal_init().
+ */
+const char *mal_strerror(mal_status_t status);
+
+/**
+ * @brief Detailed message of the most recent failed call on this process.
+ * @return A string owned by the library, overwritten by the next failing call; "" when no
+ *         call has failed yet. The message names the call and the offending argument.
+ * @note Not collective; callable before mal_init().
+ */
+const char *mal_error_message(void);
+
+/** How a rebalance moves data. All three execute the same transfer plan. */
+typedef enum {
+    MAL_REDIST_DEFAULT = 0, /**< MAL_REDIST from the environment if set, else RMA */
+    MAL_REDIST_RMA,         /**< MPI_Get in a passive-target epoch (the engine)    */
+    MAL_REDIST_ALLTOALLV,   /**< one MPI_Alltoallv per structure (baseline)        */
+    MAL_REDIST_P2P          /**< MPI_Isend/MPI_Irecv per segment (baseline)        */
+} mal_redist_t;
+
+/** How a structure's rows are placed on the processes. */
+typedef enum {
+    MAL_BLOCK = 1,     /**< contiguous block rows, one block per rank, follows rebalances */
+    MAL_REPLICATED = 2 /**< every rank holds all rows; a rebalance leaves it in place     */
+} mal_distribution_t;
+
+/** Run-time configuration. Fill it with mal_config_init() before changing fields. */
+typedef struct {
+    /** Redistribution method; MAL_REDIST_DEFAULT lets the MAL_REDIST environment variable
+     *  (rma|alltoallv|p2p) choose, falling back to MAL_REDIST_RMA. Any other value wins
+     *  over the environment. Default: MAL_REDIST_DEFAULT. */
+    mal_redist_t redist;
+    /** Extra capacity, as a fraction of the local part, given to a window when it must
+     *  grow. Rebalances whose new local part fits in the spare buffer create no window.
+     *  Must be >= 0. Default: 0.5. */
+    double headroom;
+    /** Minimum rows for every rank with a positive weight in a rebalance (0 = none).
+     *  Default: 0. See mal_rebalance() for the exact rule. */
+    int64_t min_rows;
+    /** Print each error once to stderr, where it is found, prefixed with the rank.
+     *  Default: true. */
+    bool log_errors;
+} mal_config_t;
+
+/**
+ * @brief Fill @p config with the defaults documented at ::mal_config_t.
+ * @return MAL_ERR_ARG if @p config is NULL, else MAL_OK.
+ * @note Not collective; callable before mal_init().
+ */
+mal_status_t mal_config_init(mal_config_t *config);
+
+/**
+ * @brief Initialise libmal over a duplicate of @p comm.
+ * @param comm    The communicator of the malleable application (usually MPI_COMM_WORLD).
+ *                It is duplicated; the caller keeps ownership of @p comm.
+ * @param config  Configuration, copied; NULL means the defaults of mal_config_init().
+ * @return MAL_OK; MAL_ERR_ARG for MPI_COMM_NULL, an intercommunicator or bad fields;
+ *         MAL_ERR_ALREADY_INITIALIZED if called twice without mal_finalize();
+ *         MAL_ERR_MPI if MPI is not initialised or duplication fails.
+ * @note Collective over @p comm. MPI must be initialised (MPI_THREAD_SINGLE suffices:
+ *       libmal makes MPI calls only from the thread that calls it).
+ */
+mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config);
+
+/**
+ * @brief Free every registered structure and the malleable communicator.
+ * @return MAL_OK, or MAL_ERR_NOT_INITIALIZED.
+ * @note Collective over mal_comm(). Every ::mal_array_t handle and every local pointer
+ *       becomes invalid. Call it before MPI_Finalize(). mal_init() may be called again.
+ */
+mal_status_t mal_finalize(void);
+
+/** @brief True between a successful mal_init() and mal_finalize(). Not collective. */
+bool mal_initialized(void);
+
+/**
+ * @brief The malleable communicator.
+ * @return The library's communicator, or MPI_COMM_NULL before mal_init(). It belongs to
+ *         the library: do not free it. It stays valid until mal_finalize() (and, once
+ *         processes can be added or removed, until the next reconfiguration).
+ * @note Not collective.
+ */
+MPI_Comm mal_comm(void);
+
+/** Opaque handle of a registered structure. Owned by the library. */
+typedef struct mal_array mal_array_t;
+
+/**
+ * @brief Allocate a distributed 2-D structure inside an MPI window and register it.
+ * @param name         Unique name, 1..63 characters, copied.
+ * @param type         Element datatype: any committed datatype whose true lower bound is 0
+ *                     (predefined, or e.g. a contiguous type of 3 doubles). libmal uses
+ *                     only its extent: rows move as bytes, so all processes must share
+ *                     one data representation. The caller keeps ownership of @p type.
+ * @param global_rows  Number of rows (> 0).
+ * @param row_len      Elements per row (> 0); a row is row_len * extent(type) bytes.
+ * @param distribution MAL_BLOCK (initially an even block-row split) or MAL_REPLICATED.
+ * @param[out] array   The new handle, valid until mal_free_window() or mal_finalize().
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL/empty/too long name, NULL
+ *         @p array, zero rows or row length, bad datatype or distribution, size
+ *         overflow); MAL_ERR_EXISTS (name already registered); MAL_ERR_MISMATCH
+ *         (arguments differ between ranks); MAL_ERR_NOMEM / MAL_ERR_MPI (allocation);
+ *         MAL_ERR_REMOTE (another rank failed).
+ * @note Collective over mal_comm(), with identical arguments except @p array. The local
+ *       rows are zero-initialised. Their address (mal_local_data()) stays valid until the
+ *       next mal_rebalance(), mal_free_window() or mal_finalize().
+ */
+mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
+                              int64_t row_len, mal_distribution_t distribution,
+                              mal_array_t **array);
+
+/**
+ * @brief Free a registered structure and its windows.
+ * @return MAL_OK (also for NULL, which is a no-op); MAL_ERR_NOT_INITIALIZED.
+ * @note Collective over mal_comm() (windows are freed collectively), with the same
+ *       structure on every rank. @p array and its local pointer become invalid.
+ */
+mal_status_t mal_free_window(mal_array_t *array);
+
+/**
+ * @brief Look up a registered structure by name.
+ * @return The handle, or NULL if none (or libmal is not initialised). Not collective.
+ */
+mal_array_t *mal_find_window(const char *name);
+
+/**
+ * @brief Address of this rank's local rows (row-major, row_len elements per row).
+ * @return The library-owned buffer, or NULL for a NULL handle. For MAL_BLOCK it holds
+ *         mal_local_rows() rows starting at global row mal_first_row(); for
+ *         MAL_REPLICATED all rows. Invalid after the next mal_rebalance(): re-read it.
+ * @note Not collective.
+ */
+void *mal_local_data(const mal_array_t *array);
+
+/** @brief First global row held locally (0 for MAL_REPLICATED; -1 for NULL). */
+int64_t mal_first_row(const mal_array_t *array);
+
+/** @brief Number of rows held locally (all rows for MAL_REPLICATED; -1 for NULL). */
+int64_t mal_local_rows(const mal_array_t *array);
+
+/** @brief Total number of rows (-1 for NULL). */
+int64_t mal_global_rows(const mal_array_t *array);
+
+/** @brief Elements per row (-1 for NULL). */
+int64_t mal_row_len(const mal_array_t *array);
+
+/**
+ * @brief Move every MAL_BLOCK structure to the block layout given by @p weights.
+ * @param weights One finite, non-negative weight per rank of mal_comm(), at least one
+ *                positive; identical on every rank. Rank r receives a share of each
+ *                structure's rows proportional to weights[r]: boundaries are the rounded
+ *                cumulative shares, so counts sum exactly to the total, boundaries are
+ *                monotone and a zero weight gets zero rows. With min_rows = m > 0 in the
+ *                configuration, each positive-weight rank first receives m rows and the
+ *                rest is shared by weight (MAL_ERR_ARG if the rows cannot cover that).
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL, negative, NaN, infinite
+ *         or all-zero weights); MAL_ERR_MISMATCH (weights or method differ between
+ *         ranks); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE. On any error every
+ *         structure keeps its old layout and data.
+ * @note Collective over mal_comm(). Local data pointers, first rows and row counts may
+ *       change: re-read them. A rebalance that leaves the layout unchanged moves nothing
+ *       and creates no window. Rows that stay on a rank are copied without MPI.
+ */
+mal_status_t mal_rebalance(const double *weights);
+
+/**
+ * @brief Choose the redistribution method of the following rebalances.
+ * @return MAL_OK; MAL_ERR_ARG for an unknown method; MAL_ERR_NOT_INITIALIZED.
+ * @note Not collective, but every rank must have set the same method before the next
+ *       mal_rebalance() (which checks it and returns MAL_ERR_MISMATCH otherwise).
+ *       MAL_REDIST_DEFAULT re-reads the MAL_REDIST environment variable.
+ */
+mal_status_t mal_set_redist(mal_redist_t method);
+
+/** @brief The method in effect (never MAL_REDIST_DEFAULT once initialised). */
+mal_redist_t mal_get_redist(void);
+
+/** @brief "rma", "alltoallv", "p2p" or "default"; "unknown" for other values. */
+const char *mal_redist_name(mal_redist_t method);
+
+/** What the most recent mal_rebalance() did on the calling process. */
+typedef struct {
+    mal_redist_t method;     /**< method used                                      */
+    int64_t bytes_received;  /**< bytes this rank pulled from other ranks           */
+    int64_t bytes_sent;      /**< bytes other ranks pulled from this rank           */
+    int64_t bytes_kept;      /**< bytes that stayed on this rank (copied locally)   */
+    int windows_created;     /**< windows created by this rebalance (0 when it fit) */
+    bool layout_changed;     /**< false when the new layout equalled the old one    */
+    double seconds;          /**< wall time of the call on this rank                */
+} mal_rebalance_stats_t;
+
+/**
+ * @brief Statistics of the most recent successful mal_rebalance() on this process.
+ * @return MAL_ERR_ARG for NULL, MAL_ERR_NOT_INITIALIZED, else MAL_OK (all zero before the
+ *         first rebalance). Not collective.
+ */
+mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats);
+
+/**
+ * @brief Number of MPI windows libmal currently holds on this process (for leak checks).
+ * @return 0 when not initialised. Not collective.
+ */
+int mal_window_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MAL_H */

@@ -1,0 +1,266 @@
+/* Registry of structures: allocation in windows, lookup, accessors, free. */
+#include "engine.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t engine_grown_capacity(int64_t rows)
+{
+    double extra = ceil(engine.config.headroom * (double)rows);
+    if (extra > (double)(INT64_MAX - rows))
+        return INT64_MAX;
+    return rows + (int64_t)extra;
+}
+
+mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
+                                 const int64_t *caps)
+{
+    engine_buffer_t b = {.win = MPI_WIN_NULL};
+    b.caps = malloc((size_t)engine.size * sizeof *b.caps);
+    if (b.caps == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d capacities", engine.size);
+    memcpy(b.caps, caps, (size_t)engine.size * sizeof *b.caps);
+    MPI_Aint bytes = (MPI_Aint)(caps[engine.rank] * row_bytes);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "same_disp_unit", "true");
+    /* MPI_Win_allocate, not MPI_Win_create: with osc ucx only allocated windows returned
+     * correct data here (DESIGN.md, platform facts). Byte displacements keep 64-bit
+     * offsets exact whatever the row size. */
+    int rc = MPI_Win_allocate(bytes, 1, info, engine.comm, &b.base, &b.win);
+    MPI_Info_free(&info);
+    mal_status_t st = engine_mpi_check(rc, "MPI_Win_allocate");
+    if (st) {
+        free(b.caps);
+        return st;
+    }
+    MPI_Win_set_errhandler(b.win, MPI_ERRORS_RETURN);
+    /* Touch every page now, so first-touch faults never land in a timed rebalance. */
+    if (bytes > 0)
+        memset(b.base, 0, (size_t)bytes);
+    engine.windows++;
+    *buf = b;
+    return MAL_OK;
+}
+
+void engine_buffer_free(engine_buffer_t *buf)
+{
+    if (buf->win != MPI_WIN_NULL) {
+        MPI_Win_free(&buf->win);
+        engine.windows--;
+    }
+    free(buf->caps);
+    *buf = (engine_buffer_t){.win = MPI_WIN_NULL};
+}
+
+void engine_array_destroy(mal_array_t *a)
+{
+    for (int b = 0; b < 2; b++)
+        engine_buffer_free(&a->buf[b]);
+    free(a->bounds);
+    free(a);
+}
+
+static mal_array_t *find(const char *name)
+{
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+        if (strcmp(a->name, name) == 0)
+            return a;
+    return NULL;
+}
+
+mal_array_t *mal_find_window(const char *name)
+{
+    return engine.initialized && name != NULL ? find(name) : NULL;
+}
+
+/* Bytes of one row, or 0 with the error recorded. */
+static int64_t row_bytes_of(MPI_Datatype type, int64_t row_len, int64_t global_rows)
+{
+    MPI_Aint lb, extent, true_lb, true_extent;
+    if (type == MPI_DATATYPE_NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window: type is MPI_DATATYPE_NULL"), 0;
+    if (MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window: type is not a valid datatype"), 0;
+    if (lb != 0 || true_lb != 0 || extent <= 0)
+        return engine_fail(MAL_ERR_ARG,
+                           "mal_alloc_window: type must have lower bound 0 and a positive "
+                           "extent (lb %ld, true lb %ld, extent %ld)",
+                           (long)lb, (long)true_lb, (long)extent), 0;
+    if (row_len > INT_MAX / extent)
+        return engine_fail(MAL_ERR_ARG,
+                           "mal_alloc_window: row_len %lld x extent %ld exceeds %d bytes",
+                           (long long)row_len, (long)extent, INT_MAX), 0;
+    int64_t rb = row_len * extent;
+    if (global_rows > INT64_MAX / rb)
+        return engine_fail(MAL_ERR_ARG,
+                           "mal_alloc_window: global_rows %lld x %lld bytes overflows",
+                           (long long)global_rows, (long long)rb), 0;
+    return rb;
+}
+
+static mal_status_t check_alloc_args(const char *name, MPI_Datatype type,
+                                     int64_t global_rows, int64_t row_len,
+                                     mal_distribution_t dist, mal_array_t **array,
+                                     int64_t *row_bytes)
+{
+    if (name == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window: name is NULL");
+    size_t len = strnlen(name, ENGINE_NAME_MAX);
+    if (len == 0 || len >= ENGINE_NAME_MAX)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window: name must have 1..%d characters",
+                           ENGINE_NAME_MAX - 1);
+    if (array == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): array is NULL", name);
+    if (global_rows <= 0)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): global_rows is %lld, "
+                           "must be > 0", name, (long long)global_rows);
+    if (row_len <= 0)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): row_len is %lld, "
+                           "must be > 0", name, (long long)row_len);
+    if (dist != MAL_BLOCK && dist != MAL_REPLICATED)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): distribution %d is "
+                           "neither MAL_BLOCK nor MAL_REPLICATED", name, (int)dist);
+    if (find(name) != NULL)
+        return engine_fail(MAL_ERR_EXISTS, "mal_alloc_window: name \"%s\" is already "
+                           "registered", name);
+    *row_bytes = row_bytes_of(type, row_len, global_rows);
+    return *row_bytes > 0 ? MAL_OK : MAL_ERR_ARG;
+}
+
+static uint64_t alloc_fingerprint(const char *name, int64_t global_rows, int64_t row_len,
+                                  int64_t row_bytes, mal_distribution_t dist)
+{
+    int64_t fields[4] = {global_rows, row_len, row_bytes, dist};
+    uint64_t h = engine_hash(ENGINE_HASH_SEED, name, strlen(name));
+    return engine_hash(h, fields, sizeof fields);
+}
+
+/* Initial layout and buffers: an even block split with headroom, double-buffered so a
+ * rebalance that fits creates no window; a replicated structure needs one buffer. */
+static mal_status_t create_buffers(mal_array_t *a)
+{
+    int p = engine.size;
+    int64_t *caps = malloc((size_t)p * sizeof *caps);
+    if (caps == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for the layout of \"%s\"", a->name);
+    for (int r = 0; r < p; r++)
+        caps[r] = a->distribution == MAL_REPLICATED
+                      ? a->global_rows
+                      : engine_grown_capacity(a->bounds[r + 1] - a->bounds[r]);
+    int nbuf = a->distribution == MAL_BLOCK ? 2 : 1;
+    mal_status_t st = MAL_OK;
+    for (int b = 0; b < nbuf && !st; b++)
+        st = engine_buffer_alloc(&a->buf[b], a->row_bytes, caps);
+    if (st)
+        engine_buffer_free(&a->buf[0]);
+    free(caps);
+    return st;
+}
+
+static mal_array_t *new_array(const char *name, int64_t global_rows, int64_t row_len,
+                              int64_t row_bytes, mal_distribution_t dist)
+{
+    mal_array_t *a = calloc(1, sizeof *a);
+    int64_t *bounds = malloc(((size_t)engine.size + 1) * sizeof *bounds);
+    if (a == NULL || bounds == NULL) {
+        free(a);
+        free(bounds);
+        return NULL;
+    }
+    strcpy(a->name, name);
+    a->distribution = dist;
+    a->global_rows = global_rows;
+    a->row_len = row_len;
+    a->row_bytes = row_bytes;
+    a->bounds = bounds;
+    a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
+    partition_even(global_rows, engine.size, bounds);
+    return a;
+}
+
+mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
+                              int64_t row_len, mal_distribution_t distribution,
+                              mal_array_t **array)
+{
+    mal_status_t st = engine_require_init("mal_alloc_window");
+    if (st)
+        return st;
+    int64_t row_bytes = 0;
+    st = check_alloc_args(name, type, global_rows, row_len, distribution, array, &row_bytes);
+    uint64_t fp = st ? 0 : alloc_fingerprint(name, global_rows, row_len, row_bytes,
+                                             distribution);
+    if ((st = engine_agree(st, fp, "mal_alloc_window")))
+        return st;
+    mal_array_t *a = new_array(name, global_rows, row_len, row_bytes, distribution);
+    st = a ? MAL_OK : engine_fail(MAL_ERR_NOMEM, "no memory to register \"%s\"", name);
+    /* Window creation is collective: every rank enters it, so agree before it. */
+    if ((st = engine_agree(st, 0, "mal_alloc_window")) || (st = create_buffers(a))) {
+        if (a)
+            free(a->bounds);
+        free(a);
+        return st;
+    }
+    a->next = engine.arrays;
+    engine.arrays = a;
+    *array = a;
+    return MAL_OK;
+}
+
+static void unlink_array(mal_array_t *a)
+{
+    for (mal_array_t **p = &engine.arrays; *p != NULL; p = &(*p)->next)
+        if (*p == a) {
+            *p = a->next;
+            return;
+        }
+}
+
+mal_status_t mal_free_window(mal_array_t *array)
+{
+    mal_status_t st = engine_require_init("mal_free_window");
+    if (st)
+        return st;
+    /* Collective even for NULL, so a NULL on some ranks is reported, not a hang. */
+    uint64_t fp = array ? engine_hash(ENGINE_HASH_SEED, array->name, strlen(array->name))
+                        : 0;
+    if ((st = engine_agree(MAL_OK, fp, "mal_free_window")) || array == NULL)
+        return st;
+    unlink_array(array);
+    engine_array_destroy(array);
+    return MAL_OK;
+}
+
+void *mal_local_data(const mal_array_t *a)
+{
+    return a ? a->buf[a->current].base : NULL;
+}
+
+int64_t mal_first_row(const mal_array_t *a)
+{
+    if (a == NULL)
+        return -1;
+    return a->distribution == MAL_BLOCK ? a->bounds[engine.rank] : 0;
+}
+
+int64_t mal_local_rows(const mal_array_t *a)
+{
+    if (a == NULL)
+        return -1;
+    if (a->distribution == MAL_REPLICATED)
+        return a->global_rows;
+    return a->bounds[engine.rank + 1] - a->bounds[engine.rank];
+}
+
+int64_t mal_global_rows(const mal_array_t *a)
+{
+    return a ? a->global_rows : -1;
+}
+
+int64_t mal_row_len(const mal_array_t *a)
+{
+    return a ? a->row_len : -1;
+}

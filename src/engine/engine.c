@@ -1,0 +1,213 @@
+/* Initialisation, configuration, method selection and cross-rank agreement. */
+#include "engine.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+engine_state_t engine = {.comm = MPI_COMM_NULL};
+
+mal_status_t mal_config_init(mal_config_t *config)
+{
+    if (config == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_config_init: config is NULL");
+    *config = (mal_config_t){
+        .redist = MAL_REDIST_DEFAULT,
+        .headroom = 0.5,
+        .min_rows = 0,
+        .log_errors = true,
+    };
+    return MAL_OK;
+}
+
+const char *mal_redist_name(mal_redist_t method)
+{
+    switch (method) {
+    case MAL_REDIST_DEFAULT: return "default";
+    case MAL_REDIST_RMA: return "rma";
+    case MAL_REDIST_ALLTOALLV: return "alltoallv";
+    case MAL_REDIST_P2P: return "p2p";
+    }
+    return "unknown";
+}
+
+mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method)
+{
+    if (requested == MAL_REDIST_RMA || requested == MAL_REDIST_ALLTOALLV ||
+        requested == MAL_REDIST_P2P) {
+        *method = requested;
+        return MAL_OK;
+    }
+    if (requested != MAL_REDIST_DEFAULT)
+        return engine_fail(MAL_ERR_ARG, "redistribution method %d is unknown",
+                           (int)requested);
+    const char *env = getenv("MAL_REDIST");
+    if (env == NULL || *env == '\0') {
+        *method = MAL_REDIST_RMA;
+        return MAL_OK;
+    }
+    for (mal_redist_t m = MAL_REDIST_RMA; m <= MAL_REDIST_P2P; m++)
+        if (strcmp(env, mal_redist_name(m)) == 0) {
+            *method = m;
+            return MAL_OK;
+        }
+    return engine_fail(MAL_ERR_ARG, "MAL_REDIST='%s' is not one of rma, alltoallv, p2p",
+                       env);
+}
+
+/* MAL_MAX_COUNT lowers the largest count given to one MPI call, so that tests exercise
+ * the chunked and typed paths with small data. */
+static mal_status_t read_count_limit(int64_t *limit)
+{
+    const char *env = getenv("MAL_MAX_COUNT");
+    *limit = INT_MAX;
+    if (env == NULL || *env == '\0')
+        return MAL_OK;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(env, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 1 || v > INT_MAX)
+        return engine_fail(MAL_ERR_ARG, "MAL_MAX_COUNT='%s' is not an integer in 1..%d",
+                           env, INT_MAX);
+    *limit = v;
+    return MAL_OK;
+}
+
+static mal_status_t check_config(const mal_config_t *c)
+{
+    if (!isfinite(c->headroom) || c->headroom < 0.0)
+        return engine_fail(MAL_ERR_ARG, "mal_init: config->headroom (%g) must be finite and >= 0",
+                           c->headroom);
+    if (c->min_rows < 0)
+        return engine_fail(MAL_ERR_ARG, "mal_init: config->min_rows (%lld) must be >= 0",
+                           (long long)c->min_rows);
+    return MAL_OK;
+}
+
+static mal_status_t check_comm(MPI_Comm comm)
+{
+    int flag = 0;
+    MPI_Initialized(&flag);
+    if (!flag)
+        return engine_fail(MAL_ERR_MPI, "mal_init: MPI is not initialised");
+    if (comm == MPI_COMM_NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_init: comm is MPI_COMM_NULL");
+    int inter = 0;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return engine_fail(MAL_ERR_ARG, "mal_init: comm must be an intracommunicator");
+    return MAL_OK;
+}
+
+mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
+{
+    if (engine.initialized)
+        return engine_fail(MAL_ERR_ALREADY_INITIALIZED, "mal_init called twice");
+    mal_config_t cfg;
+    mal_config_init(&cfg);
+    if (config != NULL)
+        cfg = *config;
+    mal_status_t st;
+    mal_redist_t method;
+    int64_t limit;
+    if ((st = check_comm(comm)) || (st = check_config(&cfg)) ||
+        (st = engine_resolve_method(cfg.redist, &method)) ||
+        (st = read_count_limit(&limit)))
+        return st;
+    MPI_Comm dup;
+    if ((st = engine_mpi_check(MPI_Comm_dup(comm, &dup), "mal_init: MPI_Comm_dup")))
+        return st;
+    /* Errors inside libmal become status codes, not aborts: a failed rebalance must
+     * leave the application running with its data. */
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    engine = (engine_state_t){.initialized = true, .comm = dup, .config = cfg,
+                              .method = method, .count_limit = limit};
+    MPI_Comm_rank(dup, &engine.rank);
+    MPI_Comm_size(dup, &engine.size);
+    engine.last.method = method;
+    return MAL_OK;
+}
+
+mal_status_t mal_finalize(void)
+{
+    mal_status_t st = engine_require_init("mal_finalize");
+    if (st)
+        return st;
+    while (engine.arrays != NULL) {
+        mal_array_t *a = engine.arrays;
+        engine.arrays = a->next;
+        engine_array_destroy(a);
+    }
+    MPI_Comm_free(&engine.comm);
+    engine = (engine_state_t){.comm = MPI_COMM_NULL};
+    return MAL_OK;
+}
+
+bool mal_initialized(void)
+{
+    return engine.initialized;
+}
+
+MPI_Comm mal_comm(void)
+{
+    return engine.initialized ? engine.comm : MPI_COMM_NULL;
+}
+
+mal_status_t mal_set_redist(mal_redist_t method)
+{
+    mal_status_t st = engine_require_init("mal_set_redist");
+    mal_redist_t resolved;
+    if (st || (st = engine_resolve_method(method, &resolved)))
+        return st;
+    engine.method = resolved;
+    return MAL_OK;
+}
+
+mal_redist_t mal_get_redist(void)
+{
+    return engine.initialized ? engine.method : MAL_REDIST_DEFAULT;
+}
+
+mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats)
+{
+    mal_status_t st = engine_require_init("mal_last_rebalance");
+    if (st)
+        return st;
+    if (stats == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_last_rebalance: stats is NULL");
+    *stats = engine.last;
+    return MAL_OK;
+}
+
+int mal_window_count(void)
+{
+    return engine.initialized ? engine.windows : 0;
+}
+
+uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < bytes; i++)
+        hash = (hash ^ p[i]) * 1099511628211ULL;
+    return hash;
+}
+
+mal_status_t engine_agree(mal_status_t local, uint64_t fingerprint, const char *call)
+{
+    /* One MAX-allreduce carries: worst status, a failing rank, and the fingerprint's
+     * max and min (as max of its negation); 62 bits keep the negation in range. */
+    int64_t fp = (int64_t)(fingerprint >> 2);
+    int64_t v[4] = {-(int64_t)local, local ? engine.rank : -1, fp, -fp};
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, engine.comm);
+    if (local)
+        return local;
+    if (rc != MPI_SUCCESS)
+        return engine_mpi_check(rc, call);
+    if (v[0] != 0)
+        return engine_fail(MAL_ERR_REMOTE, "%s: rank %lld failed: %s", call,
+                           (long long)v[1], mal_strerror((mal_status_t)-v[0]));
+    if (v[2] != -v[3])
+        return engine_fail(MAL_ERR_MISMATCH, "%s: arguments differ between ranks", call);
+    return MAL_OK;
+}

@@ -1,0 +1,235 @@
+/* The three executors of a transfer plan: one-sided gets (the engine), MPI_Alltoallv and
+ * MPI_Isend/Irecv (the baselines). All read buf[current] and write the spare buffer, and
+ * all copy rows that stay on a rank with memcpy, so they differ only in how remote rows
+ * travel. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REDIST_TAG 7411
+
+/* Largest byte count of one get or message. 1 GiB keeps each call well below INT_MAX
+ * bytes while staying large enough that per-call overhead is invisible. */
+static int64_t chunk_bytes(void)
+{
+    const int64_t gib = INT64_C(1) << 30;
+    return engine.count_limit < gib ? engine.count_limit : gib;
+}
+
+static char *spare_base(const mal_array_t *a)
+{
+    return a->buf[1 - a->current].base;
+}
+
+void engine_copy_local(mal_array_t *a, const engine_plan_t *plan)
+{
+    const char *src = a->buf[a->current].base;
+    char *dst = spare_base(a);
+    int64_t rb = a->row_bytes;
+    for (size_t i = 0; i < plan->nrecv; i++) {
+        const partition_segment_t *s = &plan->recv[i];
+        if (s->peer == engine.rank)
+            memcpy(dst + s->dst_offset * rb, src + s->src_offset * rb, (size_t)(s->rows * rb));
+    }
+}
+
+mal_status_t engine_redist_rma_gets(mal_array_t *a, const engine_plan_t *plan)
+{
+    MPI_Win win = a->buf[a->current].win;
+    char *dst = spare_base(a);
+    int64_t rb = a->row_bytes, chunk = chunk_bytes();
+    for (size_t i = 0; i < plan->nrecv; i++) {
+        const partition_segment_t *s = &plan->recv[i];
+        if (s->peer == engine.rank)
+            continue;
+        int64_t bytes = s->rows * rb;
+        for (int64_t done = 0; done < bytes; done += chunk) {
+            int n = (int)(bytes - done < chunk ? bytes - done : chunk);
+            int rc = MPI_Get(dst + s->dst_offset * rb + done, n, MPI_BYTE, s->peer,
+                             (MPI_Aint)(s->src_offset * rb + done), n, MPI_BYTE, win);
+            if (rc != MPI_SUCCESS)
+                return engine_mpi_check(rc, "MPI_Get");
+        }
+    }
+    return MAL_OK;
+}
+
+/* Alltoallv counts and displacements in rows (the rank's own rows are copied apart). */
+static void fill_counts(const partition_segment_t *segs, size_t n, bool use_src,
+                        int *counts, int *displs)
+{
+    for (size_t i = 0; i < n; i++) {
+        const partition_segment_t *s = &segs[i];
+        if (s->peer == engine.rank)
+            continue;
+        counts[s->peer] = (int)s->rows;
+        displs[s->peer] = (int)(use_src ? s->src_offset : s->dst_offset);
+    }
+}
+
+/* Whether every count and displacement in rows fits the count limit. It is bounded by
+ * the largest part of either layout, which every rank knows: all ranks choose the same
+ * collective (a rank-local test could pair Alltoallv with Alltoallw and hang). */
+static bool rows_fit_counts(const engine_plan_t *plan)
+{
+    for (int r = 0; r < engine.size; r++)
+        if (plan->old_bounds[r + 1] - plan->old_bounds[r] > engine.count_limit ||
+            plan->new_bounds[r + 1] - plan->new_bounds[r] > engine.count_limit)
+            return false;
+    return true;
+}
+
+/* One segment as a datatype anchored at the buffer start: blocks of at most the chunk
+ * size at 64-bit byte displacements, so no int count or displacement can overflow. */
+static mal_status_t segment_type(int64_t offset, int64_t bytes, MPI_Datatype *type)
+{
+    int64_t chunk = chunk_bytes(), nblocks = (bytes + chunk - 1) / chunk;
+    int *lens = malloc((size_t)nblocks * sizeof *lens);
+    MPI_Aint *displs = malloc((size_t)nblocks * sizeof *displs);
+    mal_status_t st = MAL_OK;
+    if (lens == NULL || displs == NULL) {
+        st = engine_fail(MAL_ERR_NOMEM, "no memory for a segment datatype");
+        goto out;
+    }
+    for (int64_t b = 0; b < nblocks; b++) {
+        lens[b] = (int)(bytes - b * chunk < chunk ? bytes - b * chunk : chunk);
+        displs[b] = (MPI_Aint)(offset + b * chunk);
+    }
+    st = engine_mpi_check(MPI_Type_create_hindexed((int)nblocks, lens, displs, MPI_BYTE, type),
+                          "MPI_Type_create_hindexed");
+    if (!st)
+        st = engine_mpi_check(MPI_Type_commit(type), "MPI_Type_commit");
+out:
+    free(lens);
+    free(displs);
+    return st;
+}
+
+static mal_status_t fill_types(const partition_segment_t *segs, size_t n, bool use_src,
+                               int64_t rb, int *counts, MPI_Datatype *types)
+{
+    for (size_t i = 0; i < n; i++) {
+        const partition_segment_t *s = &segs[i];
+        if (s->peer == engine.rank)
+            continue;
+        int64_t off = (use_src ? s->src_offset : s->dst_offset) * rb;
+        mal_status_t st = segment_type(off, s->rows * rb, &types[s->peer]);
+        if (st)
+            return st;
+        counts[s->peer] = 1;
+    }
+    return MAL_OK;
+}
+
+static void free_types(MPI_Datatype *types, int p)
+{
+    for (int r = 0; r < p; r++)
+        if (types[r] != MPI_BYTE)
+            MPI_Type_free(&types[r]);
+}
+
+/* Fallback when a count or displacement in rows does not fit an int: MPI_Alltoallw with
+ * one typed segment per peer (counts of 1, displacements carried by the types). */
+static mal_status_t alltoallw_typed(mal_array_t *a, const engine_plan_t *plan, int *buf)
+{
+    int p = engine.size;
+    int *sc = buf, *rc = buf + p, *zero = buf + 2 * p;
+    MPI_Datatype *types = malloc(2 * (size_t)p * sizeof *types);
+    if (types == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d datatypes", 2 * p);
+    for (int r = 0; r < 2 * p; r++)
+        types[r] = MPI_BYTE;
+    memset(buf, 0, 3 * (size_t)p * sizeof *buf);
+    mal_status_t st = fill_types(plan->send, plan->nsend, true, a->row_bytes, sc, types);
+    if (!st)
+        st = fill_types(plan->recv, plan->nrecv, false, a->row_bytes, rc, types + p);
+    if (!st)
+        st = engine_mpi_check(MPI_Alltoallw(a->buf[a->current].base, sc, zero, types,
+                                            spare_base(a), rc, zero, types + p, engine.comm),
+                              "MPI_Alltoallw");
+    free_types(types, 2 * p);
+    free(types);
+    return st;
+}
+
+mal_status_t engine_redist_alltoallv(mal_array_t *a, const engine_plan_t *plan)
+{
+    int p = engine.size;
+    int *buf = calloc(4 * (size_t)p, sizeof *buf);
+    if (buf == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for alltoallv counts");
+    int *sc = buf, *sd = buf + p, *rc = buf + 2 * p, *rd = buf + 3 * p;
+    mal_status_t st;
+    if (rows_fit_counts(plan)) {
+        fill_counts(plan->send, plan->nsend, true, sc, sd);
+        fill_counts(plan->recv, plan->nrecv, false, rc, rd);
+        MPI_Datatype row;
+        MPI_Type_contiguous((int)a->row_bytes, MPI_BYTE, &row);
+        MPI_Type_commit(&row);
+        st = engine_mpi_check(MPI_Alltoallv(a->buf[a->current].base, sc, sd, row,
+                                            spare_base(a), rc, rd, row, engine.comm),
+                              "MPI_Alltoallv");
+        MPI_Type_free(&row);
+    } else {
+        st = alltoallw_typed(a, plan, buf);
+    }
+    free(buf);
+    if (!st)
+        engine_copy_local(a, plan);
+    return st;
+}
+
+static size_t count_messages(const partition_segment_t *segs, size_t n, int64_t rb)
+{
+    size_t m = 0;
+    int64_t chunk = chunk_bytes();
+    for (size_t i = 0; i < n; i++)
+        if (segs[i].peer != engine.rank)
+            m += (size_t)((segs[i].rows * rb + chunk - 1) / chunk);
+    return m;
+}
+
+/* Post one segment as chunked messages; both sides walk the same chunks in the same
+ * order, and MPI's non-overtaking rule pairs them without distinct tags. */
+static mal_status_t post_segment(char *base, int64_t off, int64_t bytes, int peer,
+                                 bool is_send, MPI_Request *reqs, size_t *nreq)
+{
+    int64_t chunk = chunk_bytes();
+    for (int64_t done = 0; done < bytes; done += chunk) {
+        int n = (int)(bytes - done < chunk ? bytes - done : chunk);
+        int rc = is_send ? MPI_Isend(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
+                                     engine.comm, &reqs[(*nreq)++])
+                         : MPI_Irecv(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
+                                     engine.comm, &reqs[(*nreq)++]);
+        if (rc != MPI_SUCCESS)
+            return engine_mpi_check(rc, is_send ? "MPI_Isend" : "MPI_Irecv");
+    }
+    return MAL_OK;
+}
+
+mal_status_t engine_redist_p2p(mal_array_t *a, const engine_plan_t *plan)
+{
+    int64_t rb = a->row_bytes;
+    size_t total = count_messages(plan->recv, plan->nrecv, rb) +
+                   count_messages(plan->send, plan->nsend, rb);
+    MPI_Request *reqs = malloc((total ? total : 1) * sizeof *reqs);
+    if (reqs == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %zu requests", total);
+    size_t nreq = 0;
+    mal_status_t st = MAL_OK;
+    for (size_t i = 0; i < plan->nrecv && !st; i++)
+        if (plan->recv[i].peer != engine.rank)
+            st = post_segment(spare_base(a), plan->recv[i].dst_offset * rb,
+                              plan->recv[i].rows * rb, plan->recv[i].peer, false, reqs, &nreq);
+    for (size_t i = 0; i < plan->nsend && !st; i++)
+        if (plan->send[i].peer != engine.rank)
+            st = post_segment(a->buf[a->current].base, plan->send[i].src_offset * rb,
+                              plan->send[i].rows * rb, plan->send[i].peer, true, reqs, &nreq);
+    if (!st)
+        engine_copy_local(a, plan);
+    if (!st)
+        st = engine_mpi_check(MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    free(reqs);
+    return st;
+}

@@ -1,0 +1,136 @@
+/* Block partitioning and transfer plans (pure; see partition.h). */
+#include "partition.h"
+
+#include <math.h>
+
+int partition_find_bad_weight(const double *weights, int nparts)
+{
+    for (int r = 0; r < nparts; r++)
+        if (!isfinite(weights[r]) || weights[r] < 0.0)
+            return r;
+    return -1;
+}
+
+static int count_positive(const double *weights, int nparts)
+{
+    int n = 0;
+    for (int r = 0; r < nparts; r++)
+        n += weights[r] > 0.0;
+    return n;
+}
+
+/* Rows in [0, rest] at cumulative weight `cum` of `total_weight`. Long double keeps the
+ * 64-bit row counts exact; computing rest * cum before dividing keeps the map monotone in
+ * cum, and cum == total_weight maps to exactly `rest`, so trailing zero weights get 0. */
+static int64_t rounded_share(int64_t rest, long double cum, long double total_weight)
+{
+    if (cum >= total_weight)
+        return rest;
+    long double x = floorl((long double)rest * cum / total_weight + 0.5L);
+    return x >= (long double)rest ? rest : (int64_t)x;
+}
+
+partition_error_t partition_block(int64_t total_rows, int nparts, const double *weights,
+                                  int64_t min_rows, int64_t *bounds)
+{
+    if (nparts < 1)
+        return PARTITION_ERR_PARTS;
+    if (total_rows < 0)
+        return PARTITION_ERR_ROWS;
+    if (partition_find_bad_weight(weights, nparts) >= 0)
+        return PARTITION_ERR_WEIGHT;
+    int positive = count_positive(weights, nparts);
+    if (positive == 0)
+        return PARTITION_ERR_ALL_ZERO;
+    if (min_rows < 0 || (min_rows > 0 && min_rows > total_rows / positive))
+        return PARTITION_ERR_MIN_ROWS;
+
+    long double total_weight = 0.0L;
+    for (int r = 0; r < nparts; r++)
+        total_weight += weights[r];
+
+    int64_t rest = total_rows - min_rows * positive;
+    long double cum = 0.0L;
+    int64_t reserved = 0;
+    bounds[0] = 0;
+    for (int r = 0; r < nparts; r++) {
+        cum += weights[r];
+        reserved += weights[r] > 0.0 ? min_rows : 0;
+        bounds[r + 1] = reserved + rounded_share(rest, cum, total_weight);
+    }
+    return PARTITION_OK;
+}
+
+void partition_even(int64_t total_rows, int nparts, int64_t *bounds)
+{
+    /* First (total % nparts) parts get one row more; exact in 64-bit integers. */
+    int64_t base = total_rows / nparts, extra = total_rows % nparts;
+    bounds[0] = 0;
+    for (int r = 0; r < nparts; r++)
+        bounds[r + 1] = bounds[r] + base + (r < extra ? 1 : 0);
+}
+
+int partition_same(const int64_t *a, const int64_t *b, int nparts)
+{
+    for (int r = 0; r <= nparts; r++)
+        if (a[r] != b[r])
+            return 0;
+    return 1;
+}
+
+int partition_owner(const int64_t *bounds, int nparts, int64_t row)
+{
+    int lo = 0, hi = nparts - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (bounds[mid] <= row)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Overlaps of the range [lo, hi) with the parts of `bounds`: the common walk of both
+ * plan directions. `range_is_dst` says whether [lo, hi) is the destination part. */
+static size_t overlap_segments(const int64_t *bounds, int nparts, int64_t lo, int64_t hi,
+                               int range_is_dst, partition_segment_t *segments)
+{
+    size_t n = 0;
+    if (lo >= hi)
+        return 0;
+    for (int p = partition_owner(bounds, nparts, lo); p < nparts && bounds[p] < hi; p++) {
+        int64_t first = lo > bounds[p] ? lo : bounds[p];
+        int64_t end = hi < bounds[p + 1] ? hi : bounds[p + 1];
+        if (first >= end)
+            continue;
+        int64_t range_off = first - lo, part_off = first - bounds[p];
+        segments[n++] = (partition_segment_t){
+            .peer = p,
+            .src_offset = range_is_dst ? part_off : range_off,
+            .dst_offset = range_is_dst ? range_off : part_off,
+            .rows = end - first,
+        };
+    }
+    return n;
+}
+
+size_t partition_plan_recv(const int64_t *old_bounds, int old_parts,
+                           const int64_t *new_bounds, int new_parts, int rank,
+                           partition_segment_t *segments)
+{
+    if (rank < 0 || rank >= new_parts)
+        return 0;
+    return overlap_segments(old_bounds, old_parts, new_bounds[rank], new_bounds[rank + 1],
+                            1, segments);
+}
+
+size_t partition_plan_send(const int64_t *old_bounds, int old_parts,
+                           const int64_t *new_bounds, int new_parts, int rank,
+                           partition_segment_t *segments)
+{
+    if (rank < 0 || rank >= old_parts)
+        return 0;
+    return overlap_segments(new_bounds, new_parts, old_bounds[rank], old_bounds[rank + 1],
+                            0, segments);
+}

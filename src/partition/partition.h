@@ -1,0 +1,63 @@
+/* Pure block partitioning and transfer plans: numbers in, numbers out, no MPI.
+ * Private to libmal (never installed). */
+#ifndef MAL_PARTITION_H
+#define MAL_PARTITION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Why a set of weights was refused. */
+typedef enum {
+    PARTITION_OK = 0,
+    PARTITION_ERR_PARTS,    /* nparts < 1                                   */
+    PARTITION_ERR_ROWS,     /* total_rows < 0                               */
+    PARTITION_ERR_WEIGHT,   /* a weight is negative, NaN or infinite        */
+    PARTITION_ERR_ALL_ZERO, /* no weight is positive                        */
+    PARTITION_ERR_MIN_ROWS  /* min_rows < 0, or too many for the rows       */
+} partition_error_t;
+
+/* Index of the first invalid weight, or -1 when all are finite and >= 0. */
+int partition_find_bad_weight(const double *weights, int nparts);
+
+/* Block boundaries proportional to weights: bounds[0] = 0, bounds[nparts] = total_rows,
+ * part r owns rows [bounds[r], bounds[r+1]). Each positive-weight part first receives
+ * min_rows, the remaining rows are split by rounding the cumulative weight shares, so
+ * counts sum exactly, boundaries are monotone and a zero weight gets zero rows.
+ * O(nparts) time, no allocation. bounds must hold nparts + 1 entries. */
+partition_error_t partition_block(int64_t total_rows, int nparts, const double *weights,
+                                  int64_t min_rows, int64_t *bounds);
+
+/* Even split (all weights equal), the layout of a newly allocated structure. */
+void partition_even(int64_t total_rows, int nparts, int64_t *bounds);
+
+/* True when two layouts of the same number of parts are identical. */
+int partition_same(const int64_t *a, const int64_t *b, int nparts);
+
+/* The part owning global row `row` (bounds sorted, empty parts skipped): the last r with
+ * bounds[r] <= row < bounds[r+1]. O(log nparts). */
+int partition_owner(const int64_t *bounds, int nparts, int64_t row);
+
+/* One contiguous run of rows moving from one part to another. Offsets are in rows,
+ * relative to the start of the source part (old layout) and of the destination part
+ * (new layout). `peer` is the other side: the source in a receive plan, the destination
+ * in a send plan. */
+typedef struct {
+    int peer;
+    int64_t src_offset;
+    int64_t dst_offset;
+    int64_t rows;
+} partition_segment_t;
+
+/* What part `rank` of the new layout receives, in ascending peer order; returns the
+ * number of segments written (at most old_parts, empty overlaps skipped). */
+size_t partition_plan_recv(const int64_t *old_bounds, int old_parts,
+                           const int64_t *new_bounds, int new_parts, int rank,
+                           partition_segment_t *segments);
+
+/* What part `rank` of the old layout sends, in ascending peer order; returns the number
+ * of segments written (at most new_parts). */
+size_t partition_plan_send(const int64_t *old_bounds, int old_parts,
+                           const int64_t *new_bounds, int new_parts, int rank,
+                           partition_segment_t *segments);
+
+#endif /* MAL_PARTITION_H */

@@ -1,0 +1,23 @@
+# The project's MPI run settings, in one place: sourced by tools/malrun, which ctest,
+# the benchmarks and the README use. Every value is a default: set the variable in your
+# environment to override it.
+#
+# Why each one (see DESIGN.md, platform facts):
+# - Debian's openmpi-mca-params.conf disables UCX (pml = ^ucx, osc = ^ucx,pt2pt); libmal
+#   needs the UCX one-sided component, and pml ucx only starts with tls/devices = any.
+# - Containers run as root; spawning needs free slots (oversubscribe).
+# - More processes than cores: yield when idle and do not bind, or a collective takes
+#   milliseconds instead of microseconds.
+: "${OMPI_ALLOW_RUN_AS_ROOT:=1}"
+: "${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:=1}"
+: "${OMPI_MCA_pml:=ucx}"
+: "${OMPI_MCA_pml_ucx_tls:=any}"
+: "${OMPI_MCA_pml_ucx_devices:=any}"
+: "${OMPI_MCA_osc:=ucx}"
+: "${OMPI_MCA_rmaps_base_oversubscribe:=1}"
+: "${OMPI_MCA_mpi_yield_when_idle:=1}"
+: "${OMPI_MCA_hwloc_base_binding_policy:=none}"
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_pml \
+    OMPI_MCA_pml_ucx_tls OMPI_MCA_pml_ucx_devices OMPI_MCA_osc \
+    OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle \
+    OMPI_MCA_hwloc_base_binding_policy
