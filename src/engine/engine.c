@@ -33,7 +33,8 @@ const char *mal_redist_name(mal_redist_t method)
     return "unknown";
 }
 
-mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method)
+mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
+                                   const char *call)
 {
     if (requested == MAL_REDIST_RMA || requested == MAL_REDIST_ALLTOALLV ||
         requested == MAL_REDIST_P2P) {
@@ -41,7 +42,7 @@ mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method)
         return MAL_OK;
     }
     if (requested != MAL_REDIST_DEFAULT)
-        return engine_fail(MAL_ERR_ARG, "redistribution method %d is unknown",
+        return engine_fail(MAL_ERR_ARG, "%s: redistribution method %d is unknown", call,
                            (int)requested);
     const char *env = getenv("MAL_REDIST");
     if (env == NULL || *env == '\0') {
@@ -53,8 +54,8 @@ mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method)
             *method = m;
             return MAL_OK;
         }
-    return engine_fail(MAL_ERR_ARG, "MAL_REDIST='%s' is not one of rma, alltoallv, p2p",
-                       env);
+    return engine_fail(MAL_ERR_ARG, "%s: MAL_REDIST='%s' is not one of rma, alltoallv, p2p",
+                       call, env);
 }
 
 /* MAL_MAX_COUNT lowers the largest count given to one MPI call, so that tests exercise
@@ -108,11 +109,12 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     mal_config_init(&cfg);
     if (config != NULL)
         cfg = *config;
+    engine_set_logging(cfg.log_errors);
     mal_status_t st;
     mal_redist_t method;
     int64_t limit;
     if ((st = check_comm(comm)) || (st = check_config(&cfg)) ||
-        (st = engine_resolve_method(cfg.redist, &method)) ||
+        (st = engine_resolve_method(cfg.redist, &method, "mal_init: config->redist")) ||
         (st = read_count_limit(&limit)))
         return st;
     MPI_Comm dup;
@@ -141,6 +143,7 @@ mal_status_t mal_finalize(void)
     }
     MPI_Comm_free(&engine.comm);
     engine = (engine_state_t){.comm = MPI_COMM_NULL};
+    engine_set_logging(true);
     return MAL_OK;
 }
 
@@ -158,7 +161,7 @@ mal_status_t mal_set_redist(mal_redist_t method)
 {
     mal_status_t st = engine_require_init("mal_set_redist");
     mal_redist_t resolved;
-    if (st || (st = engine_resolve_method(method, &resolved)))
+    if (st || (st = engine_resolve_method(method, &resolved, "mal_set_redist")))
         return st;
     engine.method = resolved;
     return MAL_OK;

@@ -48,6 +48,9 @@ extern engine_state_t engine;
 mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Whether engine_fail prints to stderr (mal_config_t.log_errors; on before mal_init). */
+void engine_set_logging(bool on);
+
 /* Map an MPI return code to MAL_ERR_MPI with the MPI error string; MAL_OK for success. */
 mal_status_t engine_mpi_check(int rc, const char *call);
 
@@ -64,8 +67,10 @@ uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes);
  * fingerprints differ. One small allreduce. */
 mal_status_t engine_agree(mal_status_t local, uint64_t fingerprint, const char *call);
 
-/* Resolve MAL_REDIST_DEFAULT from the environment; MAL_ERR_ARG on an unknown value. */
-mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method);
+/* Resolve MAL_REDIST_DEFAULT from the environment; MAL_ERR_ARG (naming `call`) on an
+ * unknown value. */
+mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
+                                   const char *call);
 
 /* Windows of a structure (array.c). */
 mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,

@@ -5,6 +5,12 @@
 #include <stdio.h>
 
 static char last_message[512];
+static bool log_errors = true;
+
+void engine_set_logging(bool on)
+{
+    log_errors = on;
+}
 
 const char *mal_strerror(mal_status_t status)
 {
@@ -29,10 +35,13 @@ mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_message, sizeof last_message, fmt, ap);
     va_end(ap);
-    /* Before mal_init there is no configuration: log, as the default would. */
-    if (!engine.initialized || engine.config.log_errors)
-        fprintf(stderr, "libmal[%d]: %s: %s\n", engine.initialized ? engine.rank : -1,
-                mal_strerror(status), last_message);
+    if (!log_errors)
+        return status;
+    if (engine.initialized)
+        fprintf(stderr, "libmal[%d]: %s: %s\n", engine.rank, mal_strerror(status),
+                last_message);
+    else
+        fprintf(stderr, "libmal: %s: %s\n", mal_strerror(status), last_message);
     return status;
 }
 

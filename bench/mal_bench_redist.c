@@ -1,0 +1,327 @@
+/* mal_bench_redist: redistribution bandwidth of one rebalance, one-sided (rma) against
+ * MPI_Alltoallv and point-to-point on the same transfer plan, in the same run, with the
+ * machine's memcpy bandwidth measured alongside as the physical bound.
+ *
+ * Every repetition: set the "from" layout (untimed), write a closed-form value into
+ * every row, time mal_rebalance to the "to" layout (max over ranks), verify every row.
+ * Reported time is the median over repetitions; the first repetition is shown apart
+ * because it is the one that may have to grow a window. */
+#include "mal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { UNIFORM, SKEWED, ONE } shape_t;
+
+typedef struct {
+    const char *name;
+    shape_t from, to;
+} pattern_t;
+
+static const pattern_t patterns[] = {
+    {"uniform-to-skewed", UNIFORM, SKEWED}, {"skewed-to-uniform", SKEWED, UNIFORM},
+    {"one-to-all", ONE, UNIFORM},           {"all-to-one", UNIFORM, ONE},
+    {"same", UNIFORM, UNIFORM},
+};
+#define NPATTERNS ((int)(sizeof patterns / sizeof patterns[0]))
+
+typedef struct {
+    long long size;
+    int pattern; /* index, or -1 for all */
+    int method;  /* mal_redist_t, or 0 for all */
+    int reps;
+    long long row_len;
+    const char *csv;
+} options_t;
+
+typedef struct {
+    double median, first;
+    long long moved;
+    int windows;
+    long long bad;
+} result_t;
+
+static int rank, nranks;
+
+static void weights_of(shape_t s, double *w)
+{
+    for (int r = 0; r < nranks; r++)
+        w[r] = s == UNIFORM ? 1.0 : s == ONE ? (r == 0) : (double)(r + 1) * (r + 1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Exact in a double for any row index below 2^50. */
+static double value(long long g, long long c, int rep)
+{
+    return (double)(g * 8 + (c & 3)) + 0.25 * (rep & 3);
+}
+
+static void fill(mal_array_t *a, int rep)
+{
+    double *d = mal_local_data(a);
+    long long first = mal_first_row(a), rows = mal_local_rows(a), len = mal_row_len(a);
+    for (long long r = 0; r < rows; r++)
+        for (long long c = 0; c < len; c++)
+            d[r * len + c] = value(first + r, c, rep);
+}
+
+static long long count_bad(mal_array_t *a, int rep)
+{
+    const double *d = mal_local_data(a);
+    long long first = mal_first_row(a), rows = mal_local_rows(a), len = mal_row_len(a);
+    long long bad = 0;
+    for (long long r = 0; r < rows; r++)
+        for (long long c = 0; c < len; c++)
+            bad += d[r * len + c] != value(first + r, c, rep);
+    return bad;
+}
+
+static double max_over_ranks(double t)
+{
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, mal_comm());
+    return t;
+}
+
+static int check(mal_status_t st, const char *what)
+{
+    if (st != MAL_OK && rank == 0)
+        fprintf(stderr, "mal_bench_redist: %s: %s\n", what, mal_error_message());
+    return st != MAL_OK;
+}
+
+/* One repetition: returns the timed rebalance's duration (max over ranks). */
+static double one_rep(mal_array_t *a, const double *from, const double *to, int rep,
+                      result_t *res)
+{
+    if (check(mal_rebalance(from), "setting the initial layout"))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    fill(a, rep);
+    MPI_Barrier(mal_comm());
+    double t0 = MPI_Wtime();
+    if (check(mal_rebalance(to), "timed rebalance"))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    double t = max_over_ranks(MPI_Wtime() - t0);
+    mal_rebalance_stats_t st;
+    mal_last_rebalance(&st);
+    long long counts[3] = {st.bytes_received, st.windows_created, count_bad(a, rep)};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_LONG_LONG, MPI_SUM, mal_comm());
+    res->moved = counts[0];
+    res->windows += (int)counts[1];
+    res->bad += counts[2];
+    return t;
+}
+
+static result_t run_method(mal_array_t *a, const pattern_t *p, mal_redist_t m, int reps)
+{
+    double *from = malloc((size_t)nranks * sizeof *from);
+    double *to = malloc((size_t)nranks * sizeof *to);
+    double *times = malloc((size_t)reps * sizeof *times);
+    weights_of(p->from, from);
+    weights_of(p->to, to);
+    mal_set_redist(m);
+    result_t res = {0};
+    for (int rep = 0; rep < reps; rep++)
+        times[rep] = one_rep(a, from, to, rep, &res);
+    res.first = times[0];
+    res.median = median(times, reps);
+    free(from);
+    free(to);
+    free(times);
+    return res;
+}
+
+/* The physical bound: every rank copies its equal share of the moved volume with
+ * memcpy, all at once, between buffers touched beforehand. */
+static double memcpy_time(long long moved, int reps)
+{
+    size_t share = (size_t)(moved / nranks);
+    char *src = malloc(share ? share : 1), *dst = malloc(share ? share : 1);
+    memset(src, 1, share);
+    memset(dst, 2, share);
+    double *times = malloc((size_t)reps * sizeof *times);
+    for (int rep = 0; rep < reps; rep++) {
+        MPI_Barrier(mal_comm());
+        double t0 = MPI_Wtime();
+        memcpy(dst, src, share);
+        times[rep] = max_over_ranks(MPI_Wtime() - t0);
+        src[rep % (share ? share : 1)] = (char)rep; /* keep the copies observable */
+    }
+    double t = median(times, reps);
+    free(times);
+    free(src);
+    free(dst);
+    return t;
+}
+
+static void print_row(FILE *csv, const char *pattern, const char *method, long long moved,
+                      double t, double first, int windows, double a2av_bw, double mem_bw)
+{
+    double bw = t > 0 ? (double)moved / t : 0.0;
+    double ra = a2av_bw > 0 ? bw / a2av_bw : NAN, rm = mem_bw > 0 ? bw / mem_bw : NAN;
+    if (first >= 0)
+        printf("%-18s %-10s %5d %10.1f %10.3f %10.3f %8d %9.2f %9.2f %9.2f\n", pattern,
+               method, nranks, moved / 1048576.0, t * 1e3, first * 1e3, windows, bw / 1e9,
+               ra, rm);
+    else
+        printf("%-18s %-10s %5d %10.1f %10.3f %10s %8s %9.2f %9s %9.2f\n", pattern, method,
+               nranks, moved / 1048576.0, t * 1e3, "-", "-", bw / 1e9, "-", rm);
+    if (csv)
+        fprintf(csv, "%s,%s,%d,%lld,%.9f,%.6e,%.4f,%.4f\n", pattern, method, nranks, moved,
+                t, bw, ra, rm);
+}
+
+static int run_pattern(mal_array_t *a, const pattern_t *p, const options_t *o, FILE *csv)
+{
+    mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P};
+    result_t res[3];
+    int have[3] = {0};
+    long long moved = 0, bad = 0;
+    for (int k = 0; k < 3; k++)
+        if (o->method == 0 || o->method == (int)methods[k]) {
+            res[k] = run_method(a, p, methods[k], o->reps);
+            have[k] = 1;
+            moved = res[k].moved;
+            bad += res[k].bad;
+        }
+    double mem_t = memcpy_time(moved, o->reps);
+    double mem_bw = mem_t > 0 && moved > 0 ? (double)moved / mem_t : 0.0;
+    double a2av_bw = have[1] && res[1].median > 0 ? (double)moved / res[1].median : 0.0;
+    if (rank == 0) {
+        for (int k = 0; k < 3; k++)
+            if (have[k])
+                print_row(csv, p->name, mal_redist_name(methods[k]), moved, res[k].median,
+                          res[k].first, res[k].windows, a2av_bw, mem_bw);
+        print_row(csv, p->name, "memcpy", moved, mem_t, -1.0, 0, a2av_bw, mem_bw);
+        if (bad)
+            printf("%-18s VERIFICATION FAILED: %lld elements wrong\n", p->name, bad);
+    }
+    return bad != 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: mal_bench_redist [--size BYTES] [--pattern NAME|all] [--method "
+            "rma|alltoallv|p2p|all]\n"
+            "                        [--reps R] [--row-len N] [--csv FILE]\n"
+            "  --size     total bytes of doubles redistributed (default 268435456)\n"
+            "  --pattern  uniform-to-skewed, skewed-to-uniform, one-to-all, all-to-one,\n"
+            "             same, or all (default all)\n"
+            "  --method   default all (the three in the same run)\n"
+            "  --reps     repetitions per method, median reported (default 7)\n"
+            "  --row-len  doubles per row (default 1)\n"
+            "  --csv      also write pattern,method,ranks,moved_bytes,median_s,bandwidth_Bps,"
+            "ratio_alltoallv,ratio_memcpy\n");
+}
+
+static int parse_pattern(const char *s)
+{
+    if (strcmp(s, "all") == 0)
+        return -1;
+    for (int i = 0; i < NPATTERNS; i++)
+        if (strcmp(s, patterns[i].name) == 0)
+            return i;
+    return -2;
+}
+
+static int parse_method(const char *s)
+{
+    if (strcmp(s, "all") == 0)
+        return 0;
+    for (int m = MAL_REDIST_RMA; m <= MAL_REDIST_P2P; m++)
+        if (strcmp(s, mal_redist_name((mal_redist_t)m)) == 0)
+            return m;
+    return -1;
+}
+
+static int parse_options(int argc, char **argv, options_t *o)
+{
+    *o = (options_t){.size = 256LL << 20, .pattern = -1, .method = 0, .reps = 7,
+                     .row_len = 1, .csv = NULL};
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (val == NULL)
+            return -1;
+        i++;
+        if (strcmp(arg, "--size") == 0)
+            o->size = atoll(val);
+        else if (strcmp(arg, "--pattern") == 0)
+            o->pattern = parse_pattern(val);
+        else if (strcmp(arg, "--method") == 0)
+            o->method = parse_method(val);
+        else if (strcmp(arg, "--reps") == 0)
+            o->reps = atoi(val);
+        else if (strcmp(arg, "--row-len") == 0)
+            o->row_len = atoll(val);
+        else if (strcmp(arg, "--csv") == 0)
+            o->csv = val;
+        else
+            return -1;
+    }
+    long long row_bytes = o->row_len * (long long)sizeof(double);
+    if (o->pattern < -1 || o->method < 0 || o->reps < 1 || o->row_len < 1 ||
+        o->size < row_bytes)
+        return -1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    options_t o;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (parse_options(argc, argv, &o) != 0) {
+        if (rank == 0)
+            usage();
+        MPI_Finalize();
+        return 2;
+    }
+    if (check(mal_init(MPI_COMM_WORLD, NULL), "mal_init"))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Comm_size(mal_comm(), &nranks);
+    long long rows = o.size / (o.row_len * (long long)sizeof(double));
+    mal_array_t *a = NULL;
+    if (check(mal_alloc_window("bench", MPI_DOUBLE, rows, o.row_len, MAL_BLOCK, &a),
+              "mal_alloc_window"))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    FILE *csv = NULL;
+    if (rank == 0 && o.csv != NULL) {
+        csv = fopen(o.csv, "w");
+        if (csv == NULL)
+            perror(o.csv);
+        else
+            fprintf(csv, "pattern,method,ranks,moved_bytes,median_s,bandwidth_Bps,"
+                         "ratio_alltoallv,ratio_memcpy\n");
+    }
+    if (rank == 0) {
+        printf("# mal_bench_redist: %d ranks, %.1f MiB of doubles (%lld rows x %lld), "
+               "%d reps, median of max-over-ranks times\n",
+               nranks, o.size / 1048576.0, rows, o.row_len, o.reps);
+        printf("%-18s %-10s %5s %10s %10s %10s %8s %9s %9s %9s\n", "pattern", "method",
+               "ranks", "moved_MiB", "median_ms", "first_ms", "windows", "GB/s",
+               "x_a2av", "x_memcpy");
+    }
+    int failed = 0;
+    for (int i = 0; i < NPATTERNS; i++)
+        if (o.pattern < 0 || o.pattern == i)
+            failed |= run_pattern(a, &patterns[i], &o, csv);
+    if (csv)
+        fclose(csv);
+    mal_free_window(a);
+    mal_finalize();
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
