@@ -185,11 +185,13 @@ static void print_row(FILE *csv, const char *pattern, const char *method, long l
 
 static int run_pattern(mal_array_t *a, const pattern_t *p, const options_t *o, FILE *csv)
 {
-    mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P};
-    result_t res[3];
-    int have[3] = {0};
+    mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET, MAL_REDIST_ALLTOALLV,
+                              MAL_REDIST_P2P};
+    enum { NM = 4, A2AV = 2 };
+    result_t res[NM];
+    int have[NM] = {0};
     long long moved = 0, bad = 0;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < NM; k++)
         if (o->method == 0 || o->method == (int)methods[k]) {
             res[k] = run_method(a, p, methods[k], o->reps);
             have[k] = 1;
@@ -198,9 +200,10 @@ static int run_pattern(mal_array_t *a, const pattern_t *p, const options_t *o, F
         }
     double mem_t = memcpy_time(moved, o->reps);
     double mem_bw = mem_t > 0 && moved > 0 ? (double)moved / mem_t : 0.0;
-    double a2av_bw = have[1] && res[1].median > 0 ? (double)moved / res[1].median : 0.0;
+    double a2av_bw = have[A2AV] && res[A2AV].median > 0 ? (double)moved / res[A2AV].median
+                                                         : 0.0;
     if (rank == 0) {
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < NM; k++)
             if (have[k])
                 print_row(csv, p->name, mal_redist_name(methods[k]), moved, res[k].median,
                           res[k].first, res[k].windows, a2av_bw, mem_bw);
@@ -215,12 +218,12 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: mal_bench_redist [--size BYTES] [--pattern NAME|all] [--method "
-            "rma|alltoallv|p2p|all]\n"
+            "rma|rma-get|alltoallv|p2p|all]\n"
             "                        [--reps R] [--row-len N] [--csv FILE]\n"
             "  --size     total bytes of doubles redistributed (default 268435456)\n"
             "  --pattern  uniform-to-skewed, skewed-to-uniform, one-to-all, all-to-one,\n"
             "             same, or all (default all)\n"
-            "  --method   default all (the three in the same run)\n"
+            "  --method   default all (every method in the same run)\n"
             "  --reps     repetitions per method, median reported (default 7)\n"
             "  --row-len  doubles per row (default 1)\n"
             "  --csv      also write pattern,method,ranks,moved_bytes,median_s,bandwidth_Bps,"
@@ -241,7 +244,7 @@ static int parse_method(const char *s)
 {
     if (strcmp(s, "all") == 0)
         return 0;
-    for (int m = MAL_REDIST_RMA; m <= MAL_REDIST_P2P; m++)
+    for (int m = MAL_REDIST_RMA; m <= MAL_REDIST_RMA_GET; m++)
         if (strcmp(s, mal_redist_name((mal_redist_t)m)) == 0)
             return m;
     return -1;

@@ -69,10 +69,16 @@ const char *mal_error_message(void);
 
 /** How a rebalance moves data. All three execute the same transfer plan. */
 typedef enum {
-    MAL_REDIST_DEFAULT = 0, /**< MAL_REDIST from the environment if set, else RMA */
-    MAL_REDIST_RMA,         /**< MPI_Get in a passive-target epoch (the engine)    */
-    MAL_REDIST_ALLTOALLV,   /**< one MPI_Alltoallv per structure (baseline)        */
-    MAL_REDIST_P2P          /**< MPI_Isend/MPI_Irecv per segment (baseline)        */
+    MAL_REDIST_DEFAULT = 0, /**< MAL_REDIST from the environment if set, else RMA   */
+    MAL_REDIST_RMA,         /**< one-sided, both sides of each segment copy: the
+                                 destination pulls part with MPI_Get, the source
+                                 pushes the rest with MPI_Put, in passive-target
+                                 epochs, shares chosen so every rank's copy work is
+                                 balanced (the engine)                              */
+    MAL_REDIST_ALLTOALLV,   /**< one MPI_Alltoallv per structure (baseline)          */
+    MAL_REDIST_P2P,         /**< MPI_Isend/MPI_Irecv per segment (baseline)          */
+    MAL_REDIST_RMA_GET      /**< one-sided, pull only: every destination MPI_Gets
+                                 all its incoming rows (sources stay passive)        */
 } mal_redist_t;
 
 /** How a structure's rows are placed on the processes. */
@@ -84,7 +90,7 @@ typedef enum {
 /** Run-time configuration. Fill it with mal_config_init() before changing fields. */
 typedef struct {
     /** Redistribution method; MAL_REDIST_DEFAULT lets the MAL_REDIST environment variable
-     *  (rma|alltoallv|p2p) choose, falling back to MAL_REDIST_RMA. Any other value wins
+     *  (rma|rma-get|alltoallv|p2p) choose, falling back to MAL_REDIST_RMA. Any other value wins
      *  over the environment. Default: MAL_REDIST_DEFAULT. */
     mal_redist_t redist;
     /** Extra capacity, as a fraction of the local part, given to a window when it must
@@ -216,7 +222,11 @@ int64_t mal_row_len(const mal_array_t *array);
  *         structure keeps its old layout and data.
  * @note Collective over mal_comm(). Local data pointers, first rows and row counts may
  *       change: re-read them. A rebalance that leaves the layout unchanged moves nothing
- *       and creates no window. Rows that stay on a rank are copied without MPI.
+ *       and creates no window. Each rank's part sits inside a buffer with headroom on
+ *       both sides: when every rank's new part fits around the rows it keeps, those rows
+ *       are not touched at all and only incoming rows are written; otherwise all parts
+ *       move to the second buffer (kept rows copied with memcpy, never through MPI),
+ *       which is grown collectively only if some part outgrows it.
  */
 mal_status_t mal_rebalance(const double *weights);
 
@@ -232,7 +242,7 @@ mal_status_t mal_set_redist(mal_redist_t method);
 /** @brief The method in effect (never MAL_REDIST_DEFAULT once initialised). */
 mal_redist_t mal_get_redist(void);
 
-/** @brief "rma", "alltoallv", "p2p" or "default"; "unknown" for other values. */
+/** @brief "rma", "rma-get", "alltoallv", "p2p" or "default"; "unknown" otherwise. */
 const char *mal_redist_name(mal_redist_t method);
 
 /** What the most recent mal_rebalance() did on the calling process. */
@@ -240,9 +250,11 @@ typedef struct {
     mal_redist_t method;     /**< method used                                      */
     int64_t bytes_received;  /**< bytes this rank pulled from other ranks           */
     int64_t bytes_sent;      /**< bytes other ranks pulled from this rank           */
-    int64_t bytes_kept;      /**< bytes that stayed on this rank (copied locally)   */
+    int64_t bytes_kept;      /**< bytes that stayed on this rank                    */
     int windows_created;     /**< windows created by this rebalance (0 when it fit) */
     bool layout_changed;     /**< false when the new layout equalled the old one    */
+    bool in_place;           /**< every structure that moved kept its staying rows
+                                  where they were (no local copy, no buffer swap)   */
     double seconds;          /**< wall time of the call on this rank                */
 } mal_rebalance_stats_t;
 

@@ -9,6 +9,7 @@
 
 #define SEQUENCES_PER_METHOD 50
 #define STEPS_PER_SEQUENCE 3
+#define NMETHODS 4
 
 typedef struct {
     const char *type_name;
@@ -129,10 +130,11 @@ int main(int argc, char **argv)
     }
     uint64_t rng = 12345, step = 0;
     double *w = malloc((size_t)p * sizeof *w);
-    int64_t bad = 0, rebalances = 0, unchanged_checked = 0;
-    mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P};
-    for (int seq = 0; seq < 3 * SEQUENCES_PER_METHOD; seq++) {
-        CHECK(mal_set_redist(methods[seq % 3]) == MAL_OK, "set_redist");
+    int64_t bad = 0, rebalances = 0, unchanged_checked = 0, in_place = 0, swapped = 0;
+    mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P,
+                            MAL_REDIST_RMA_GET};
+    for (int seq = 0; seq < NMETHODS * SEQUENCES_PER_METHOD; seq++) {
+        CHECK(mal_set_redist(methods[seq % NMETHODS]) == MAL_OK, "set_redist");
         for (int k = 0; k < STEPS_PER_SEQUENCE; k++) {
             for (int a = 0; a < n; a++)
                 fill(&specs[a], a, step);
@@ -143,7 +145,9 @@ int main(int argc, char **argv)
             CHECK(st == MAL_OK, "rebalance: %s", mal_error_message());
             mal_rebalance_stats_t stats;
             mal_last_rebalance(&stats);
-            CHECK(stats.method == methods[seq % 3], "method %d used", (int)stats.method);
+            CHECK(stats.method == methods[seq % NMETHODS], "method %d used", (int)stats.method);
+            in_place += stats.layout_changed && stats.in_place;
+            swapped += stats.layout_changed && !stats.in_place;
             if (repeat) {
                 CHECK(!stats.layout_changed && stats.windows_created == 0 &&
                           stats.bytes_received == 0, "unchanged weights moved data");
@@ -158,15 +162,19 @@ int main(int argc, char **argv)
         }
     }
     CHECK(bad == 0, "%lld elements differ from the closed form", (long long)bad);
+    /* Both placements must have been exercised for the run to prove anything. */
+    CHECK(p == 1 || (in_place > 0 && swapped > 0), "in place %lld, swapped %lld",
+          (long long)in_place, (long long)swapped);
     for (int a = 0; a < n; a++)
         CHECK(mal_free_window(specs[a].array) == MAL_OK, "free");
     CHECK(mal_window_count() == 0, "%d windows left", mal_window_count());
     CHECK(mal_finalize() == MAL_OK, "finalize");
-    char summary[160];
+    char summary[256];
     snprintf(summary, sizeof summary,
-             "%d ranks, %d sequences, %lld rebalances x %d structures bit-exact, "
-             "%lld unchanged-weight rebalances moved nothing", p, 3 * SEQUENCES_PER_METHOD,
-             (long long)rebalances, n, (long long)unchanged_checked);
+             "%d ranks, %d sequences, %lld rebalances x %d structures bit-exact "
+             "(%lld in place, %lld to the second buffer), %lld unchanged-weight "
+             "rebalances moved nothing", p, NMETHODS * SEQUENCES_PER_METHOD, (long long)rebalances,
+             n, (long long)in_place, (long long)swapped, (long long)unchanged_checked);
     int rc = mpitest_verdict("test_rebalance", summary);
     free(w);
     MPI_Type_free(&double3);

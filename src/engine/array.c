@@ -37,9 +37,11 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
         return st;
     }
     MPI_Win_set_errhandler(b.win, MPI_ERRORS_RETURN);
-    /* Touch every page now, so first-touch faults never land in a timed rebalance. */
+    /* Touch every page now, so first-touch faults never land in a timed rebalance. The
+     * barrier keeps other ranks' puts from arriving before this memset has run. */
     if (bytes > 0)
         memset(b.base, 0, (size_t)bytes);
+    MPI_Barrier(engine.comm);
     engine.windows++;
     *buf = b;
     return MAL_OK;
@@ -60,7 +62,13 @@ void engine_array_destroy(mal_array_t *a)
     for (int b = 0; b < 2; b++)
         engine_buffer_free(&a->buf[b]);
     free(a->bounds);
+    free(a->offsets);
     free(a);
+}
+
+char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows)
+{
+    return a->buf[b].base + offset_rows * a->row_bytes;
 }
 
 static mal_array_t *find(const char *name)
@@ -139,18 +147,22 @@ static uint64_t alloc_fingerprint(const char *name, int64_t global_rows, int64_t
     return engine_hash(h, fields, sizeof fields);
 }
 
-/* Initial layout and buffers: an even block split with headroom, double-buffered so a
- * rebalance that fits creates no window; a replicated structure needs one buffer. */
+/* Initial layout and buffers: an even block split with headroom split evenly before and
+ * after each part, so a later rebalance can grow a part in either direction without
+ * moving the rows it keeps. Double-buffered for the moves that do not fit in place; a
+ * replicated structure needs one buffer. */
 static mal_status_t create_buffers(mal_array_t *a)
 {
     int p = engine.size;
     int64_t *caps = malloc((size_t)p * sizeof *caps);
     if (caps == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory for the layout of \"%s\"", a->name);
-    for (int r = 0; r < p; r++)
-        caps[r] = a->distribution == MAL_REPLICATED
-                      ? a->global_rows
-                      : engine_grown_capacity(a->bounds[r + 1] - a->bounds[r]);
+    for (int r = 0; r < p; r++) {
+        int64_t rows = a->bounds[r + 1] - a->bounds[r];
+        caps[r] = a->distribution == MAL_REPLICATED ? a->global_rows
+                                                    : engine_grown_capacity(rows);
+        a->offsets[r] = a->distribution == MAL_REPLICATED ? 0 : (caps[r] - rows) / 2;
+    }
     int nbuf = a->distribution == MAL_BLOCK ? 2 : 1;
     mal_status_t st = MAL_OK;
     for (int b = 0; b < nbuf && !st; b++)
@@ -166,11 +178,14 @@ static mal_array_t *new_array(const char *name, int64_t global_rows, int64_t row
 {
     mal_array_t *a = calloc(1, sizeof *a);
     int64_t *bounds = malloc(((size_t)engine.size + 1) * sizeof *bounds);
-    if (a == NULL || bounds == NULL) {
+    int64_t *offsets = malloc((size_t)engine.size * sizeof *offsets);
+    if (a == NULL || bounds == NULL || offsets == NULL) {
         free(a);
         free(bounds);
+        free(offsets);
         return NULL;
     }
+    a->offsets = offsets;
     strcpy(a->name, name);
     a->distribution = dist;
     a->global_rows = global_rows;
@@ -199,8 +214,10 @@ mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t globa
     st = a ? MAL_OK : engine_fail(MAL_ERR_NOMEM, "no memory to register \"%s\"", name);
     /* Window creation is collective: every rank enters it, so agree before it. */
     if ((st = engine_agree(st, 0, "mal_alloc_window")) || (st = create_buffers(a))) {
-        if (a)
+        if (a) {
             free(a->bounds);
+            free(a->offsets);
+        }
         free(a);
         return st;
     }
@@ -236,7 +253,7 @@ mal_status_t mal_free_window(mal_array_t *array)
 
 void *mal_local_data(const mal_array_t *a)
 {
-    return a ? a->buf[a->current].base : NULL;
+    return a ? engine_part_base(a, a->current, a->offsets[engine.rank]) : NULL;
 }
 
 int64_t mal_first_row(const mal_array_t *a)

@@ -29,6 +29,7 @@ const char *mal_redist_name(mal_redist_t method)
     case MAL_REDIST_RMA: return "rma";
     case MAL_REDIST_ALLTOALLV: return "alltoallv";
     case MAL_REDIST_P2P: return "p2p";
+    case MAL_REDIST_RMA_GET: return "rma-get";
     }
     return "unknown";
 }
@@ -36,8 +37,7 @@ const char *mal_redist_name(mal_redist_t method)
 mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
                                    const char *call)
 {
-    if (requested == MAL_REDIST_RMA || requested == MAL_REDIST_ALLTOALLV ||
-        requested == MAL_REDIST_P2P) {
+    if (requested >= MAL_REDIST_RMA && requested <= MAL_REDIST_RMA_GET) {
         *method = requested;
         return MAL_OK;
     }
@@ -49,12 +49,12 @@ mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
         *method = MAL_REDIST_RMA;
         return MAL_OK;
     }
-    for (mal_redist_t m = MAL_REDIST_RMA; m <= MAL_REDIST_P2P; m++)
+    for (mal_redist_t m = MAL_REDIST_RMA; m <= MAL_REDIST_RMA_GET; m++)
         if (strcmp(env, mal_redist_name(m)) == 0) {
             *method = m;
             return MAL_OK;
         }
-    return engine_fail(MAL_ERR_ARG, "%s: MAL_REDIST='%s' is not one of rma, alltoallv, p2p",
+    return engine_fail(MAL_ERR_ARG, "%s: MAL_REDIST='%s' is not one of rma, rma-get, alltoallv, p2p",
                        call, env);
 }
 

@@ -24,6 +24,8 @@ struct mal_array {
     int64_t row_len;
     int64_t row_bytes;
     int64_t *bounds;            /* layout: nparts + 1 boundaries (all ranks)      */
+    int64_t *offsets;           /* where each rank's part starts in buf[current],
+                                 * in rows (all ranks)                             */
     engine_buffer_t buf[2];     /* buf[current] holds the data, the other is spare */
     int current;
     struct mal_array *next;
@@ -80,8 +82,11 @@ void engine_buffer_free(engine_buffer_t *buf);
 void engine_array_destroy(mal_array_t *a);
 int64_t engine_grown_capacity(int64_t rows);
 
-/* Execute one structure's transfer plan from buf[current] into the spare buffer
- * (redist.c). Segments in `recv`/`send` come from partition_plan_recv/send. */
+/* Where this rank's local part starts in buffer `b` of `a`. */
+char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows);
+
+/* One structure's transfer plan as the executors (redist.c) see it. Offsets in segments
+ * are rows relative to the part starts; all ranks compute the same plan data. */
 typedef struct {
     const int64_t *old_bounds; /* layouts of every rank: decisions that must agree */
     const int64_t *new_bounds; /* across ranks are taken from these, not the segments */
@@ -89,12 +94,24 @@ typedef struct {
     size_t nrecv;
     const partition_segment_t *send;
     size_t nsend;
+    int64_t row_bytes;
+    char *src;                  /* this rank's old part                              */
+    char *dst;                  /* this rank's new part                              */
+    MPI_Win src_win;            /* window holding every rank's old part              */
+    const int64_t *src_offsets; /* where each rank's old part starts in src_win, rows */
+    MPI_Win dst_win;            /* window holding every rank's new part              */
+    const int64_t *dst_offsets; /* where each rank's new part starts in dst_win, rows */
+    const int64_t *in_rows;     /* rows arriving at / leaving each rank: how the     */
+    const int64_t *out_rows;    /* copy work of a segment is shared (RMA push)       */
+    bool kept_in_place;         /* rows that stay are already at their new address   */
 } engine_plan_t;
 
-/* Issue the MPI_Get calls of the plan inside the epoch already open on buf[current]. */
-mal_status_t engine_redist_rma_gets(mal_array_t *a, const engine_plan_t *plan);
-mal_status_t engine_redist_alltoallv(mal_array_t *a, const engine_plan_t *plan);
-mal_status_t engine_redist_p2p(mal_array_t *a, const engine_plan_t *plan);
-void engine_copy_local(mal_array_t *a, const engine_plan_t *plan);
+/* Issue the one-sided calls of the plan inside epochs already open on src_win and (with
+ * `push`) dst_win: MPI_Get for the pulled share of every incoming segment, MPI_Put for
+ * the pushed share of every outgoing one (none without `push`). */
+mal_status_t engine_redist_rma(const engine_plan_t *plan, bool push);
+mal_status_t engine_redist_alltoallv(const engine_plan_t *plan);
+mal_status_t engine_redist_p2p(const engine_plan_t *plan);
+void engine_copy_local(const engine_plan_t *plan);
 
 #endif /* MAL_ENGINE_H */

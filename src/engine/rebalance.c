@@ -9,7 +9,10 @@
 typedef struct {
     mal_array_t *array;
     int64_t *new_bounds;
+    int64_t *new_offsets;      /* part starts in the target buffer, rows, all ranks  */
+    int64_t *flows;            /* rows arriving at each rank, then rows leaving it   */
     bool changed;
+    bool in_place;             /* same for all ranks: parts stay in buf[current]     */
     partition_segment_t *segs; /* recv segments, then send segments */
     engine_plan_t plan;
 } move_t;
@@ -23,6 +26,8 @@ static void release(rebalance_t *rb)
 {
     for (int i = 0; i < rb->n; i++) {
         free(rb->moves[i].new_bounds);
+        free(rb->moves[i].new_offsets);
+        free(rb->moves[i].flows);
         free(rb->moves[i].segs);
     }
     free(rb->moves);
@@ -42,13 +47,42 @@ static mal_status_t check_weights(const double *weights)
     return engine_fail(MAL_ERR_ARG, "mal_rebalance: all %d weights are zero", engine.size);
 }
 
+/* Where rank r's new part goes in a buffer with `cap` rows: at the old offset shifted by
+ * the move of its first row, so rows it keeps keep their address (and rows it gains land
+ * beside them, never on rows others are still reading). A rank that held nothing is
+ * centred. The result may fall outside [0, cap - rows]: the caller checks or clamps. */
+static int64_t shifted_offset(const mal_array_t *a, const int64_t *nb, int r, int64_t cap)
+{
+    int64_t rows = nb[r + 1] - nb[r];
+    if (a->bounds[r + 1] == a->bounds[r])
+        return (cap - rows) / 2;
+    return a->offsets[r] + (nb[r] - a->bounds[r]);
+}
+
+/* In place when every rank's shifted part fits its current buffer: all ranks see the
+ * same capacities and layouts, so they all reach the same answer. */
+static bool fits_in_place(const mal_array_t *a, const int64_t *nb, int64_t *offsets)
+{
+    const int64_t *caps = a->buf[a->current].caps;
+    for (int r = 0; r < engine.size; r++) {
+        int64_t rows = nb[r + 1] - nb[r], off = shifted_offset(a, nb, r, caps[r]);
+        if (off < 0 || off + rows > caps[r])
+            return false;
+        offsets[r] = off;
+    }
+    return true;
+}
+
 static mal_status_t plan_move(move_t *m, const double *weights)
 {
     mal_array_t *a = m->array;
     int p = engine.size;
     m->new_bounds = malloc(((size_t)p + 1) * sizeof *m->new_bounds);
+    m->new_offsets = malloc((size_t)p * sizeof *m->new_offsets);
+    m->flows = malloc(2 * (size_t)p * sizeof *m->flows);
     m->segs = malloc(2 * (size_t)p * sizeof *m->segs);
-    if (m->new_bounds == NULL || m->segs == NULL)
+    if (m->new_bounds == NULL || m->new_offsets == NULL || m->flows == NULL ||
+        m->segs == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory to plan \"%s\"", a->name);
     if (partition_block(a->global_rows, p, weights, engine.config.min_rows, m->new_bounds))
         return engine_fail(MAL_ERR_ARG, "mal_rebalance: min_rows %lld for every positive "
@@ -56,13 +90,23 @@ static mal_status_t plan_move(move_t *m, const double *weights)
                            (long long)engine.config.min_rows, (long long)a->global_rows,
                            a->name);
     m->changed = !partition_same(a->bounds, m->new_bounds, p);
-    m->plan.old_bounds = a->bounds;
-    m->plan.new_bounds = m->new_bounds;
-    m->plan.recv = m->segs;
-    m->plan.nrecv = partition_plan_recv(a->bounds, p, m->new_bounds, p, engine.rank, m->segs);
-    m->plan.send = m->segs + p;
-    m->plan.nsend = partition_plan_send(a->bounds, p, m->new_bounds, p, engine.rank,
-                                        m->segs + p);
+    m->in_place = m->changed && fits_in_place(a, m->new_bounds, m->new_offsets);
+    partition_flows(a->bounds, m->new_bounds, p, m->flows, m->flows + p);
+    m->plan = (engine_plan_t){
+        .old_bounds = a->bounds,
+        .new_bounds = m->new_bounds,
+        .recv = m->segs,
+        .nrecv = partition_plan_recv(a->bounds, p, m->new_bounds, p, engine.rank, m->segs),
+        .send = m->segs + p,
+        .nsend = partition_plan_send(a->bounds, p, m->new_bounds, p, engine.rank, m->segs + p),
+        .row_bytes = a->row_bytes,
+        .src_win = a->buf[a->current].win,
+        .src_offsets = a->offsets,
+        .dst_offsets = m->new_offsets,
+        .in_rows = m->flows,
+        .out_rows = m->flows + p,
+        .kept_in_place = m->in_place,
+    };
     return MAL_OK;
 }
 
@@ -111,21 +155,74 @@ static mal_status_t ensure_spare(move_t *m, int *created)
     return st;
 }
 
-static void set_epochs(rebalance_t *rb, bool open)
+/* Parts that do not fit in place go to the spare buffer at their shifted offset clamped
+ * into it: rows keep their relative alignment, so the next move is likelier to fit in
+ * place (a part that shrinks and grows back stays where it was). */
+static void place_in_spare(move_t *m)
+{
+    mal_array_t *a = m->array;
+    const int64_t *caps = a->buf[1 - a->current].caps;
+    for (int r = 0; r < engine.size; r++) {
+        int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r];
+        int64_t off = shifted_offset(a, m->new_bounds, r, caps[r]);
+        int64_t last = caps[r] - rows;
+        m->new_offsets[r] = off < 0 ? 0 : off > last ? last : off;
+    }
+}
+
+/* Target buffer ready: fill in the local addresses of the plan. */
+static mal_status_t prepare_target(move_t *m, int *created)
+{
+    mal_array_t *a = m->array;
+    int target = a->current;
+    if (!m->in_place) {
+        mal_status_t st = ensure_spare(m, created);
+        if (st)
+            return st;
+        place_in_spare(m);
+        target = 1 - a->current;
+    }
+    m->plan.src = engine_part_base(a, a->current, a->offsets[engine.rank]);
+    m->plan.dst = engine_part_base(a, target, m->new_offsets[engine.rank]);
+    m->plan.dst_win = a->buf[target].win;
+    return MAL_OK;
+}
+
+static bool one_sided(void)
+{
+    return engine.method == MAL_REDIST_RMA || engine.method == MAL_REDIST_RMA_GET;
+}
+
+/* Epochs on the windows holding the old parts, opened before the agreement allreduce:
+ * lock_all + win_sync there make the user's stores into the current buffer visible to
+ * every get that follows it (unified memory model). NOCHECK: nobody takes exclusive
+ * locks on libmal's windows. */
+static void source_epochs(rebalance_t *rb, bool open)
 {
     for (int i = 0; i < rb->n; i++) {
         if (!rb->moves[i].changed)
             continue;
-        MPI_Win win = rb->moves[i].array->buf[rb->moves[i].array->current].win;
+        MPI_Win win = rb->moves[i].plan.src_win;
         if (open) {
-            /* lock_all + win_sync before the agreement allreduce: the user's stores into
-             * the current buffer are then visible to every get that follows it (unified
-             * memory model). NOCHECK: nobody takes exclusive locks on our windows. */
             MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
             MPI_Win_sync(win);
         } else {
             MPI_Win_unlock_all(win);
         }
+    }
+}
+
+/* Epochs on the second buffers that pushes write into, once those exist (a move in place
+ * pushes into the source window, whose epoch is already open). */
+static void push_epochs(rebalance_t *rb, bool open)
+{
+    for (int i = 0; i < rb->n && engine.method == MAL_REDIST_RMA; i++) {
+        if (!rb->moves[i].changed || rb->moves[i].in_place)
+            continue;
+        if (open)
+            MPI_Win_lock_all(MPI_MODE_NOCHECK, rb->moves[i].plan.dst_win);
+        else
+            MPI_Win_unlock_all(rb->moves[i].plan.dst_win);
     }
 }
 
@@ -137,15 +234,16 @@ static mal_status_t execute(rebalance_t *rb)
         if (!m->changed)
             continue;
         switch (engine.method) {
-        case MAL_REDIST_ALLTOALLV: st = engine_redist_alltoallv(m->array, &m->plan); break;
-        case MAL_REDIST_P2P: st = engine_redist_p2p(m->array, &m->plan); break;
-        default: st = engine_redist_rma_gets(m->array, &m->plan); break;
+        case MAL_REDIST_ALLTOALLV: st = engine_redist_alltoallv(&m->plan); break;
+        case MAL_REDIST_P2P: st = engine_redist_p2p(&m->plan); break;
+        case MAL_REDIST_RMA_GET: st = engine_redist_rma(&m->plan, false); break;
+        default: st = engine_redist_rma(&m->plan, true); break;
         }
     }
-    /* RMA: every get is in flight; copy the rows that stay while they travel. */
-    for (int i = 0; i < rb->n && !st && engine.method == MAL_REDIST_RMA; i++)
+    /* One-sided: every transfer is in flight; copy the rows that stay meanwhile. */
+    for (int i = 0; i < rb->n && !st && one_sided(); i++)
         if (rb->moves[i].changed)
-            engine_copy_local(rb->moves[i].array, &rb->moves[i].plan);
+            engine_copy_local(&rb->moves[i].plan);
     return st;
 }
 
@@ -156,17 +254,19 @@ static void commit(rebalance_t *rb)
         if (!m->changed)
             continue;
         memcpy(m->array->bounds, m->new_bounds, ((size_t)engine.size + 1) * sizeof(int64_t));
-        m->array->current = 1 - m->array->current;
+        memcpy(m->array->offsets, m->new_offsets, (size_t)engine.size * sizeof(int64_t));
+        m->array->current = m->in_place ? m->array->current : 1 - m->array->current;
     }
 }
 
 static void record_stats(const rebalance_t *rb, int created, bool changed, double t0)
 {
     mal_rebalance_stats_t s = {.method = engine.method, .windows_created = created,
-                               .layout_changed = changed};
+                               .layout_changed = changed, .in_place = changed};
     for (int i = 0; i < rb->n; i++) {
         const move_t *m = &rb->moves[i];
         int64_t row_bytes = m->array->row_bytes;
+        s.in_place &= !m->changed || m->in_place;
         for (size_t k = 0; m->changed && k < m->plan.nrecv; k++) {
             int64_t bytes = m->plan.recv[k].rows * row_bytes;
             *(m->plan.recv[k].peer == engine.rank ? &s.bytes_kept : &s.bytes_received) += bytes;
@@ -198,24 +298,31 @@ mal_status_t mal_rebalance(const double *weights)
     bool changed = false;
     for (int i = 0; i < rb.n && !st; i++)
         changed |= rb.moves[i].changed;
-    bool rma = engine.method == MAL_REDIST_RMA && changed;
+    bool rma = one_sided() && changed;
     if (rma)
-        set_epochs(&rb, true);
+        source_epochs(&rb, true);
     st = engine_agree(st, st ? 0 : rebalance_fingerprint(weights), "mal_rebalance");
     int created = 0;
     if (!st && changed) {
         for (int i = 0; i < rb.n && !st; i++)
             if (rb.moves[i].changed)
-                st = ensure_spare(&rb.moves[i], &created);
+                st = prepare_target(&rb.moves[i], &created);
+        /* A window created by prepare_target ends in a barrier after its first-touch
+         * memset, so no push can land in it before that. */
+        bool pushing = !st && rma;
+        if (pushing)
+            push_epochs(&rb, true);
         if (!st)
             st = execute(&rb);
+        if (pushing)
+            push_epochs(&rb, false);
         if (rma)
-            set_epochs(&rb, false);
-        /* All or nothing: swap only when every rank's pulls completed. */
+            source_epochs(&rb, false);
+        /* All or nothing: swap only when every rank's transfers completed. */
         if (!(st = engine_agree(st, 0, "mal_rebalance")))
             commit(&rb);
     } else if (rma) {
-        set_epochs(&rb, false);
+        source_epochs(&rb, false);
     }
     if (!st)
         record_stats(&rb, created, changed, t0);

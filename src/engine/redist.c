@@ -1,7 +1,7 @@
 /* The three executors of a transfer plan: one-sided gets (the engine), MPI_Alltoallv and
- * MPI_Isend/Irecv (the baselines). All read buf[current] and write the spare buffer, and
- * all copy rows that stay on a rank with memcpy, so they differ only in how remote rows
- * travel. */
+ * MPI_Isend/Irecv (the baselines). All read the old parts and write the new ones at the
+ * addresses the plan gives, and all treat rows that stay on a rank alike (left in place,
+ * or copied with memcpy), so they differ only in how remote rows travel. */
 #include "engine.h"
 
 #include <stdlib.h>
@@ -17,42 +17,65 @@ static int64_t chunk_bytes(void)
     return engine.count_limit < gib ? engine.count_limit : gib;
 }
 
-static char *spare_base(const mal_array_t *a)
+void engine_copy_local(const engine_plan_t *plan)
 {
-    return a->buf[1 - a->current].base;
-}
-
-void engine_copy_local(mal_array_t *a, const engine_plan_t *plan)
-{
-    const char *src = a->buf[a->current].base;
-    char *dst = spare_base(a);
-    int64_t rb = a->row_bytes;
+    if (plan->kept_in_place)
+        return;
+    int64_t rb = plan->row_bytes;
     for (size_t i = 0; i < plan->nrecv; i++) {
         const partition_segment_t *s = &plan->recv[i];
         if (s->peer == engine.rank)
-            memcpy(dst + s->dst_offset * rb, src + s->src_offset * rb, (size_t)(s->rows * rb));
+            memcpy(plan->dst + s->dst_offset * rb, plan->src + s->src_offset * rb,
+                   (size_t)(s->rows * rb));
     }
 }
 
-mal_status_t engine_redist_rma_gets(mal_array_t *a, const engine_plan_t *plan)
+/* Chunked MPI_Get or MPI_Put of `bytes` between local `buf` and `disp` in `peer`'s
+ * part of `win`. */
+static mal_status_t rma_transfer(bool put, char *buf, int64_t bytes, int peer, int64_t disp,
+                                 MPI_Win win)
 {
-    MPI_Win win = a->buf[a->current].win;
-    char *dst = spare_base(a);
-    int64_t rb = a->row_bytes, chunk = chunk_bytes();
-    for (size_t i = 0; i < plan->nrecv; i++) {
-        const partition_segment_t *s = &plan->recv[i];
-        if (s->peer == engine.rank)
-            continue;
-        int64_t bytes = s->rows * rb;
-        for (int64_t done = 0; done < bytes; done += chunk) {
-            int n = (int)(bytes - done < chunk ? bytes - done : chunk);
-            int rc = MPI_Get(dst + s->dst_offset * rb + done, n, MPI_BYTE, s->peer,
-                             (MPI_Aint)(s->src_offset * rb + done), n, MPI_BYTE, win);
-            if (rc != MPI_SUCCESS)
-                return engine_mpi_check(rc, "MPI_Get");
-        }
+    int64_t chunk = chunk_bytes();
+    for (int64_t done = 0; done < bytes; done += chunk) {
+        int n = (int)(bytes - done < chunk ? bytes - done : chunk);
+        int rc = put ? MPI_Put(buf + done, n, MPI_BYTE, peer, (MPI_Aint)(disp + done), n,
+                               MPI_BYTE, win)
+                     : MPI_Get(buf + done, n, MPI_BYTE, peer, (MPI_Aint)(disp + done), n,
+                               MPI_BYTE, win);
+        if (rc != MPI_SUCCESS)
+            return engine_mpi_check(rc, put ? "MPI_Put" : "MPI_Get");
     }
     return MAL_OK;
+}
+
+mal_status_t engine_redist_rma(const engine_plan_t *plan, bool push)
+{
+    int64_t rb = plan->row_bytes;
+    int me = engine.rank;
+    mal_status_t st = MAL_OK;
+    /* Pull the head of each incoming segment; its source pushes the tail. */
+    for (size_t i = 0; i < plan->nrecv && !st; i++) {
+        const partition_segment_t *s = &plan->recv[i];
+        if (s->peer == me)
+            continue;
+        int64_t pushed = push ? partition_push_rows(s->rows, plan->in_rows[me],
+                                                    plan->out_rows[s->peer]) : 0;
+        st = rma_transfer(false, plan->dst + s->dst_offset * rb, (s->rows - pushed) * rb,
+                          s->peer, (plan->src_offsets[s->peer] + s->src_offset) * rb,
+                          plan->src_win);
+    }
+    for (size_t i = 0; i < plan->nsend && push && !st; i++) {
+        const partition_segment_t *s = &plan->send[i];
+        if (s->peer == me)
+            continue;
+        int64_t pushed = partition_push_rows(s->rows, plan->in_rows[s->peer],
+                                             plan->out_rows[me]);
+        int64_t head = s->rows - pushed;
+        st = rma_transfer(true, plan->src + (s->src_offset + head) * rb, pushed * rb, s->peer,
+                          (plan->dst_offsets[s->peer] + s->dst_offset + head) * rb,
+                          plan->dst_win);
+    }
+    return st;
 }
 
 /* Alltoallv counts and displacements in rows (the rank's own rows are copied apart). */
@@ -131,7 +154,7 @@ static void free_types(MPI_Datatype *types, int p)
 
 /* Fallback when a count or displacement in rows does not fit an int: MPI_Alltoallw with
  * one typed segment per peer (counts of 1, displacements carried by the types). */
-static mal_status_t alltoallw_typed(mal_array_t *a, const engine_plan_t *plan, int *buf)
+static mal_status_t alltoallw_typed(const engine_plan_t *plan, int *buf)
 {
     int p = engine.size;
     int *sc = buf, *rc = buf + p, *zero = buf + 2 * p;
@@ -141,19 +164,19 @@ static mal_status_t alltoallw_typed(mal_array_t *a, const engine_plan_t *plan, i
     for (int r = 0; r < 2 * p; r++)
         types[r] = MPI_BYTE;
     memset(buf, 0, 3 * (size_t)p * sizeof *buf);
-    mal_status_t st = fill_types(plan->send, plan->nsend, true, a->row_bytes, sc, types);
+    mal_status_t st = fill_types(plan->send, plan->nsend, true, plan->row_bytes, sc, types);
     if (!st)
-        st = fill_types(plan->recv, plan->nrecv, false, a->row_bytes, rc, types + p);
+        st = fill_types(plan->recv, plan->nrecv, false, plan->row_bytes, rc, types + p);
     if (!st)
-        st = engine_mpi_check(MPI_Alltoallw(a->buf[a->current].base, sc, zero, types,
-                                            spare_base(a), rc, zero, types + p, engine.comm),
+        st = engine_mpi_check(MPI_Alltoallw(plan->src, sc, zero, types, plan->dst, rc, zero,
+                                            types + p, engine.comm),
                               "MPI_Alltoallw");
     free_types(types, 2 * p);
     free(types);
     return st;
 }
 
-mal_status_t engine_redist_alltoallv(mal_array_t *a, const engine_plan_t *plan)
+mal_status_t engine_redist_alltoallv(const engine_plan_t *plan)
 {
     int p = engine.size;
     int *buf = calloc(4 * (size_t)p, sizeof *buf);
@@ -165,18 +188,18 @@ mal_status_t engine_redist_alltoallv(mal_array_t *a, const engine_plan_t *plan)
         fill_counts(plan->send, plan->nsend, true, sc, sd);
         fill_counts(plan->recv, plan->nrecv, false, rc, rd);
         MPI_Datatype row;
-        MPI_Type_contiguous((int)a->row_bytes, MPI_BYTE, &row);
+        MPI_Type_contiguous((int)plan->row_bytes, MPI_BYTE, &row);
         MPI_Type_commit(&row);
-        st = engine_mpi_check(MPI_Alltoallv(a->buf[a->current].base, sc, sd, row,
-                                            spare_base(a), rc, rd, row, engine.comm),
+        st = engine_mpi_check(MPI_Alltoallv(plan->src, sc, sd, row, plan->dst, rc, rd, row,
+                                            engine.comm),
                               "MPI_Alltoallv");
         MPI_Type_free(&row);
     } else {
-        st = alltoallw_typed(a, plan, buf);
+        st = alltoallw_typed(plan, buf);
     }
     free(buf);
     if (!st)
-        engine_copy_local(a, plan);
+        engine_copy_local(plan);
     return st;
 }
 
@@ -208,9 +231,9 @@ static mal_status_t post_segment(char *base, int64_t off, int64_t bytes, int pee
     return MAL_OK;
 }
 
-mal_status_t engine_redist_p2p(mal_array_t *a, const engine_plan_t *plan)
+mal_status_t engine_redist_p2p(const engine_plan_t *plan)
 {
-    int64_t rb = a->row_bytes;
+    int64_t rb = plan->row_bytes;
     size_t total = count_messages(plan->recv, plan->nrecv, rb) +
                    count_messages(plan->send, plan->nsend, rb);
     MPI_Request *reqs = malloc((total ? total : 1) * sizeof *reqs);
@@ -220,14 +243,14 @@ mal_status_t engine_redist_p2p(mal_array_t *a, const engine_plan_t *plan)
     mal_status_t st = MAL_OK;
     for (size_t i = 0; i < plan->nrecv && !st; i++)
         if (plan->recv[i].peer != engine.rank)
-            st = post_segment(spare_base(a), plan->recv[i].dst_offset * rb,
+            st = post_segment(plan->dst, plan->recv[i].dst_offset * rb,
                               plan->recv[i].rows * rb, plan->recv[i].peer, false, reqs, &nreq);
     for (size_t i = 0; i < plan->nsend && !st; i++)
         if (plan->send[i].peer != engine.rank)
-            st = post_segment(a->buf[a->current].base, plan->send[i].src_offset * rb,
+            st = post_segment(plan->src, plan->send[i].src_offset * rb,
                               plan->send[i].rows * rb, plan->send[i].peer, true, reqs, &nreq);
     if (!st)
-        engine_copy_local(a, plan);
+        engine_copy_local(plan);
     if (!st)
         st = engine_mpi_check(MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
     free(reqs);

@@ -134,3 +134,24 @@ size_t partition_plan_send(const int64_t *old_bounds, int old_parts,
     return overlap_segments(new_bounds, new_parts, old_bounds[rank], old_bounds[rank + 1],
                             0, segments);
 }
+
+void partition_flows(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
+                     int64_t *in, int64_t *out)
+{
+    for (int r = 0; r < nparts; r++) {
+        int64_t lo = old_bounds[r] > new_bounds[r] ? old_bounds[r] : new_bounds[r];
+        int64_t hi = old_bounds[r + 1] < new_bounds[r + 1] ? old_bounds[r + 1]
+                                                           : new_bounds[r + 1];
+        int64_t kept = hi > lo ? hi - lo : 0;
+        in[r] = new_bounds[r + 1] - new_bounds[r] - kept;
+        out[r] = old_bounds[r + 1] - old_bounds[r] - kept;
+    }
+}
+
+int64_t partition_push_rows(int64_t rows, int64_t dst_in, int64_t src_out)
+{
+    if (rows <= 0 || dst_in + src_out <= 0)
+        return 0;
+    long double x = floorl((long double)rows * dst_in / ((long double)dst_in + src_out) + 0.5L);
+    return x >= (long double)rows ? rows : x <= 0 ? 0 : (int64_t)x;
+}

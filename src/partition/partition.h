@@ -60,4 +60,16 @@ size_t partition_plan_send(const int64_t *old_bounds, int old_parts,
                            const int64_t *new_bounds, int new_parts, int rank,
                            partition_segment_t *segments);
 
+/* Rows of every part that change owner: in[r] arrive at part r, out[r] leave it, for
+ * two layouts of the same nparts. O(nparts). */
+void partition_flows(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
+                     int64_t *in, int64_t *out);
+
+/* How many of the `rows` of one segment its source should push (the destination pulls
+ * the rest), so that both sides share the copy work: the fraction dst_in / (dst_in +
+ * src_out). A receiver with much to pull leaves more to its senders, a sender with much
+ * to send leaves more to its receivers; for one pair each side copies half. Both sides
+ * compute it from the same numbers, so they agree without communicating. */
+int64_t partition_push_rows(int64_t rows, int64_t dst_in, int64_t src_out);
+
 #endif /* MAL_PARTITION_H */
