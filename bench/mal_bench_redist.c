@@ -5,7 +5,8 @@
  * Every repetition: set the "from" layout (untimed), write a closed-form value into
  * every row, time mal_rebalance to the "to" layout (max over ranks), verify every row.
  * Reported time is the median over repetitions; the first repetition is shown apart
- * because it is the one that may have to grow a window. */
+ * because it is the one that may have to grow a window (its window creation and first
+ * epoch are inside its time). */
 #include "mal.h"
 
 #include <math.h>
@@ -33,6 +34,7 @@ typedef struct {
     int method;  /* mal_redist_t, or 0 for all */
     int reps;
     long long row_len;
+    double headroom;
     const char *csv;
 } options_t;
 
@@ -102,6 +104,28 @@ static int check(mal_status_t st, const char *what)
     return st != MAL_OK;
 }
 
+/* The physical bound: every rank copies its equal share of the moved volume with
+ * memcpy, all at once, between buffers touched beforehand. Sampled right after every
+ * timed rebalance, so it sees the same machine state as the methods it bounds. */
+typedef struct {
+    char *src, *dst;
+    size_t capacity;
+    double *samples;
+    int n;
+} bound_t;
+
+static void sample_memcpy(bound_t *b, long long moved)
+{
+    size_t share = (size_t)(moved / nranks);
+    if (share > b->capacity)
+        share = b->capacity;
+    MPI_Barrier(mal_comm());
+    double t0 = MPI_Wtime();
+    memcpy(b->dst, b->src, share);
+    b->samples[b->n++] = max_over_ranks(MPI_Wtime() - t0);
+    b->src[b->n % (b->capacity ? b->capacity : 1)] ^= 1; /* keep the copies observable */
+}
+
 /* One repetition: returns the timed rebalance's duration (max over ranks). */
 static double one_rep(mal_array_t *a, const double *from, const double *to, int rep,
                       result_t *res)
@@ -124,7 +148,8 @@ static double one_rep(mal_array_t *a, const double *from, const double *to, int 
     return t;
 }
 
-static result_t run_method(mal_array_t *a, const pattern_t *p, mal_redist_t m, int reps)
+static result_t run_method(mal_array_t *a, const pattern_t *p, mal_redist_t m, int reps,
+                           bound_t *bound)
 {
     double *from = malloc((size_t)nranks * sizeof *from);
     double *to = malloc((size_t)nranks * sizeof *to);
@@ -133,37 +158,16 @@ static result_t run_method(mal_array_t *a, const pattern_t *p, mal_redist_t m, i
     weights_of(p->to, to);
     mal_set_redist(m);
     result_t res = {0};
-    for (int rep = 0; rep < reps; rep++)
+    for (int rep = 0; rep < reps; rep++) {
         times[rep] = one_rep(a, from, to, rep, &res);
+        sample_memcpy(bound, res.moved);
+    }
     res.first = times[0];
     res.median = median(times, reps);
     free(from);
     free(to);
     free(times);
     return res;
-}
-
-/* The physical bound: every rank copies its equal share of the moved volume with
- * memcpy, all at once, between buffers touched beforehand. */
-static double memcpy_time(long long moved, int reps)
-{
-    size_t share = (size_t)(moved / nranks);
-    char *src = malloc(share ? share : 1), *dst = malloc(share ? share : 1);
-    memset(src, 1, share);
-    memset(dst, 2, share);
-    double *times = malloc((size_t)reps * sizeof *times);
-    for (int rep = 0; rep < reps; rep++) {
-        MPI_Barrier(mal_comm());
-        double t0 = MPI_Wtime();
-        memcpy(dst, src, share);
-        times[rep] = max_over_ranks(MPI_Wtime() - t0);
-        src[rep % (share ? share : 1)] = (char)rep; /* keep the copies observable */
-    }
-    double t = median(times, reps);
-    free(times);
-    free(src);
-    free(dst);
-    return t;
 }
 
 static void print_row(FILE *csv, const char *pattern, const char *method, long long moved,
@@ -183,7 +187,8 @@ static void print_row(FILE *csv, const char *pattern, const char *method, long l
                 t, bw, ra, rm);
 }
 
-static int run_pattern(mal_array_t *a, const pattern_t *p, const options_t *o, FILE *csv)
+static int run_pattern(mal_array_t *a, const pattern_t *p, const options_t *o,
+                       bound_t *bound, FILE *csv)
 {
     mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET, MAL_REDIST_ALLTOALLV,
                               MAL_REDIST_P2P};
@@ -193,12 +198,13 @@ static int run_pattern(mal_array_t *a, const pattern_t *p, const options_t *o, F
     long long moved = 0, bad = 0;
     for (int k = 0; k < NM; k++)
         if (o->method == 0 || o->method == (int)methods[k]) {
-            res[k] = run_method(a, p, methods[k], o->reps);
+            res[k] = run_method(a, p, methods[k], o->reps, bound);
             have[k] = 1;
             moved = res[k].moved;
             bad += res[k].bad;
         }
-    double mem_t = memcpy_time(moved, o->reps);
+    double mem_t = median(bound->samples, bound->n);
+    bound->n = 0;
     double mem_bw = mem_t > 0 && moved > 0 ? (double)moved / mem_t : 0.0;
     double a2av_bw = have[A2AV] && res[A2AV].median > 0 ? (double)moved / res[A2AV].median
                                                          : 0.0;
@@ -219,13 +225,14 @@ static void usage(void)
     fprintf(stderr,
             "usage: mal_bench_redist [--size BYTES] [--pattern NAME|all] [--method "
             "rma|rma-get|alltoallv|p2p|all]\n"
-            "                        [--reps R] [--row-len N] [--csv FILE]\n"
+            "                        [--reps R] [--row-len N] [--headroom H] [--csv FILE]\n"
             "  --size     total bytes of doubles redistributed (default 268435456)\n"
             "  --pattern  uniform-to-skewed, skewed-to-uniform, one-to-all, all-to-one,\n"
             "             same, or all (default all)\n"
             "  --method   default all (every method in the same run)\n"
             "  --reps     repetitions per method, median reported (default 7)\n"
             "  --row-len  doubles per row (default 1)\n"
+            "  --headroom mal_config_t.headroom (default: the library's)\n"
             "  --csv      also write pattern,method,ranks,moved_bytes,median_s,bandwidth_Bps,"
             "ratio_alltoallv,ratio_memcpy\n");
 }
@@ -253,7 +260,7 @@ static int parse_method(const char *s)
 static int parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.size = 256LL << 20, .pattern = -1, .method = 0, .reps = 7,
-                     .row_len = 1, .csv = NULL};
+                     .row_len = 1, .headroom = -1.0, .csv = NULL};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (val == NULL)
@@ -269,6 +276,8 @@ static int parse_options(int argc, char **argv, options_t *o)
             o->reps = atoi(val);
         else if (strcmp(arg, "--row-len") == 0)
             o->row_len = atoll(val);
+        else if (strcmp(arg, "--headroom") == 0)
+            o->headroom = atof(val);
         else if (strcmp(arg, "--csv") == 0)
             o->csv = val;
         else
@@ -292,7 +301,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (check(mal_init(MPI_COMM_WORLD, NULL), "mal_init"))
+    mal_config_t cfg;
+    mal_config_init(&cfg);
+    if (o.headroom >= 0)
+        cfg.headroom = o.headroom;
+    if (check(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"))
         MPI_Abort(MPI_COMM_WORLD, 2);
     MPI_Comm_size(mal_comm(), &nranks);
     long long rows = o.size / (o.row_len * (long long)sizeof(double));
@@ -317,10 +330,19 @@ int main(int argc, char **argv)
                "ranks", "moved_MiB", "median_ms", "first_ms", "windows", "GB/s",
                "x_a2av", "x_memcpy");
     }
+    bound_t bound = {.capacity = (size_t)(o.size / nranks)};
+    bound.src = malloc(bound.capacity ? bound.capacity : 1);
+    bound.dst = malloc(bound.capacity ? bound.capacity : 1);
+    bound.samples = malloc(4 * (size_t)o.reps * sizeof *bound.samples);
+    memset(bound.src, 1, bound.capacity);
+    memset(bound.dst, 2, bound.capacity);
     int failed = 0;
     for (int i = 0; i < NPATTERNS; i++)
         if (o.pattern < 0 || o.pattern == i)
-            failed |= run_pattern(a, &patterns[i], &o, csv);
+            failed |= run_pattern(a, &patterns[i], &o, &bound, csv);
+    free(bound.src);
+    free(bound.dst);
+    free(bound.samples);
     if (csv)
         fclose(csv);
     mal_free_window(a);

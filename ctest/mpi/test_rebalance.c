@@ -112,6 +112,7 @@ int main(int argc, char **argv)
         {"double", MPI_DOUBLE, 257, 1, MAL_BLOCK, NULL},
         {"double", MPI_DOUBLE, 1000, 7, MAL_BLOCK, NULL},
         {"double", MPI_DOUBLE, 2, 5, MAL_BLOCK, NULL}, /* fewer rows than ranks */
+        {"double", MPI_DOUBLE, 100003, 2, MAL_BLOCK, NULL}, /* 1.6 MB: rendezvous sizes */
         {"int", MPI_INT, 333, 1, MAL_BLOCK, NULL},
         {"int", MPI_INT, 91, 13, MAL_BLOCK, NULL},
         {"int", MPI_INT, 1, 3, MAL_BLOCK, NULL}, /* a single row */

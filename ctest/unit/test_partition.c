@@ -181,8 +181,36 @@ static void test_large_plans(void)
     CHECK(partition_owner(with_empty, 4, INT64_C(3) << 31) == 3, "owner skips empty part");
 }
 
+/* Flows count rows that change owner; push shares stay within the segment and split
+ * the copy work evenly in the cases where the answer is known. */
+static void test_flows_and_push(void)
+{
+    int64_t ob[4] = {0, 10, 20, 30}, nb[4] = {0, 4, 20, 30}, in[3], out[3];
+    partition_flows(ob, nb, 3, in, out);
+    CHECK(in[0] == 0 && out[0] == 6 && in[1] == 6 && out[1] == 0 && in[2] == 0 && out[2] == 0,
+          "flows of a shift");
+    int64_t disjoint_old[3] = {0, 10, 10}, disjoint_new[3] = {0, 0, 10};
+    partition_flows(disjoint_old, disjoint_new, 2, in, out);
+    CHECK(in[1] == 10 && out[0] == 10 && in[0] == 0 && out[1] == 0, "flows all-to-one");
+    CHECK(partition_push_rows(100, 100, 100) == 50, "one pair shares evenly");
+    /* one-to-all at 4 ranks: the source sends 3 segments of 25; each of its receivers
+     * pulls 3/4 and the source pushes 1/4, so all four copy 18.75 rows. */
+    CHECK(partition_push_rows(25, 25, 75) == 6, "one-to-all share");
+    CHECK(partition_push_rows(25, 75, 25) == 19, "all-to-one share");
+    CHECK(partition_push_rows(0, 5, 5) == 0 && partition_push_rows(7, 0, 0) == 0, "empty");
+    for (int t = 0; t < 10000; t++) {
+        int64_t rows = (int64_t)(rng() % 1000), a = (int64_t)(rng() % 5000),
+                b = (int64_t)(rng() % 5000);
+        int64_t push = partition_push_rows(rows, a, b);
+        CHECK(push >= 0 && push <= rows, "push %lld of %lld", (long long)push, (long long)rows);
+    }
+    int64_t big = INT64_C(1) << 40;
+    CHECK(partition_push_rows(big, big, big) == big / 2, "push past 2^31 rows");
+}
+
 int main(void)
 {
+    test_flows_and_push();
     test_edge_cases();
     test_random_weights();
     test_plans();

@@ -1,0 +1,16 @@
+/* A program built against an installed libmal, once through CMake (mal::mal) and once
+ * through pkg-config (mal.pc). */
+#include <mal.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    mal_array_t *a = NULL;
+    int ok = mal_init(MPI_COMM_WORLD, NULL) == MAL_OK &&
+             mal_alloc_window("v", MPI_DOUBLE, 10, 1, MAL_BLOCK, &a) == MAL_OK &&
+             mal_free_window(a) == MAL_OK && mal_finalize() == MAL_OK;
+    printf("consumer: %s\n", ok ? "PASS" : "FAIL");
+    MPI_Finalize();
+    return ok ? 0 : 1;
+}
