@@ -14,7 +14,9 @@
  * - Output parameters are written only on success. A failed call changes nothing.
  * - "Collective" means every process of mal_comm() must make the call, with the same
  *   arguments where stated. Collective calls check that the arguments agree across ranks
- *   and, if any rank finds a problem, every rank returns the same error code.
+ *   before changing anything: if any rank finds a problem, every rank fails, that rank
+ *   with its own code and the others with MAL_ERR_REMOTE (MAL_ERR_MISMATCH when the
+ *   arguments differ between ranks).
  * - Handles (::mal_array_t) belong to the library; the user never frees them directly.
  */
 #ifndef MAL_H
@@ -174,9 +176,11 @@ mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t globa
 
 /**
  * @brief Free a registered structure and its windows.
- * @return MAL_OK (also for NULL, which is a no-op); MAL_ERR_NOT_INITIALIZED.
- * @note Collective over mal_comm() (windows are freed collectively), with the same
- *       structure on every rank. @p array and its local pointer become invalid.
+ * @return MAL_OK (NULL on every rank is a no-op); MAL_ERR_NOT_INITIALIZED;
+ *         MAL_ERR_MISMATCH if the ranks name different structures (or NULL on some).
+ * @note Collective over mal_comm(), even for NULL (so a NULL on some ranks is reported
+ *       rather than left to hang), with the same structure on every rank. @p array and
+ *       its local pointer become invalid.
  */
 mal_status_t mal_free_window(mal_array_t *array);
 
