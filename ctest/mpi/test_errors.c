@@ -108,6 +108,11 @@ static void test_collective_disagreement(mal_array_t *keep)
             EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, MAL_BLOCK, &a), MAL_ERR_REMOTE,
                    "rank 1");
     }
+    if (size > 1) {
+        /* Freeing NULL on one rank and a structure on the others: refused everywhere. */
+        EXPECT(mal_free_window(rank == 0 ? NULL : keep), MAL_ERR_MISMATCH, "differ");
+        CHECK(mal_find_window("keep") == keep, "a refused free unregistered the structure");
+    }
     CHECK(a == NULL && mal_find_window("y") == NULL, "disagreeing alloc registered");
     CHECK(mal_window_count() == windows, "disagreeing alloc created windows");
 }
