@@ -96,8 +96,8 @@ typedef struct {
      *  over the environment. Default: MAL_REDIST_DEFAULT. */
     mal_redist_t redist;
     /** Extra capacity, as a fraction of the local part, given to a window when it must
-     *  grow. Rebalances whose new local part fits in the spare buffer create no window.
-     *  Must be >= 0. Default: 0.5. */
+     *  grow, split evenly before and after the part. Rebalances whose new parts fit
+     *  create no window. In [0, 64]. Default: 0.5. */
     double headroom;
     /** Minimum rows for every rank with a positive weight in a rebalance (0 = none).
      *  Default: 0. See mal_rebalance() for the exact rule. */
@@ -121,7 +121,9 @@ mal_status_t mal_config_init(mal_config_t *config);
  * @param config  Configuration, copied; NULL means the defaults of mal_config_init().
  * @return MAL_OK; MAL_ERR_ARG for MPI_COMM_NULL, an intercommunicator or bad fields;
  *         MAL_ERR_ALREADY_INITIALIZED if called twice without mal_finalize();
- *         MAL_ERR_MPI if MPI is not initialised or duplication fails.
+ *         MAL_ERR_MPI if MPI is not initialised or duplication fails;
+ *         MAL_ERR_MISMATCH if headroom, min_rows, the method or MAL_MAX_COUNT differ
+ *         between ranks; MAL_ERR_REMOTE if another rank failed.
  * @note Collective over @p comm. MPI must be initialised (MPI_THREAD_SINGLE suffices:
  *       libmal makes MPI calls only from the thread that calls it).
  */
@@ -223,7 +225,8 @@ int64_t mal_row_len(const mal_array_t *array);
  * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL, negative, NaN, infinite
  *         or all-zero weights); MAL_ERR_MISMATCH (weights or method differ between
  *         ranks); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE. On any error every
- *         structure keeps its old layout and data.
+ *         structure keeps its old layout, data and local pointer; the only thing a failed
+ *         rebalance may have changed is a spare buffer released while growing it.
  * @note Collective over mal_comm(). Local data pointers, first rows and row counts may
  *       change: re-read them. A rebalance that leaves the layout unchanged moves nothing
  *       and creates no window. Each rank's part sits inside a buffer with headroom on

@@ -53,6 +53,24 @@ static void test_bad_init(void)
     cfg.redist = MAL_REDIST_DEFAULT;
     setenv("MAL_REDIST", "carrier-pigeon", 1);
     EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "MAL_REDIST");
+    unsetenv("MAL_REDIST");
+    if (size > 1) {
+        /* Settings every rank computes with must agree; the duplicate is released. */
+        cfg.headroom = rank == 1 ? 0.25 : 0.5;
+        EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_MISMATCH, "differ");
+        cfg.headroom = 0.5;
+        if (rank == 1)
+            setenv("MAL_MAX_COUNT", "1000", 1);
+        EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_MISMATCH, "MAL_MAX_COUNT");
+        unsetenv("MAL_MAX_COUNT");
+        mal_config_t bad = cfg;
+        bad.headroom = -1.0;
+        if (rank == 1)
+            EXPECT(mal_init(MPI_COMM_WORLD, &bad), MAL_ERR_ARG, "headroom");
+        else
+            EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_REMOTE, "rank 1");
+        CHECK(!mal_initialized() && mal_comm() == MPI_COMM_NULL, "failed init left state");
+    }
     setenv("MAL_REDIST", "p2p", 1);
     CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "init: %s", mal_error_message());
     CHECK(mal_get_redist() == MAL_REDIST_P2P, "MAL_REDIST=p2p not honoured");

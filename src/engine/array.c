@@ -9,19 +9,38 @@
 int64_t engine_grown_capacity(int64_t rows)
 {
     double extra = ceil(engine.config.headroom * (double)rows);
-    if (extra > (double)(INT64_MAX - rows))
+    if (extra >= (double)(INT64_MAX - rows))
         return INT64_MAX;
     return rows + (int64_t)extra;
+}
+
+/* Private copy of the capacities, or an error when this rank cannot hold its part. */
+static mal_status_t copy_caps(const int64_t *caps, int64_t row_bytes, int64_t **out)
+{
+    if (caps == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for window capacities");
+    if (caps[engine.rank] > INT64_MAX / row_bytes)
+        return engine_fail(MAL_ERR_NOMEM, "a window of %lld rows of %lld bytes overflows",
+                           (long long)caps[engine.rank], (long long)row_bytes);
+    *out = malloc((size_t)engine.size * sizeof **out);
+    if (*out == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d capacities", engine.size);
+    memcpy(*out, caps, (size_t)engine.size * sizeof **out);
+    return MAL_OK;
 }
 
 mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
                                  const int64_t *caps)
 {
     engine_buffer_t b = {.win = MPI_WIN_NULL};
-    b.caps = malloc((size_t)engine.size * sizeof *b.caps);
-    if (b.caps == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for %d capacities", engine.size);
-    memcpy(b.caps, caps, (size_t)engine.size * sizeof *b.caps);
+    /* Window creation is collective: a rank that cannot take part says so first, so the
+     * others fail with it instead of waiting in MPI_Win_allocate. */
+    mal_status_t st = engine_agree(copy_caps(caps, row_bytes, &b.caps), 0,
+                                   "window allocation");
+    if (st) {
+        free(b.caps);
+        return st;
+    }
     MPI_Aint bytes = (MPI_Aint)(caps[engine.rank] * row_bytes);
     MPI_Info info;
     MPI_Info_create(&info);
@@ -31,8 +50,7 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
      * offsets exact whatever the row size. */
     int rc = MPI_Win_allocate(bytes, 1, info, engine.comm, &b.base, &b.win);
     MPI_Info_free(&info);
-    mal_status_t st = engine_mpi_check(rc, "MPI_Win_allocate");
-    if (st) {
+    if ((st = engine_mpi_check(rc, "MPI_Win_allocate"))) {
         free(b.caps);
         return st;
     }
@@ -155,14 +173,13 @@ static mal_status_t create_buffers(mal_array_t *a)
 {
     int p = engine.size;
     int64_t *caps = malloc((size_t)p * sizeof *caps);
-    if (caps == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for the layout of \"%s\"", a->name);
-    for (int r = 0; r < p; r++) {
+    for (int r = 0; r < p && caps != NULL; r++) {
         int64_t rows = a->bounds[r + 1] - a->bounds[r];
         caps[r] = a->distribution == MAL_REPLICATED ? a->global_rows
                                                     : engine_grown_capacity(rows);
         a->offsets[r] = a->distribution == MAL_REPLICATED ? 0 : (caps[r] - rows) / 2;
     }
+    /* A NULL caps still takes part in the collective allocation, as a failure. */
     int nbuf = a->distribution == MAL_BLOCK ? 2 : 1;
     mal_status_t st = MAL_OK;
     for (int b = 0; b < nbuf && !st; b++)

@@ -78,8 +78,8 @@ static mal_status_t read_count_limit(int64_t *limit)
 
 static mal_status_t check_config(const mal_config_t *c)
 {
-    if (!isfinite(c->headroom) || c->headroom < 0.0)
-        return engine_fail(MAL_ERR_ARG, "mal_init: config->headroom (%g) must be finite and >= 0",
+    if (!(c->headroom >= 0.0 && c->headroom <= 64.0))
+        return engine_fail(MAL_ERR_ARG, "mal_init: config->headroom (%g) must be in [0, 64]",
                            c->headroom);
     if (c->min_rows < 0)
         return engine_fail(MAL_ERR_ARG, "mal_init: config->min_rows (%lld) must be >= 0",
@@ -101,6 +101,16 @@ static mal_status_t check_comm(MPI_Comm comm)
     return MAL_OK;
 }
 
+/* Settings every rank must share: capacities, layouts and chunking are computed by
+ * each rank for all ranks, so a rank with other values would address windows wrongly. */
+static uint64_t settings_fingerprint(const mal_config_t *c, mal_redist_t method,
+                                     int64_t limit)
+{
+    int64_t v[3] = {c->min_rows, limit, (int64_t)method};
+    uint64_t h = engine_hash(ENGINE_HASH_SEED, &c->headroom, sizeof c->headroom);
+    return engine_hash(h, v, sizeof v);
+}
+
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
 {
     if (engine.initialized)
@@ -110,23 +120,33 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     if (config != NULL)
         cfg = *config;
     engine_set_logging(cfg.log_errors);
-    mal_status_t st;
-    mal_redist_t method;
-    int64_t limit;
-    if ((st = check_comm(comm)) || (st = check_config(&cfg)) ||
-        (st = engine_resolve_method(cfg.redist, &method, "mal_init: config->redist")) ||
-        (st = read_count_limit(&limit)))
-        return st;
     MPI_Comm dup;
-    if ((st = engine_mpi_check(MPI_Comm_dup(comm, &dup), "mal_init: MPI_Comm_dup")))
+    mal_status_t st = check_comm(comm);
+    if (st || (st = engine_mpi_check(MPI_Comm_dup(comm, &dup), "mal_init: MPI_Comm_dup")))
         return st;
     /* Errors inside libmal become status codes, not aborts: a failed rebalance must
      * leave the application running with its data. */
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    engine = (engine_state_t){.initialized = true, .comm = dup, .config = cfg,
-                              .method = method, .count_limit = limit};
+    engine = (engine_state_t){.comm = dup, .config = cfg};
     MPI_Comm_rank(dup, &engine.rank);
     MPI_Comm_size(dup, &engine.size);
+    /* Validate after the duplication, so a rank with a bad setting fails together with
+     * the others instead of leaving them in a collective. */
+    mal_redist_t method = MAL_REDIST_RMA;
+    int64_t limit = 0;
+    if (!(st = check_config(&cfg)) &&
+        !(st = engine_resolve_method(cfg.redist, &method, "mal_init: config->redist")))
+        st = read_count_limit(&limit);
+    st = engine_agree(st, st ? 0 : settings_fingerprint(&cfg, method, limit),
+                      "mal_init (config, MAL_REDIST, MAL_MAX_COUNT)");
+    if (st) {
+        MPI_Comm_free(&engine.comm);
+        engine = (engine_state_t){.comm = MPI_COMM_NULL};
+        return st;
+    }
+    engine.initialized = true;
+    engine.method = method;
+    engine.count_limit = limit;
     engine.last.method = method;
     return MAL_OK;
 }

@@ -104,7 +104,13 @@ typedef struct {
     const int64_t *in_rows;     /* rows arriving at / leaving each rank: how the     */
     const int64_t *out_rows;    /* copy work of a segment is shared (RMA push)       */
     bool kept_in_place;         /* rows that stay are already at their new address   */
+    int *counts;                /* 4 * nparts ints of scratch (alltoallv)            */
+    MPI_Request *requests;      /* engine_p2p_messages(plan) requests (p2p)          */
 } engine_plan_t;
+
+/* Messages the p2p executor posts for this plan, so the plan can hold the requests
+ * before the collective part begins (no allocation can fail half-way through it). */
+size_t engine_p2p_messages(const engine_plan_t *plan);
 
 /* Issue the one-sided calls of the plan inside epochs already open on src_win and (with
  * `push`) dst_win: MPI_Get for the pulled share of every incoming segment, MPI_Put for

@@ -28,6 +28,8 @@ static void release(rebalance_t *rb)
         free(rb->moves[i].new_bounds);
         free(rb->moves[i].new_offsets);
         free(rb->moves[i].flows);
+        free(rb->moves[i].plan.counts);
+        free(rb->moves[i].plan.requests);
         free(rb->moves[i].segs);
     }
     free(rb->moves);
@@ -107,6 +109,12 @@ static mal_status_t plan_move(move_t *m, const double *weights)
         .out_rows = m->flows + p,
         .kept_in_place = m->in_place,
     };
+    /* Everything an executor needs is allocated now, before the collective part. */
+    size_t nreq = engine_p2p_messages(&m->plan);
+    m->plan.counts = malloc(4 * (size_t)p * sizeof *m->plan.counts);
+    m->plan.requests = malloc((nreq ? nreq : 1) * sizeof *m->plan.requests);
+    if (m->plan.counts == NULL || m->plan.requests == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for the plan of \"%s\"", a->name);
     return MAL_OK;
 }
 
@@ -141,13 +149,13 @@ static mal_status_t ensure_spare(move_t *m, int *created)
     if (fits)
         return MAL_OK;
     int64_t *caps = malloc((size_t)p * sizeof *caps);
-    if (caps == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for capacities of \"%s\"", a->name);
-    for (int r = 0; r < p; r++) {
+    for (int r = 0; r < p && caps != NULL; r++) {
         int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r];
         int64_t old = spare->caps ? spare->caps[r] : 0;
         caps[r] = rows <= old ? old : engine_grown_capacity(rows);
     }
+    /* Free first: growing must not need room for three buffers. A NULL caps still takes
+     * part in the collective allocation, as a failure. */
     engine_buffer_free(spare);
     mal_status_t st = engine_buffer_alloc(spare, a->row_bytes, caps);
     free(caps);
@@ -193,37 +201,39 @@ static bool one_sided(void)
     return engine.method == MAL_REDIST_RMA || engine.method == MAL_REDIST_RMA_GET;
 }
 
-/* Epochs on the windows holding the old parts, opened before the agreement allreduce:
- * lock_all + win_sync there make the user's stores into the current buffer visible to
- * every get that follows it (unified memory model). NOCHECK: nobody takes exclusive
- * locks on libmal's windows. */
-static void source_epochs(rebalance_t *rb, bool open)
+/* One-sided epochs. Source windows are opened before the agreement allreduce: lock_all
+ * + win_sync there make the user's stores into the current buffer visible to every get
+ * that follows it (unified memory model). Second buffers that pushes write into are
+ * opened once they exist (a move in place pushes into the source window). NOCHECK:
+ * nobody takes exclusive locks on libmal's windows. */
+typedef enum { EPOCH_OPEN, EPOCH_FLUSH, EPOCH_CLOSE } epoch_step_t;
+
+static mal_status_t epoch_step(MPI_Win win, epoch_step_t step)
 {
-    for (int i = 0; i < rb->n; i++) {
-        if (!rb->moves[i].changed)
-            continue;
-        MPI_Win win = rb->moves[i].plan.src_win;
-        if (open) {
-            MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-            MPI_Win_sync(win);
-        } else {
-            MPI_Win_unlock_all(win);
-        }
+    switch (step) {
+    case EPOCH_OPEN:
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        return engine_mpi_check(MPI_Win_sync(win), "MPI_Win_sync");
+    case EPOCH_FLUSH: /* completes this rank's gets and puts at origin and target */
+        return engine_mpi_check(MPI_Win_flush_all(win), "MPI_Win_flush_all");
+    case EPOCH_CLOSE: /* win_sync first: remote puts become visible to local loads */
+        MPI_Win_sync(win);
+        return engine_mpi_check(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
     }
+    return MAL_OK;
 }
 
-/* Epochs on the second buffers that pushes write into, once those exist (a move in place
- * pushes into the source window, whose epoch is already open). */
-static void push_epochs(rebalance_t *rb, bool open)
+static mal_status_t epochs(rebalance_t *rb, bool targets, epoch_step_t step)
 {
-    for (int i = 0; i < rb->n && engine.method == MAL_REDIST_RMA; i++) {
-        if (!rb->moves[i].changed || rb->moves[i].in_place)
+    mal_status_t st = MAL_OK;
+    for (int i = 0; i < rb->n; i++) {
+        const move_t *m = &rb->moves[i];
+        if (!m->changed || (targets && (m->in_place || engine.method != MAL_REDIST_RMA)))
             continue;
-        if (open)
-            MPI_Win_lock_all(MPI_MODE_NOCHECK, rb->moves[i].plan.dst_win);
-        else
-            MPI_Win_unlock_all(rb->moves[i].plan.dst_win);
+        mal_status_t s = epoch_step(targets ? m->plan.dst_win : m->plan.src_win, step);
+        st = st ? st : s;
     }
+    return st;
 }
 
 static mal_status_t execute(rebalance_t *rb)
@@ -300,7 +310,7 @@ mal_status_t mal_rebalance(const double *weights)
         changed |= rb.moves[i].changed;
     bool rma = one_sided() && changed;
     if (rma)
-        source_epochs(&rb, true);
+        epochs(&rb, false, EPOCH_OPEN);
     st = engine_agree(st, st ? 0 : rebalance_fingerprint(weights), "mal_rebalance");
     int created = 0;
     if (!st && changed) {
@@ -311,18 +321,23 @@ mal_status_t mal_rebalance(const double *weights)
          * memset, so no push can land in it before that. */
         bool pushing = !st && rma;
         if (pushing)
-            push_epochs(&rb, true);
+            epochs(&rb, true, EPOCH_OPEN);
         if (!st)
             st = execute(&rb);
-        if (pushing)
-            push_epochs(&rb, false);
-        if (rma)
-            source_epochs(&rb, false);
+        if (rma && !st)
+            st = epochs(&rb, false, EPOCH_FLUSH);
+        if (pushing && !st)
+            st = epochs(&rb, true, EPOCH_FLUSH);
         /* All or nothing: swap only when every rank's transfers completed. */
-        if (!(st = engine_agree(st, 0, "mal_rebalance")))
+        st = engine_agree(st, 0, "mal_rebalance");
+        if (pushing)
+            epochs(&rb, true, EPOCH_CLOSE);
+        if (rma)
+            epochs(&rb, false, EPOCH_CLOSE);
+        if (!st)
             commit(&rb);
     } else if (rma) {
-        source_epochs(&rb, false);
+        epochs(&rb, false, EPOCH_CLOSE);
     }
     if (!st)
         record_stats(&rb, created, changed, t0);

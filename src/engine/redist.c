@@ -159,19 +159,24 @@ static mal_status_t alltoallw_typed(const engine_plan_t *plan, int *buf)
     int p = engine.size;
     int *sc = buf, *rc = buf + p, *zero = buf + 2 * p;
     MPI_Datatype *types = malloc(2 * (size_t)p * sizeof *types);
-    if (types == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for %d datatypes", 2 * p);
-    for (int r = 0; r < 2 * p; r++)
+    mal_status_t st = types ? MAL_OK
+                            : engine_fail(MAL_ERR_NOMEM, "no memory for %d datatypes", 2 * p);
+    for (int r = 0; r < 2 * p && types != NULL; r++)
         types[r] = MPI_BYTE;
     memset(buf, 0, 3 * (size_t)p * sizeof *buf);
-    mal_status_t st = fill_types(plan->send, plan->nsend, true, plan->row_bytes, sc, types);
+    if (!st)
+        st = fill_types(plan->send, plan->nsend, true, plan->row_bytes, sc, types);
     if (!st)
         st = fill_types(plan->recv, plan->nrecv, false, plan->row_bytes, rc, types + p);
+    /* Building the types allocates: agree before the collective so a rank that failed
+     * does not leave the others inside it. Past 2^31 rows the allreduce is noise. */
+    st = engine_agree(st, 0, "MPI_Alltoallw datatypes");
     if (!st)
         st = engine_mpi_check(MPI_Alltoallw(plan->src, sc, zero, types, plan->dst, rc, zero,
                                             types + p, engine.comm),
                               "MPI_Alltoallw");
-    free_types(types, 2 * p);
+    if (types != NULL)
+        free_types(types, 2 * p);
     free(types);
     return st;
 }
@@ -179,9 +184,8 @@ static mal_status_t alltoallw_typed(const engine_plan_t *plan, int *buf)
 mal_status_t engine_redist_alltoallv(const engine_plan_t *plan)
 {
     int p = engine.size;
-    int *buf = calloc(4 * (size_t)p, sizeof *buf);
-    if (buf == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for alltoallv counts");
+    int *buf = plan->counts;
+    memset(buf, 0, 4 * (size_t)p * sizeof *buf);
     int *sc = buf, *sd = buf + p, *rc = buf + 2 * p, *rd = buf + 3 * p;
     mal_status_t st;
     if (rows_fit_counts(plan)) {
@@ -197,7 +201,6 @@ mal_status_t engine_redist_alltoallv(const engine_plan_t *plan)
     } else {
         st = alltoallw_typed(plan, buf);
     }
-    free(buf);
     if (!st)
         engine_copy_local(plan);
     return st;
@@ -213,6 +216,23 @@ static size_t count_messages(const partition_segment_t *segs, size_t n, int64_t 
     return m;
 }
 
+size_t engine_p2p_messages(const engine_plan_t *plan)
+{
+    return count_messages(plan->recv, plan->nrecv, plan->row_bytes) +
+           count_messages(plan->send, plan->nsend, plan->row_bytes);
+}
+
+/* After a failed post: withdraw what was posted, so no receive left pending can match a
+ * message of a later rebalance. */
+static void cancel_requests(MPI_Request *reqs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (reqs[i] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&reqs[i]);
+            MPI_Request_free(&reqs[i]);
+        }
+}
+
 /* Post one segment as chunked messages; both sides walk the same chunks in the same
  * order, and MPI's non-overtaking rule pairs them without distinct tags. */
 static mal_status_t post_segment(char *base, int64_t off, int64_t bytes, int peer,
@@ -221,10 +241,12 @@ static mal_status_t post_segment(char *base, int64_t off, int64_t bytes, int pee
     int64_t chunk = chunk_bytes();
     for (int64_t done = 0; done < bytes; done += chunk) {
         int n = (int)(bytes - done < chunk ? bytes - done : chunk);
+        MPI_Request *req = &reqs[(*nreq)++];
+        *req = MPI_REQUEST_NULL;
         int rc = is_send ? MPI_Isend(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
-                                     engine.comm, &reqs[(*nreq)++])
+                                     engine.comm, req)
                          : MPI_Irecv(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
-                                     engine.comm, &reqs[(*nreq)++]);
+                                     engine.comm, req);
         if (rc != MPI_SUCCESS)
             return engine_mpi_check(rc, is_send ? "MPI_Isend" : "MPI_Irecv");
     }
@@ -234,11 +256,7 @@ static mal_status_t post_segment(char *base, int64_t off, int64_t bytes, int pee
 mal_status_t engine_redist_p2p(const engine_plan_t *plan)
 {
     int64_t rb = plan->row_bytes;
-    size_t total = count_messages(plan->recv, plan->nrecv, rb) +
-                   count_messages(plan->send, plan->nsend, rb);
-    MPI_Request *reqs = malloc((total ? total : 1) * sizeof *reqs);
-    if (reqs == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for %zu requests", total);
+    MPI_Request *reqs = plan->requests;
     size_t nreq = 0;
     mal_status_t st = MAL_OK;
     for (size_t i = 0; i < plan->nrecv && !st; i++)
@@ -249,10 +267,10 @@ mal_status_t engine_redist_p2p(const engine_plan_t *plan)
         if (plan->send[i].peer != engine.rank)
             st = post_segment(plan->src, plan->send[i].src_offset * rb,
                               plan->send[i].rows * rb, plan->send[i].peer, true, reqs, &nreq);
-    if (!st)
-        engine_copy_local(plan);
-    if (!st)
-        st = engine_mpi_check(MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
-    free(reqs);
-    return st;
+    if (st) {
+        cancel_requests(reqs, nreq);
+        return st;
+    }
+    engine_copy_local(plan);
+    return engine_mpi_check(MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
