@@ -1,5 +1,5 @@
-/* The three executors of a transfer plan: one-sided gets (the engine), MPI_Alltoallv and
- * MPI_Isend/Irecv (the baselines). All read the old parts and write the new ones at the
+/* The executors of a transfer plan: one-sided (gets and puts sharing each segment, or
+ * gets only), MPI_Alltoallv and MPI_Isend/Irecv (the baselines). All read the old parts and write the new ones at the
  * addresses the plan gives, and all treat rows that stay on a rank alike (left in place,
  * or copied with memcpy), so they differ only in how remote rows travel. */
 #include "engine.h"
