@@ -114,16 +114,35 @@ typedef struct {
     int n;
 } bound_t;
 
+/* Buffers grow to the largest share seen (touched outside the timing), so a run needs
+ * no more memory for the bound than the pattern calls for. */
+static void ensure_bound_capacity(bound_t *b, size_t share)
+{
+    if (share <= b->capacity)
+        return;
+    free(b->src);
+    free(b->dst);
+    b->src = malloc(share);
+    b->dst = malloc(share);
+    if (b->src == NULL || b->dst == NULL) {
+        fprintf(stderr, "mal_bench_redist: no memory for a %zu-byte memcpy bound\n", share);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(b->src, 1, share);
+    memset(b->dst, 2, share);
+    b->capacity = share;
+}
+
 static void sample_memcpy(bound_t *b, long long moved)
 {
     size_t share = (size_t)(moved / nranks);
-    if (share > b->capacity)
-        share = b->capacity;
+    ensure_bound_capacity(b, share);
     MPI_Barrier(mal_comm());
     double t0 = MPI_Wtime();
     memcpy(b->dst, b->src, share);
     b->samples[b->n++] = max_over_ranks(MPI_Wtime() - t0);
-    b->src[b->n % (b->capacity ? b->capacity : 1)] ^= 1; /* keep the copies observable */
+    if (share > 0)
+        b->src[(size_t)b->n % share] ^= 1; /* keep the copies observable */
 }
 
 /* One repetition: returns the timed rebalance's duration (max over ranks). */
@@ -330,12 +349,7 @@ int main(int argc, char **argv)
                "ranks", "moved_MiB", "median_ms", "first_ms", "windows", "GB/s",
                "x_a2av", "x_memcpy");
     }
-    bound_t bound = {.capacity = (size_t)(o.size / nranks)};
-    bound.src = malloc(bound.capacity ? bound.capacity : 1);
-    bound.dst = malloc(bound.capacity ? bound.capacity : 1);
-    bound.samples = malloc(4 * (size_t)o.reps * sizeof *bound.samples);
-    memset(bound.src, 1, bound.capacity);
-    memset(bound.dst, 2, bound.capacity);
+    bound_t bound = {.samples = malloc(4 * (size_t)o.reps * sizeof *bound.samples)};
     int failed = 0;
     for (int i = 0; i < NPATTERNS; i++)
         if (o.pattern < 0 || o.pattern == i)
