@@ -44,13 +44,20 @@ extern "C" {
     X(MAL_ERR_NOMEM, -5, "out of memory")                                         \
     X(MAL_ERR_MPI, -6, "an MPI call failed")                                      \
     X(MAL_ERR_MISMATCH, -7, "arguments of a collective call differ between ranks") \
-    X(MAL_ERR_REMOTE, -8, "another rank failed in this collective call")
+    X(MAL_ERR_REMOTE, -8, "another rank failed in this collective call")          \
+    X(MAL_ERR_SPAWN, -9, "spawning processes failed")                             \
+    X(MAL_ERR_RELEASED, -10, "this process was released (call mal_finalize)")      \
+    X(MAL_RECONFIGURED, 1, "reconfigured: re-read pointers, rows and mal_comm()")  \
+    X(MAL_REMOVED, 2, "this process was released: leave the loop, mal_finalize")
 
-/** Status returned by every fallible libmal call: 0 on success, negative on error. */
+/** Status returned by every fallible libmal call: 0 on success, negative on error.
+ *  mal_step() and the reconfiguring calls also return the positive outcomes
+ *  MAL_RECONFIGURED and MAL_REMOVED; MAL_CONTINUE is MAL_OK under its loop name. */
 typedef enum {
 #define MAL_STATUS_ENUM_(name, value, text) name = value,
     MAL_STATUS_LIST(MAL_STATUS_ENUM_)
 #undef MAL_STATUS_ENUM_
+    MAL_CONTINUE = MAL_OK
 } mal_status_t;
 
 /**
@@ -89,7 +96,19 @@ typedef enum {
     MAL_REPLICATED = 2 /**< every rank holds all rows; a rebalance leaves it in place     */
 } mal_distribution_t;
 
-/** Run-time configuration. Fill it with mal_config_init() before changing fields. */
+/** How an expansion starts its processes (see mal_expand()). */
+typedef enum {
+    MAL_SPAWN_DEFAULT = 0, /**< MAL_SPAWN from the environment (per-call|batched), else
+                                MAL_SPAWN_PER_CALL                                  */
+    MAL_SPAWN_PER_CALL,    /**< one MPI_Comm_spawn per process: each new process is its
+                                own MPI job, so a later release lets it exit at once  */
+    MAL_SPAWN_BATCHED      /**< one MPI_Comm_spawn for all: faster to start, but a
+                                process released alone parks until its batch ends     */
+} mal_spawn_mode_t;
+
+/** Run-time configuration. Fill it with mal_config_init() before changing fields.
+ *  Strings are copied by mal_init(). A process spawned by libmal ignores the
+ *  configuration it passes to mal_init() and inherits its parents' (except log_errors). */
 typedef struct {
     /** Redistribution method; MAL_REDIST_DEFAULT lets the MAL_REDIST environment variable
      *  (rma|rma-get|alltoallv|p2p) choose, falling back to MAL_REDIST_RMA. Any other value wins
@@ -105,6 +124,33 @@ typedef struct {
     /** Print each error once to stderr, where it is found, prefixed with the rank.
      *  Default: true. */
     bool log_errors;
+    /** Reconfiguration plan applied by mal_step(), an operator override of the policy;
+     *  NULL: the MAL_PLAN environment variable (none when unset). Comma-separated
+     *  entries ITER:ACTION, iterations strictly increasing, where ACTION is
+     *  +N (spawn N processes; +Nb batched, +Np one per call, else spawn_mode),
+     *  -N (release the last N ranks), -@R:R:... (release these ranks, initial ones
+     *  too), or w=W:W:... (rebalance to one weight per rank). ITER counts completed
+     *  iterations: "10:+2" acts in the mal_step() call that ends the 10th iteration.
+     *  Example: "10:+2,20:-1,30:w=1:2:1". Default: NULL. */
+    const char *plan;
+    /** File to which one JSON line per reconfiguration is appended by rank 0; NULL: the
+     *  MAL_REPORT environment variable (no file when unset). Default: NULL. */
+    const char *report;
+    /** Print a one-line summary of each reconfiguration on rank 0 (stdout). Default:
+     *  true; the MAL_QUIET=1 environment variable turns it off. */
+    bool summary;
+    /** Spawn mode of plan entries without a b/p suffix. Default: MAL_SPAWN_DEFAULT. */
+    mal_spawn_mode_t spawn_mode;
+    /** Comma-separated host names for new processes, used in turn (MPI_Info "host");
+     *  NULL: MAL_HOSTS from the environment, else wherever the MPI runtime places them
+     *  (oversubscribing one node). Default: NULL. */
+    const char *hosts;
+    /** Program spawned by an expansion; NULL: this process's own executable
+     *  (/proc/self/exe). Default: NULL. */
+    const char *spawn_program;
+    /** NULL-terminated arguments given to spawned processes (without the program name);
+     *  NULL: this process's own arguments (/proc/self/cmdline). Default: NULL. */
+    char *const *spawn_argv;
 } mal_config_t;
 
 /**
@@ -115,17 +161,27 @@ typedef struct {
 mal_status_t mal_config_init(mal_config_t *config);
 
 /**
- * @brief Initialise libmal over a duplicate of @p comm.
+ * @brief Initialise libmal over a duplicate of @p comm, or join a running application.
  * @param comm    The communicator of the malleable application (usually MPI_COMM_WORLD).
  *                It is duplicated; the caller keeps ownership of @p comm.
  * @param config  Configuration, copied; NULL means the defaults of mal_config_init().
- * @return MAL_OK; MAL_ERR_ARG for MPI_COMM_NULL, an intercommunicator or bad fields;
- *         MAL_ERR_ALREADY_INITIALIZED if called twice without mal_finalize();
- *         MAL_ERR_MPI if MPI is not initialised or duplication fails;
- *         MAL_ERR_MISMATCH if headroom, min_rows, the method or MAL_MAX_COUNT differ
- *         between ranks; MAL_ERR_REMOTE if another rank failed.
+ * @return MAL_OK; MAL_ERR_ARG for MPI_COMM_NULL, an intercommunicator or bad fields
+ *         (including a malformed plan); MAL_ERR_ALREADY_INITIALIZED if called twice
+ *         without mal_finalize(); MAL_ERR_MPI if MPI is not initialised or duplication
+ *         fails; MAL_ERR_MISMATCH if headroom, min_rows, the method, MAL_MAX_COUNT, the
+ *         plan or the spawn settings differ between ranks; MAL_ERR_REMOTE if another
+ *         rank failed.
  * @note Collective over @p comm. MPI must be initialised (MPI_THREAD_SINGLE suffices:
  *       libmal makes MPI calls only from the thread that calls it).
+ *
+ * A process started by a libmal expansion (it has an MPI parent) runs the same main():
+ * here it joins the malleable communicator instead, receives the configuration, the
+ * iteration number, the carried values and every registered structure with its new
+ * partition already written into its windows. Its mal_alloc_window() calls then hand
+ * those structures back without communicating (mal_is_initial() is false and
+ * mal_iteration() tells where to resume). If the expansion it was spawned for is
+ * abandoned (another spawn or an allocation failed), the process takes no part in the
+ * application: mal_init() finalizes MPI and exits it with status 0.
  */
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config);
 
@@ -134,6 +190,11 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config);
  * @return MAL_OK, or MAL_ERR_NOT_INITIALIZED.
  * @note Collective over mal_comm(). Every ::mal_array_t handle and every local pointer
  *       becomes invalid. Call it before MPI_Finalize(). mal_init() may be called again.
+ *       On a process that mal_step() released (MAL_REMOVED) it is local, but it returns
+ *       only when the other processes of the same MPI job (its MPI_COMM_WORLD) reach
+ *       mal_finalize() too, since MPI cannot finalize part of a job: a released initial
+ *       process parks here in a wait that polls with growing sleeps (no busy CPU); a
+ *       process spawned alone returns at once and can exit.
  */
 mal_status_t mal_finalize(void);
 
@@ -143,8 +204,9 @@ bool mal_initialized(void);
 /**
  * @brief The malleable communicator.
  * @return The library's communicator, or MPI_COMM_NULL before mal_init(). It belongs to
- *         the library: do not free it. It stays valid until mal_finalize() (and, once
- *         processes can be added or removed, until the next reconfiguration).
+ *         the library: do not free it. It stays valid until the next reconfiguration
+ *         (mal_step() returning MAL_RECONFIGURED) or mal_finalize(); MPI_COMM_NULL on a
+ *         process that was released.
  * @note Not collective.
  */
 MPI_Comm mal_comm(void);
@@ -277,6 +339,107 @@ mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats);
  * @return 0 when not initialised. Not collective.
  */
 int mal_window_count(void);
+
+/* ---------------------------------------------------------------------------------- */
+/* Malleability: the iteration loop, growing and shrinking.                           */
+/* ---------------------------------------------------------------------------------- */
+
+/** What a reconfiguration did. */
+typedef enum {
+    MAL_ACTION_NONE = 0,
+    MAL_ACTION_EXPAND,   /**< processes were spawned and merged               */
+    MAL_ACTION_SHRINK,   /**< processes were released                          */
+    MAL_ACTION_REBALANCE /**< same processes, new weights                      */
+} mal_action_t;
+
+/** Figures of the most recent reconfiguration, identical on every rank that took part
+ *  (times are the maximum over the ranks, bytes the sum). */
+typedef struct {
+    mal_action_t action;
+    int64_t iteration;       /**< mal_iteration() when it happened                  */
+    int procs_before;
+    int procs_after;         /**< equals procs_before when it failed                */
+    int64_t bytes_moved;     /**< bytes that changed owner, all structures          */
+    double spawn_seconds;    /**< spawning and merging (expand)                     */
+    double window_seconds;   /**< creating the windows on the new communicator      */
+    double redist_seconds;   /**< moving the data, including agreeing on success    */
+    double total_seconds;    /**< the whole reconfiguration                         */
+    mal_status_t status;     /**< MAL_OK, or why it was abandoned                   */
+} mal_reconfig_stats_t;
+
+/**
+ * @brief End of one iteration: count it and carry out what the plan says now.
+ * @return MAL_CONTINUE (nothing changed); MAL_RECONFIGURED (processes were added or
+ *         removed, or the layout changed: re-read mal_comm(), mal_local_data(),
+ *         mal_first_row() and mal_local_rows()); MAL_REMOVED (this process was released:
+ *         leave the loop and call mal_finalize()); MAL_ERR_NOT_INITIALIZED. A negative
+ *         code (MAL_ERR_SPAWN, MAL_ERR_NOMEM, ...) means a planned reconfiguration was
+ *         abandoned: the application goes on with its old processes, layout and data,
+ *         and the reason is in mal_error_message() and the report.
+ * @note Collective over mal_comm(), but between planned actions it only increments a
+ *       counter: no communication.
+ */
+mal_status_t mal_step(void);
+
+/** @brief Iterations completed (mal_step() calls since mal_init(), carried to spawned
+ *  processes). 0 before mal_init(). Not collective. */
+int64_t mal_iteration(void);
+
+/** @brief False on a process started by a libmal expansion (its data arrive with the
+ *  structures, it must not load input). True otherwise. Not collective. */
+bool mal_is_initial(void);
+
+/**
+ * @brief Register a value carried to processes that join later (e.g. a residual).
+ * @param name   1..63 characters. Registering a name again replaces the entry.
+ * @param value  Memory of @p bytes bytes that libmal reads at each expansion (from rank
+ *               0) and, on a joining process, overwrites with the carried bytes here.
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL, bad name, 0 or more than
+ *         1 MiB); MAL_ERR_NOMEM; MAL_ERR_MISMATCH on a joining process when the carried
+ *         value has another size.
+ * @note Not collective. The iteration number is carried without registration.
+ */
+mal_status_t mal_register_value(const char *name, void *value, size_t bytes);
+
+/**
+ * @brief Add @p count processes now (what a "+N" plan entry does).
+ * @param count   Processes to spawn, >= 1.
+ * @param mode    MAL_SPAWN_PER_CALL, MAL_SPAWN_BATCHED or MAL_SPAWN_DEFAULT (config).
+ * @param weights One weight per process of the new set (old ranks first, new ones
+ *                last), as for mal_rebalance(); NULL for an even split.
+ * @return MAL_RECONFIGURED; MAL_ERR_ARG; MAL_ERR_SPAWN (program missing or not
+ *         executable, no free slot, bad host); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
+ *         MAL_ERR_MISMATCH when the arguments differ between ranks. On error the
+ *         application keeps its processes, layout and data; spawned processes exit.
+ * @note Collective over mal_comm(). New processes run main() from the start and join
+ *       in mal_init(); they get the ranks after the existing ones. Every structure is
+ *       moved to its new layout in windows created on the new communicator: the old
+ *       owners write the newcomers' rows with MPI_Put (method rma/rma-get) or the
+ *       configured baseline moves them over the new communicator.
+ */
+mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights);
+
+/**
+ * @brief Release processes now (what a "-N" or "-@R:R" plan entry does).
+ * @param count   Number of processes to release, 1 .. size-1.
+ * @param ranks   The ranks to release (count distinct ranks of mal_comm(), initial ones
+ *                allowed), or NULL for the last @p count ranks.
+ * @param weights One weight per remaining process (in their new rank order), or NULL
+ *                for an even split.
+ * @return MAL_RECONFIGURED on the remaining processes, MAL_REMOVED on the released
+ *         ones; errors as for mal_expand() (nothing changes on error).
+ * @note Collective over mal_comm(). The remaining processes pull the released ranks'
+ *       rows with MPI_Get before anyone leaves; survivors keep their relative order.
+ */
+mal_status_t mal_shrink(int count, const int *ranks, const double *weights);
+
+/**
+ * @brief Figures of the most recent reconfiguration (expand, shrink, or a plan's
+ *        rebalance), successful or not.
+ * @return MAL_ERR_ARG for NULL, MAL_ERR_NOT_INITIALIZED, else MAL_OK (action
+ *         MAL_ACTION_NONE before the first). Not collective.
+ */
+mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats);
 
 #ifdef __cplusplus
 }

@@ -15,40 +15,50 @@ int64_t engine_grown_capacity(int64_t rows)
 }
 
 /* Private copy of the capacities, or an error when this rank cannot hold its part. */
-static mal_status_t copy_caps(const int64_t *caps, int64_t row_bytes, int64_t **out)
+static mal_status_t copy_caps(const int64_t *caps, int64_t row_bytes, int rank, int size,
+                              int64_t **out)
 {
     if (caps == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory for window capacities");
-    if (caps[engine.rank] > INT64_MAX / row_bytes)
+    if (caps[rank] > INT64_MAX / row_bytes)
         return engine_fail(MAL_ERR_NOMEM, "a window of %lld rows of %lld bytes overflows",
-                           (long long)caps[engine.rank], (long long)row_bytes);
-    *out = malloc((size_t)engine.size * sizeof **out);
+                           (long long)caps[rank], (long long)row_bytes);
+    *out = malloc((size_t)size * sizeof **out);
     if (*out == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for %d capacities", engine.size);
-    memcpy(*out, caps, (size_t)engine.size * sizeof **out);
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d capacities", size);
+    memcpy(*out, caps, (size_t)size * sizeof **out);
     return MAL_OK;
 }
 
 mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
                                  const int64_t *caps)
 {
+    return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps);
+}
+
+mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
+                                    const int64_t *caps)
+{
     engine_buffer_t b = {.win = MPI_WIN_NULL};
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     /* Window creation is collective: a rank that cannot take part says so first, so the
      * others fail with it instead of waiting in MPI_Win_allocate. */
-    mal_status_t st = engine_agree(copy_caps(caps, row_bytes, &b.caps), 0,
-                                   "window allocation");
+    mal_status_t st = engine_agree_in(comm, copy_caps(caps, row_bytes, rank, size, &b.caps),
+                                      0, "window allocation");
     if (st) {
         free(b.caps);
         return st;
     }
-    MPI_Aint bytes = (MPI_Aint)(caps[engine.rank] * row_bytes);
+    MPI_Aint bytes = (MPI_Aint)(caps[rank] * row_bytes);
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "same_disp_unit", "true");
     /* MPI_Win_allocate, not MPI_Win_create: with osc ucx only allocated windows returned
      * correct data here (DESIGN.md, platform facts). Byte displacements keep 64-bit
      * offsets exact whatever the row size. */
-    int rc = MPI_Win_allocate(bytes, 1, info, engine.comm, &b.base, &b.win);
+    int rc = MPI_Win_allocate(bytes, 1, info, comm, &b.base, &b.win);
     MPI_Info_free(&info);
     if ((st = engine_mpi_check(rc, "MPI_Win_allocate"))) {
         free(b.caps);
@@ -59,7 +69,7 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
      * barrier keeps other ranks' puts from arriving before this memset has run. */
     if (bytes > 0)
         memset(b.base, 0, (size_t)bytes);
-    MPI_Barrier(engine.comm);
+    MPI_Barrier(comm);
     engine.windows++;
     *buf = b;
     return MAL_OK;
@@ -165,6 +175,17 @@ static uint64_t alloc_fingerprint(const char *name, int64_t global_rows, int64_t
     return engine_hash(h, fields, sizeof fields);
 }
 
+void engine_initial_place(mal_distribution_t dist, int64_t global_rows,
+                          const int64_t *bounds, int nprocs, int64_t *caps,
+                          int64_t *offsets)
+{
+    for (int r = 0; r < nprocs; r++) {
+        int64_t rows = bounds[r + 1] - bounds[r];
+        caps[r] = dist == MAL_REPLICATED ? global_rows : engine_grown_capacity(rows);
+        offsets[r] = dist == MAL_REPLICATED ? 0 : (caps[r] - rows) / 2;
+    }
+}
+
 /* Initial layout and buffers: an even block split with headroom split evenly before and
  * after each part, so a later rebalance can grow a part in either direction without
  * moving the rows it keeps. Double-buffered for the moves that do not fit in place; a
@@ -173,12 +194,9 @@ static mal_status_t create_buffers(mal_array_t *a)
 {
     int p = engine.size;
     int64_t *caps = malloc((size_t)p * sizeof *caps);
-    for (int r = 0; r < p && caps != NULL; r++) {
-        int64_t rows = a->bounds[r + 1] - a->bounds[r];
-        caps[r] = a->distribution == MAL_REPLICATED ? a->global_rows
-                                                    : engine_grown_capacity(rows);
-        a->offsets[r] = a->distribution == MAL_REPLICATED ? 0 : (caps[r] - rows) / 2;
-    }
+    if (caps != NULL)
+        engine_initial_place(a->distribution, a->global_rows, a->bounds, p, caps,
+                             a->offsets);
     /* A NULL caps still takes part in the collective allocation, as a failure. */
     int nbuf = a->distribution == MAL_BLOCK ? 2 : 1;
     mal_status_t st = MAL_OK;
@@ -214,6 +232,38 @@ static mal_array_t *new_array(const char *name, int64_t global_rows, int64_t row
     return a;
 }
 
+/* Structures that arrived with a join and were not handed back yet. */
+static int adoptable_count(void)
+{
+    int n = 0;
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+        n += a->adoptable;
+    return n;
+}
+
+/* On a joining process: hand back a structure that arrived with the join, after
+ * checking the program asks for the same one. Local: the others are not calling. */
+static mal_status_t adopt(mal_array_t *a, MPI_Datatype type, int64_t global_rows,
+                          int64_t row_len, mal_distribution_t dist, mal_array_t **array)
+{
+    int64_t row_bytes = row_bytes_of(type, row_len, global_rows);
+    if (row_bytes <= 0)
+        return MAL_ERR_ARG;
+    if (array == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): array is NULL", a->name);
+    if (global_rows != a->global_rows || row_len != a->row_len ||
+        row_bytes != a->row_bytes || dist != a->distribution)
+        return engine_fail(MAL_ERR_MISMATCH, "mal_alloc_window(\"%s\") on a joining process: "
+                           "%lld rows x %lld (%lld bytes) dist %d, but the application holds "
+                           "%lld x %lld (%lld bytes) dist %d", a->name, (long long)global_rows,
+                           (long long)row_len, (long long)row_bytes, (int)dist,
+                           (long long)a->global_rows, (long long)a->row_len,
+                           (long long)a->row_bytes, (int)a->distribution);
+    a->adoptable = false;
+    *array = a;
+    return MAL_OK;
+}
+
 mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
                               int64_t row_len, mal_distribution_t distribution,
                               mal_array_t **array)
@@ -221,6 +271,15 @@ mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t globa
     mal_status_t st = engine_require_init("mal_alloc_window");
     if (st)
         return st;
+    mal_array_t *joined = name != NULL ? find(name) : NULL;
+    if (joined != NULL && joined->adoptable)
+        return adopt(joined, type, global_rows, row_len, distribution, array);
+    /* A collective allocation here would wait for processes that are not making it. */
+    if (adoptable_count() > 0)
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): this process joined a "
+                           "running application and must first register the %d structures "
+                           "it received (the ones the others hold)", name ? name : "(null)",
+                           adoptable_count());
     int64_t row_bytes = 0;
     st = check_alloc_args(name, type, global_rows, row_len, distribution, array, &row_bytes);
     uint64_t fp = st ? 0 : alloc_fingerprint(name, global_rows, row_len, row_bytes,

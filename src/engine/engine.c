@@ -18,6 +18,7 @@ mal_status_t mal_config_init(mal_config_t *config)
         .headroom = 0.5,
         .min_rows = 0,
         .log_errors = true,
+        .summary = true,
     };
     return MAL_OK;
 }
@@ -111,6 +112,30 @@ static uint64_t settings_fingerprint(const mal_config_t *c, mal_redist_t method,
     return engine_hash(h, v, sizeof v);
 }
 
+/* Settings, plan and method: everything mal_init validates, on this rank. */
+static mal_status_t resolve_all(const mal_config_t *cfg, mal_redist_t *method,
+                                int64_t *limit)
+{
+    mal_status_t st = check_config(cfg);
+    if (!st)
+        st = engine_resolve_method(cfg->redist, method, "mal_init: config->redist");
+    if (!st)
+        st = read_count_limit(limit);
+    if (!st)
+        st = engine_settings_resolve(cfg, &engine.settings);
+    char err[256];
+    if (!st && schedule_parse(engine.settings.plan, &engine.schedule, err, sizeof err) != 0)
+        st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", engine.settings.plan, err);
+    return st;
+}
+
+static void release_state(void)
+{
+    engine_settings_free(&engine.settings);
+    schedule_free(&engine.schedule);
+    engine_free_values();
+}
+
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
 {
     if (engine.initialized)
@@ -120,26 +145,32 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     if (config != NULL)
         cfg = *config;
     engine_set_logging(cfg.log_errors);
-    MPI_Comm dup;
+    MPI_Comm dup, parent = MPI_COMM_NULL;
     mal_status_t st = check_comm(comm);
+    if (!st)
+        MPI_Comm_get_parent(&parent);
+    if (!st && parent != MPI_COMM_NULL)
+        return engine_join(parent, &cfg);
     if (st || (st = engine_mpi_check(MPI_Comm_dup(comm, &dup), "mal_init: MPI_Comm_dup")))
         return st;
     /* Errors inside libmal become status codes, not aborts: a failed rebalance must
      * leave the application running with its data. */
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    engine = (engine_state_t){.comm = dup, .config = cfg};
+    engine = (engine_state_t){.comm = dup, .config = cfg, .initial = true};
     MPI_Comm_rank(dup, &engine.rank);
     MPI_Comm_size(dup, &engine.size);
     /* Validate after the duplication, so a rank with a bad setting fails together with
      * the others instead of leaving them in a collective. */
     mal_redist_t method = MAL_REDIST_RMA;
     int64_t limit = 0;
-    if (!(st = check_config(&cfg)) &&
-        !(st = engine_resolve_method(cfg.redist, &method, "mal_init: config->redist")))
-        st = read_count_limit(&limit);
-    st = engine_agree(st, st ? 0 : settings_fingerprint(&cfg, method, limit),
-                      "mal_init (config, MAL_REDIST, MAL_MAX_COUNT)");
+    st = resolve_all(&cfg, &method, &limit);
+    uint64_t fp = st ? 0 : engine_settings_fingerprint(&engine.settings,
+                                                       settings_fingerprint(&cfg, method, limit));
+    st = engine_agree(st, fp, "mal_init (config, MAL_REDIST, MAL_MAX_COUNT, plan, spawn)");
+    if (!st)
+        st = engine_mpi_check(MPI_Comm_dup(comm, &engine.job), "mal_init: MPI_Comm_dup");
     if (st) {
+        release_state();
         MPI_Comm_free(&engine.comm);
         engine = (engine_state_t){.comm = MPI_COMM_NULL};
         return st;
@@ -153,15 +184,19 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
 
 mal_status_t mal_finalize(void)
 {
-    mal_status_t st = engine_require_init("mal_finalize");
-    if (st)
-        return st;
+    if (!engine.initialized)
+        return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_finalize called before mal_init");
     while (engine.arrays != NULL) {
         mal_array_t *a = engine.arrays;
         engine.arrays = a->next;
         engine_array_destroy(a);
     }
-    MPI_Comm_free(&engine.comm);
+    if (engine.comm != MPI_COMM_NULL)
+        MPI_Comm_free(&engine.comm);
+    /* MPI finalizes whole jobs: meet the rest of this one (parked if released). */
+    engine_park(engine.removed);
+    MPI_Comm_free(&engine.job);
+    release_state();
     engine = (engine_state_t){.comm = MPI_COMM_NULL};
     engine_set_logging(true);
     return MAL_OK;
@@ -218,11 +253,19 @@ uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes)
 
 mal_status_t engine_agree(mal_status_t local, uint64_t fingerprint, const char *call)
 {
+    return engine_agree_in(engine.comm, local, fingerprint, call);
+}
+
+mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerprint,
+                             const char *call)
+{
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
     /* One MAX-allreduce carries: worst status, a failing rank, and the fingerprint's
      * max and min (as max of its negation); 62 bits keep the negation in range. */
     int64_t fp = (int64_t)(fingerprint >> 2);
-    int64_t v[4] = {-(int64_t)local, local ? engine.rank : -1, fp, -fp};
-    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, engine.comm);
+    int64_t v[4] = {-(int64_t)local, local ? rank : -1, fp, -fp};
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, comm);
     if (local)
         return local;
     if (rc != MPI_SUCCESS)

@@ -4,6 +4,7 @@
 
 #include "mal.h"
 #include "partition.h"
+#include "schedule.h"
 
 #include <stdint.h>
 
@@ -28,8 +29,32 @@ struct mal_array {
                                  * in rows (all ranks)                             */
     engine_buffer_t buf[2];     /* buf[current] holds the data, the other is spare */
     int current;
+    bool adoptable;             /* arrived with a join: the next mal_alloc_window of
+                                 * this name hands it back without communicating    */
     struct mal_array *next;
 };
+
+/* A value registered with mal_register_value, or (pending) one carried to a joining
+ * process and not yet claimed by its mal_register_value. */
+typedef struct engine_value {
+    char name[ENGINE_NAME_MAX];
+    void *ptr;                  /* user memory; NULL while pending                  */
+    unsigned char *carried;     /* bytes received at the join; NULL once claimed    */
+    size_t bytes;
+    struct engine_value *next;
+} engine_value_t;
+
+/* Settings of dynamic process management, resolved from the configuration and the
+ * environment at mal_init and carried to every spawned process. Strings are owned. */
+typedef struct {
+    char *plan;                 /* plan text ("" when none)                         */
+    char *report;               /* JSON-lines report path, NULL for none            */
+    char *hosts;                /* comma-separated host list, NULL for none         */
+    char *program;              /* what an expansion spawns                         */
+    char **argv;                /* its arguments, NULL-terminated                   */
+    mal_spawn_mode_t spawn_mode;/* resolved: never MAL_SPAWN_DEFAULT                */
+    bool summary;
+} engine_settings_t;
 
 typedef struct {
     bool initialized;
@@ -42,6 +67,17 @@ typedef struct {
     mal_array_t *arrays;
     int windows;
     mal_rebalance_stats_t last;
+    /* Malleability. */
+    MPI_Comm job;               /* this process's MPI job (its MPI_COMM_WORLD peers
+                                 * that use libmal): they finalize MPI together      */
+    bool initial;               /* not started by a libmal expansion               */
+    bool removed;               /* released by a shrink: only mal_finalize is left  */
+    int64_t iteration;          /* mal_step calls, carried to joiners               */
+    engine_settings_t settings;
+    schedule_t schedule;
+    size_t next_action;         /* first plan entry not yet carried out             */
+    engine_value_t *values;
+    mal_reconfig_stats_t reconfig;
 } engine_state_t;
 
 extern engine_state_t engine;
@@ -68,15 +104,28 @@ uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes);
  * keep their status; the others get MAL_ERR_REMOTE, or MAL_ERR_MISMATCH when the
  * fingerprints differ. One small allreduce. */
 mal_status_t engine_agree(mal_status_t local, uint64_t fingerprint, const char *call);
+/* The same over another communicator (a reconfiguration spans old and new ranks). */
+mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerprint,
+                             const char *call);
 
 /* Resolve MAL_REDIST_DEFAULT from the environment; MAL_ERR_ARG (naming `call`) on an
  * unknown value. */
 mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
                                    const char *call);
 
+/* Initial layout of a structure over `nprocs` ranks with block bounds `bounds`: the
+ * capacity of every rank (headroom split before and after the part) and where each
+ * part starts in it (array.c). */
+void engine_initial_place(mal_distribution_t dist, int64_t global_rows,
+                          const int64_t *bounds, int nprocs, int64_t *caps,
+                          int64_t *offsets);
+
 /* Windows of a structure (array.c). */
 mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
                                  const int64_t *caps);
+/* The same over `comm` (a communicator being built by a reconfiguration). */
+mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
+                                    const int64_t *caps);
 void engine_buffer_free(engine_buffer_t *buf);
 /* Free a structure's windows (collective) and memory; the caller unlinks it. */
 void engine_array_destroy(mal_array_t *a);
@@ -88,6 +137,9 @@ char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows);
 /* One structure's transfer plan as the executors (redist.c) see it. Offsets in segments
  * are rows relative to the part starts; all ranks compute the same plan data. */
 typedef struct {
+    MPI_Comm comm;             /* the communicator of both layouts: ranks are parts  */
+    int me;                    /* this rank in comm                                  */
+    int nprocs;                /* size of comm = parts of both layouts               */
     const int64_t *old_bounds; /* layouts of every rank: decisions that must agree */
     const int64_t *new_bounds; /* across ranks are taken from these, not the segments */
     const partition_segment_t *recv;
@@ -112,12 +164,94 @@ typedef struct {
  * before the collective part begins (no allocation can fail half-way through it). */
 size_t engine_p2p_messages(const engine_plan_t *plan);
 
-/* Issue the one-sided calls of the plan inside epochs already open on src_win and (with
- * `push`) dst_win: MPI_Get for the pulled share of every incoming segment, MPI_Put for
- * the pushed share of every outgoing one (none without `push`). */
-mal_status_t engine_redist_rma(const engine_plan_t *plan, bool push);
+/* Who copies a segment: both sides sharing it (a rebalance, where every rank has both
+ * windows), the destination alone (a shrink: only the old windows span everyone), or
+ * the source alone (an expansion: only the new windows span everyone). */
+typedef enum { ENGINE_RMA_SPLIT, ENGINE_RMA_PULL, ENGINE_RMA_PUSH } engine_rma_mode_t;
+
+/* Issue the one-sided calls of the plan inside epochs already open on the windows the
+ * mode uses: MPI_Get on src_win for the pulled share of every incoming segment, MPI_Put
+ * on dst_win for the pushed share of every outgoing one. */
+mal_status_t engine_redist_rma(const engine_plan_t *plan, engine_rma_mode_t mode);
 mal_status_t engine_redist_alltoallv(const engine_plan_t *plan);
 mal_status_t engine_redist_p2p(const engine_plan_t *plan);
 void engine_copy_local(const engine_plan_t *plan);
+
+/* Settings (dpm.c). */
+mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t *out);
+void engine_settings_free(engine_settings_t *s);
+uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash);
+
+/* Dynamic process management (dpm.c). */
+/* On rank 0 only: spawn `n` processes over MPI_COMM_SELF (a failure there cannot leave
+ * other ranks inside MPI_Comm_spawn) and merge with them into *pair (rank 0 = this). */
+mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair);
+/* Collective over `members` (and the children through `pair`, significant on rank 0
+ * only): an intracommunicator with the members first and the children last. */
+mal_status_t engine_join_members(MPI_Comm members, MPI_Comm pair, MPI_Comm *joined);
+/* The children's side of engine_join_members. */
+mal_status_t engine_join_children(MPI_Comm pair, MPI_Comm *joined);
+/* Wait, without spinning, until every process of this MPI job reaches this call. */
+void engine_park(bool report);
+/* A spawned process whose expansion was abandoned: finalize and exit. */
+_Noreturn void engine_leave_abandoned(MPI_Comm *comm);
+
+/* One structure in a reconfiguration: its layouts over the union communicator U (the
+ * old one for a shrink, the merged one for an expansion), where its new part goes in
+ * the window created over the new communicator N, and the plan between them. */
+typedef struct {
+    mal_array_t *array;
+    int64_t *old_bounds;        /* n_u + 1: old parts, empty for joiners         */
+    int64_t *new_bounds;        /* n_u + 1: new parts, empty for leavers         */
+    int64_t *new_bounds_n;      /* n_n + 1: the same over N                      */
+    int64_t *new_offsets;       /* n_u: part starts in the target window, rows   */
+    int64_t *new_offsets_n;     /* n_n: the same over N                          */
+    int64_t *caps;              /* n_n: target capacities                        */
+    int64_t *flows;             /* 2 n_u                                         */
+    partition_segment_t *segs;  /* 2 n_u                                         */
+    engine_buffer_t target;     /* the new window (none on a leaver)             */
+    engine_plan_t plan;
+} engine_carry_t;
+
+typedef struct {
+    mal_action_t action;
+    MPI_Comm u;                 /* spans every process that gives or gets data   */
+    int me_u, n_u;
+    MPI_Comm n;                 /* the new communicator; MPI_COMM_NULL on leavers */
+    int me_n, n_n;
+    int *n_of_u;                /* N rank of each U rank, -1 for a leaver        */
+    int old_procs;              /* U ranks below it held the old layout          */
+    const double *weights;      /* n_n weights of the new layout, NULL = even    */
+    engine_carry_t *carries;
+    int count;
+    int64_t bytes_in;           /* bytes this rank received                      */
+    double t_windows, t_redist; /* seconds                                       */
+} engine_reconfig_t;
+
+/* Reconfiguration data phase (reconfig.c), run by every process of U with the same
+ * structures in the same order: plan, create the new windows over N, move, agree over
+ * U. `local` is this rank's status so far (a failure is agreed, not acted on alone).
+ * On failure the new windows are gone and the old ones untouched. */
+mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local);
+/* Free what engine_reconfig_move planned (not the structures or windows it kept). */
+void engine_reconfig_release(engine_reconfig_t *rc);
+/* Give the structures their new windows and layouts over N; the old windows are freed
+ * (collective over the old communicator on the processes that had them). */
+void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old);
+
+/* Joining (join.c): mal_init of a process started by an expansion. */
+mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg);
+/* Rank 0's side: send what a child needs to join, `remaining` joins after its own. */
+mal_status_t engine_send_join_info(MPI_Comm pair, int remaining, int new_procs,
+                                   const double *weights);
+/* Tell children that their spawn is abandoned (before they joined). */
+void engine_send_join_abort(MPI_Comm pair);
+
+/* Free the registered and carried values (step.c). */
+void engine_free_values(void);
+
+/* Reconfiguration report (step.c): reduce the figures over `comm`, store them, and on
+ * its rank 0 write the JSON line and the summary. */
+void engine_report(MPI_Comm comm, mal_reconfig_stats_t *local);
 
 #endif /* MAL_ENGINE_H */

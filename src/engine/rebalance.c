@@ -95,6 +95,9 @@ static mal_status_t plan_move(move_t *m, const double *weights)
     m->in_place = m->changed && fits_in_place(a, m->new_bounds, m->new_offsets);
     partition_flows(a->bounds, m->new_bounds, p, m->flows, m->flows + p);
     m->plan = (engine_plan_t){
+        .comm = engine.comm,
+        .me = engine.rank,
+        .nprocs = p,
         .old_bounds = a->bounds,
         .new_bounds = m->new_bounds,
         .recv = m->segs,
@@ -246,8 +249,8 @@ static mal_status_t execute(rebalance_t *rb)
         switch (engine.method) {
         case MAL_REDIST_ALLTOALLV: st = engine_redist_alltoallv(&m->plan); break;
         case MAL_REDIST_P2P: st = engine_redist_p2p(&m->plan); break;
-        case MAL_REDIST_RMA_GET: st = engine_redist_rma(&m->plan, false); break;
-        default: st = engine_redist_rma(&m->plan, true); break;
+        case MAL_REDIST_RMA_GET: st = engine_redist_rma(&m->plan, ENGINE_RMA_PULL); break;
+        default: st = engine_redist_rma(&m->plan, ENGINE_RMA_SPLIT); break;
         }
     }
     /* One-sided: every transfer is in flight; copy the rows that stay meanwhile. */

@@ -24,7 +24,7 @@ void engine_copy_local(const engine_plan_t *plan)
     int64_t rb = plan->row_bytes;
     for (size_t i = 0; i < plan->nrecv; i++) {
         const partition_segment_t *s = &plan->recv[i];
-        if (s->peer == engine.rank)
+        if (s->peer == plan->me)
             memcpy(plan->dst + s->dst_offset * rb, plan->src + s->src_offset * rb,
                    (size_t)(s->rows * rb));
     }
@@ -48,28 +48,38 @@ static mal_status_t rma_transfer(bool put, char *buf, int64_t bytes, int peer, i
     return MAL_OK;
 }
 
-mal_status_t engine_redist_rma(const engine_plan_t *plan, bool push)
+/* Rows of a segment its source writes; the destination reads the rest. */
+static int64_t pushed_rows(engine_rma_mode_t mode, int64_t rows, int64_t dst_in,
+                           int64_t src_out)
+{
+    switch (mode) {
+    case ENGINE_RMA_PULL: return 0;
+    case ENGINE_RMA_PUSH: return rows;
+    case ENGINE_RMA_SPLIT: break;
+    }
+    return partition_push_rows(rows, dst_in, src_out);
+}
+
+mal_status_t engine_redist_rma(const engine_plan_t *plan, engine_rma_mode_t mode)
 {
     int64_t rb = plan->row_bytes;
-    int me = engine.rank;
+    int me = plan->me;
     mal_status_t st = MAL_OK;
     /* Pull the head of each incoming segment; its source pushes the tail. */
-    for (size_t i = 0; i < plan->nrecv && !st; i++) {
+    for (size_t i = 0; i < plan->nrecv && mode != ENGINE_RMA_PUSH && !st; i++) {
         const partition_segment_t *s = &plan->recv[i];
         if (s->peer == me)
             continue;
-        int64_t pushed = push ? partition_push_rows(s->rows, plan->in_rows[me],
-                                                    plan->out_rows[s->peer]) : 0;
+        int64_t pushed = pushed_rows(mode, s->rows, plan->in_rows[me], plan->out_rows[s->peer]);
         st = rma_transfer(false, plan->dst + s->dst_offset * rb, (s->rows - pushed) * rb,
                           s->peer, (plan->src_offsets[s->peer] + s->src_offset) * rb,
                           plan->src_win);
     }
-    for (size_t i = 0; i < plan->nsend && push && !st; i++) {
+    for (size_t i = 0; i < plan->nsend && mode != ENGINE_RMA_PULL && !st; i++) {
         const partition_segment_t *s = &plan->send[i];
         if (s->peer == me)
             continue;
-        int64_t pushed = partition_push_rows(s->rows, plan->in_rows[s->peer],
-                                             plan->out_rows[me]);
+        int64_t pushed = pushed_rows(mode, s->rows, plan->in_rows[s->peer], plan->out_rows[me]);
         int64_t head = s->rows - pushed;
         st = rma_transfer(true, plan->src + (s->src_offset + head) * rb, pushed * rb, s->peer,
                           (plan->dst_offsets[s->peer] + s->dst_offset + head) * rb,
@@ -79,12 +89,12 @@ mal_status_t engine_redist_rma(const engine_plan_t *plan, bool push)
 }
 
 /* Alltoallv counts and displacements in rows (the rank's own rows are copied apart). */
-static void fill_counts(const partition_segment_t *segs, size_t n, bool use_src,
+static void fill_counts(const partition_segment_t *segs, size_t n, int me, bool use_src,
                         int *counts, int *displs)
 {
     for (size_t i = 0; i < n; i++) {
         const partition_segment_t *s = &segs[i];
-        if (s->peer == engine.rank)
+        if (s->peer == me)
             continue;
         counts[s->peer] = (int)s->rows;
         displs[s->peer] = (int)(use_src ? s->src_offset : s->dst_offset);
@@ -96,7 +106,7 @@ static void fill_counts(const partition_segment_t *segs, size_t n, bool use_src,
  * collective (a rank-local test could pair Alltoallv with Alltoallw and hang). */
 static bool rows_fit_counts(const engine_plan_t *plan)
 {
-    for (int r = 0; r < engine.size; r++)
+    for (int r = 0; r < plan->nprocs; r++)
         if (plan->old_bounds[r + 1] - plan->old_bounds[r] > engine.count_limit ||
             plan->new_bounds[r + 1] - plan->new_bounds[r] > engine.count_limit)
             return false;
@@ -129,12 +139,12 @@ out:
     return st;
 }
 
-static mal_status_t fill_types(const partition_segment_t *segs, size_t n, bool use_src,
-                               int64_t rb, int *counts, MPI_Datatype *types)
+static mal_status_t fill_types(const partition_segment_t *segs, size_t n, int me,
+                               bool use_src, int64_t rb, int *counts, MPI_Datatype *types)
 {
     for (size_t i = 0; i < n; i++) {
         const partition_segment_t *s = &segs[i];
-        if (s->peer == engine.rank)
+        if (s->peer == me)
             continue;
         int64_t off = (use_src ? s->src_offset : s->dst_offset) * rb;
         mal_status_t st = segment_type(off, s->rows * rb, &types[s->peer]);
@@ -156,7 +166,7 @@ static void free_types(MPI_Datatype *types, int p)
  * one typed segment per peer (counts of 1, displacements carried by the types). */
 static mal_status_t alltoallw_typed(const engine_plan_t *plan, int *buf)
 {
-    int p = engine.size;
+    int p = plan->nprocs;
     int *sc = buf, *rc = buf + p, *zero = buf + 2 * p;
     MPI_Datatype *types = malloc(2 * (size_t)p * sizeof *types);
     mal_status_t st = types ? MAL_OK
@@ -165,15 +175,15 @@ static mal_status_t alltoallw_typed(const engine_plan_t *plan, int *buf)
         types[r] = MPI_BYTE;
     memset(buf, 0, 3 * (size_t)p * sizeof *buf);
     if (!st)
-        st = fill_types(plan->send, plan->nsend, true, plan->row_bytes, sc, types);
+        st = fill_types(plan->send, plan->nsend, plan->me, true, plan->row_bytes, sc, types);
     if (!st)
-        st = fill_types(plan->recv, plan->nrecv, false, plan->row_bytes, rc, types + p);
+        st = fill_types(plan->recv, plan->nrecv, plan->me, false, plan->row_bytes, rc, types + p);
     /* Building the types allocates: agree before the collective so a rank that failed
      * does not leave the others inside it. Past 2^31 rows the allreduce is noise. */
-    st = engine_agree(st, 0, "MPI_Alltoallw datatypes");
+    st = engine_agree_in(plan->comm, st, 0, "MPI_Alltoallw datatypes");
     if (!st)
         st = engine_mpi_check(MPI_Alltoallw(plan->src, sc, zero, types, plan->dst, rc, zero,
-                                            types + p, engine.comm),
+                                            types + p, plan->comm),
                               "MPI_Alltoallw");
     if (types != NULL)
         free_types(types, 2 * p);
@@ -183,19 +193,19 @@ static mal_status_t alltoallw_typed(const engine_plan_t *plan, int *buf)
 
 mal_status_t engine_redist_alltoallv(const engine_plan_t *plan)
 {
-    int p = engine.size;
+    int p = plan->nprocs;
     int *buf = plan->counts;
     memset(buf, 0, 4 * (size_t)p * sizeof *buf);
     int *sc = buf, *sd = buf + p, *rc = buf + 2 * p, *rd = buf + 3 * p;
     mal_status_t st;
     if (rows_fit_counts(plan)) {
-        fill_counts(plan->send, plan->nsend, true, sc, sd);
-        fill_counts(plan->recv, plan->nrecv, false, rc, rd);
+        fill_counts(plan->send, plan->nsend, plan->me, true, sc, sd);
+        fill_counts(plan->recv, plan->nrecv, plan->me, false, rc, rd);
         MPI_Datatype row;
         MPI_Type_contiguous((int)plan->row_bytes, MPI_BYTE, &row);
         MPI_Type_commit(&row);
         st = engine_mpi_check(MPI_Alltoallv(plan->src, sc, sd, row, plan->dst, rc, rd, row,
-                                            engine.comm),
+                                            plan->comm),
                               "MPI_Alltoallv");
         MPI_Type_free(&row);
     } else {
@@ -206,20 +216,20 @@ mal_status_t engine_redist_alltoallv(const engine_plan_t *plan)
     return st;
 }
 
-static size_t count_messages(const partition_segment_t *segs, size_t n, int64_t rb)
+static size_t count_messages(const partition_segment_t *segs, size_t n, int me, int64_t rb)
 {
     size_t m = 0;
     int64_t chunk = chunk_bytes();
     for (size_t i = 0; i < n; i++)
-        if (segs[i].peer != engine.rank)
+        if (segs[i].peer != me)
             m += (size_t)((segs[i].rows * rb + chunk - 1) / chunk);
     return m;
 }
 
 size_t engine_p2p_messages(const engine_plan_t *plan)
 {
-    return count_messages(plan->recv, plan->nrecv, plan->row_bytes) +
-           count_messages(plan->send, plan->nsend, plan->row_bytes);
+    return count_messages(plan->recv, plan->nrecv, plan->me, plan->row_bytes) +
+           count_messages(plan->send, plan->nsend, plan->me, plan->row_bytes);
 }
 
 /* After a failed post: withdraw what was posted, so no receive left pending can match a
@@ -235,8 +245,9 @@ static void cancel_requests(MPI_Request *reqs, size_t n)
 
 /* Post one segment as chunked messages; both sides walk the same chunks in the same
  * order, and MPI's non-overtaking rule pairs them without distinct tags. */
-static mal_status_t post_segment(char *base, int64_t off, int64_t bytes, int peer,
-                                 bool is_send, MPI_Request *reqs, size_t *nreq)
+static mal_status_t post_segment(const engine_plan_t *plan, char *base, int64_t off,
+                                 int64_t bytes, int peer, bool is_send, MPI_Request *reqs,
+                                 size_t *nreq)
 {
     int64_t chunk = chunk_bytes();
     for (int64_t done = 0; done < bytes; done += chunk) {
@@ -244,9 +255,9 @@ static mal_status_t post_segment(char *base, int64_t off, int64_t bytes, int pee
         MPI_Request *req = &reqs[(*nreq)++];
         *req = MPI_REQUEST_NULL;
         int rc = is_send ? MPI_Isend(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
-                                     engine.comm, req)
+                                     plan->comm, req)
                          : MPI_Irecv(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
-                                     engine.comm, req);
+                                     plan->comm, req);
         if (rc != MPI_SUCCESS)
             return engine_mpi_check(rc, is_send ? "MPI_Isend" : "MPI_Irecv");
     }
@@ -260,12 +271,12 @@ mal_status_t engine_redist_p2p(const engine_plan_t *plan)
     size_t nreq = 0;
     mal_status_t st = MAL_OK;
     for (size_t i = 0; i < plan->nrecv && !st; i++)
-        if (plan->recv[i].peer != engine.rank)
-            st = post_segment(plan->dst, plan->recv[i].dst_offset * rb,
+        if (plan->recv[i].peer != plan->me)
+            st = post_segment(plan, plan->dst, plan->recv[i].dst_offset * rb,
                               plan->recv[i].rows * rb, plan->recv[i].peer, false, reqs, &nreq);
     for (size_t i = 0; i < plan->nsend && !st; i++)
-        if (plan->send[i].peer != engine.rank)
-            st = post_segment(plan->src, plan->send[i].src_offset * rb,
+        if (plan->send[i].peer != plan->me)
+            st = post_segment(plan, plan->src, plan->send[i].src_offset * rb,
                               plan->send[i].rows * rb, plan->send[i].peer, true, reqs, &nreq);
     if (st) {
         cancel_requests(reqs, nreq);

@@ -58,7 +58,10 @@ mal_status_t engine_mpi_check(int rc, const char *call)
 
 mal_status_t engine_require_init(const char *call)
 {
-    if (engine.initialized)
-        return MAL_OK;
-    return engine_fail(MAL_ERR_NOT_INITIALIZED, "%s called before mal_init", call);
+    if (!engine.initialized)
+        return engine_fail(MAL_ERR_NOT_INITIALIZED, "%s called before mal_init", call);
+    if (engine.removed)
+        return engine_fail(MAL_ERR_RELEASED, "%s called on a process that a shrink released "
+                           "(only mal_finalize is left)", call);
+    return MAL_OK;
 }

@@ -1,0 +1,329 @@
+/* Dynamic process management: what to spawn, spawning, joining, and leaving MPI.
+ *
+ * How processes come and go here follows what was measured on Open MPI 4.1 (DESIGN.md,
+ * platform facts, and the experiments noted in the README):
+ * - MPI_Comm_spawn is called by rank 0 over MPI_COMM_SELF, never over the whole
+ *   communicator: when a spawn fails (no free slot, unknown host) Open MPI returns the
+ *   error on the root only and leaves the other ranks inside the call for ever. Rank 0
+ *   then tells everyone the outcome, and the children are brought in with
+ *   MPI_Intercomm_create through the pair communicator rank 0 shares with them.
+ * - A missing or non-executable program makes mpiexec abort the whole job, so it is
+ *   checked with access() before spawning.
+ * - Spawn intercommunicators are disconnected and merged communicators freed as soon as
+ *   the join is done (MPI_Comm_disconnect on a merged communicator hangs).
+ * - MPI finalizes per job: a process may only leave MPI together with the rest of its
+ *   job. Every process of a job meets the others in one non-blocking barrier on the
+ *   job communicator before MPI_Finalize, polled with growing sleeps so a parked process
+ *   uses no CPU to speak of. */
+#include "engine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define JOIN_TAG 7412
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL && *s != '\0' ? strdup(s) : NULL;
+}
+
+/* The whole file of a small /proc entry, NUL-terminated; *len excludes the NUL. */
+static char *read_small_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *bigger = realloc(buf, 2 * cap + 1);
+            if (bigger == NULL) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf != NULL) {
+        buf[n] = '\0';
+        *len = n;
+    }
+    return buf;
+}
+
+/* This process's arguments after the program name (/proc/self/cmdline). */
+static char **own_arguments(void)
+{
+    size_t len = 0;
+    char *text = read_small_file("/proc/self/cmdline", &len);
+    if (text == NULL)
+        return NULL;
+    size_t count = 0;
+    for (size_t i = 0; i < len; i++)
+        count += text[i] == '\0';
+    char **argv = calloc(count + 1, sizeof *argv);
+    size_t k = 0;
+    /* Skip the program name: MPI_Comm_spawn takes the arguments alone. */
+    for (size_t i = strlen(text) + 1; argv != NULL && i < len; i += strlen(text + i) + 1)
+        argv[k++] = strdup(text + i);
+    free(text);
+    return argv;
+}
+
+static char **copy_arguments(char *const *src)
+{
+    size_t n = 0;
+    while (src[n] != NULL)
+        n++;
+    char **argv = calloc(n + 1, sizeof *argv);
+    for (size_t i = 0; argv != NULL && i < n; i++)
+        argv[i] = strdup(src[i]);
+    return argv;
+}
+
+static char *own_program(void)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0)
+        return NULL;
+    path[n] = '\0';
+    return strdup(path);
+}
+
+static mal_status_t resolve_spawn_mode(mal_spawn_mode_t requested, mal_spawn_mode_t *mode)
+{
+    if (requested == MAL_SPAWN_PER_CALL || requested == MAL_SPAWN_BATCHED) {
+        *mode = requested;
+        return MAL_OK;
+    }
+    if (requested != MAL_SPAWN_DEFAULT)
+        return engine_fail(MAL_ERR_ARG, "mal_init: config->spawn_mode %d is unknown",
+                           (int)requested);
+    const char *env = getenv("MAL_SPAWN");
+    *mode = MAL_SPAWN_PER_CALL;
+    if (env == NULL || *env == '\0' || strcmp(env, "per-call") == 0)
+        return MAL_OK;
+    if (strcmp(env, "batched") == 0) {
+        *mode = MAL_SPAWN_BATCHED;
+        return MAL_OK;
+    }
+    return engine_fail(MAL_ERR_ARG, "mal_init: MAL_SPAWN='%s' is not per-call or batched", env);
+}
+
+static const char *config_or_env(const char *value, const char *env)
+{
+    return value != NULL ? value : getenv(env);
+}
+
+mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t *out)
+{
+    engine_settings_t s = {0};
+    mal_status_t st = resolve_spawn_mode(cfg->spawn_mode, &s.spawn_mode);
+    const char *quiet = getenv("MAL_QUIET");
+    s.summary = cfg->summary && !(quiet != NULL && strcmp(quiet, "1") == 0);
+    const char *plan = config_or_env(cfg->plan, "MAL_PLAN");
+    s.plan = strdup(plan != NULL ? plan : "");
+    s.report = dup_or_null(config_or_env(cfg->report, "MAL_REPORT"));
+    s.hosts = dup_or_null(config_or_env(cfg->hosts, "MAL_HOSTS"));
+    s.program = cfg->spawn_program != NULL ? strdup(cfg->spawn_program) : own_program();
+    s.argv = cfg->spawn_argv != NULL ? copy_arguments(cfg->spawn_argv) : own_arguments();
+    if (!st && (s.plan == NULL || s.program == NULL || s.argv == NULL))
+        st = engine_fail(MAL_ERR_NOMEM, "mal_init: cannot record the spawn settings "
+                         "(program, arguments or plan)");
+    if (st) {
+        engine_settings_free(&s);
+        return st;
+    }
+    *out = s;
+    return MAL_OK;
+}
+
+void engine_settings_free(engine_settings_t *s)
+{
+    for (size_t i = 0; s->argv != NULL && s->argv[i] != NULL; i++)
+        free(s->argv[i]);
+    free(s->argv);
+    free(s->plan);
+    free(s->report);
+    free(s->hosts);
+    free(s->program);
+    *s = (engine_settings_t){0};
+}
+
+/* What every rank must share: the plan decides collective actions on every rank. */
+uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash)
+{
+    int mode = (int)s->spawn_mode;
+    hash = engine_hash(hash, &mode, sizeof mode);
+    return engine_hash(hash, s->plan, strlen(s->plan));
+}
+
+/* The `index`-th name of the comma-separated host list (cyclically), or NULL. */
+static char *host_for(const char *hosts, int index)
+{
+    if (hosts == NULL)
+        return NULL;
+    int count = 1;
+    for (const char *c = hosts; *c; c++)
+        count += *c == ',';
+    const char *start = hosts;
+    for (int i = 0; i < index % count; i++)
+        start = strchr(start, ',') + 1;
+    size_t len = strcspn(start, ",");
+    char *host = malloc(len + 1);
+    if (host != NULL) {
+        memcpy(host, start, len);
+        host[len] = '\0';
+    }
+    return host;
+}
+
+/* MPI_Info "host" for the spawn of `n` processes starting at call `index`: one host per
+ * call, or the next n hosts of the list for a batch. */
+static mal_status_t spawn_info(int n, int index, MPI_Info *info)
+{
+    *info = MPI_INFO_NULL;
+    if (engine.settings.hosts == NULL)
+        return MAL_OK;
+    size_t cap = (size_t)n * (strlen(engine.settings.hosts) + 1) + 1;
+    char *list = calloc(cap, 1);
+    for (int i = 0; list != NULL && i < n; i++) {
+        char *host = host_for(engine.settings.hosts, index + i);
+        if (host == NULL) {
+            free(list);
+            list = NULL;
+            break;
+        }
+        if (i > 0)
+            strcat(list, ",");
+        strcat(list, host);
+        free(host);
+    }
+    if (list == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for the host list");
+    MPI_Info_create(info);
+    MPI_Info_set(*info, "host", list);
+    free(list);
+    return MAL_OK;
+}
+
+mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair)
+{
+    const char *program = engine.settings.program;
+    if (access(program, X_OK) != 0)
+        return engine_fail(MAL_ERR_SPAWN, "cannot spawn '%s': %s (mpiexec would abort the "
+                           "job)", program, strerror(errno));
+    MPI_Info info;
+    mal_status_t st = spawn_info(n, call_index, &info);
+    if (st)
+        return st;
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    int rc = MPI_Comm_spawn(program, engine.settings.argv, n, info, 0, MPI_COMM_SELF, inter,
+                            MPI_ERRCODES_IGNORE);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        return engine_fail(MAL_ERR_SPAWN, "MPI_Comm_spawn of %d x '%s' failed: %s", n,
+                           program, msg);
+    }
+    MPI_Comm_set_errhandler(*inter, MPI_ERRORS_RETURN);
+    return engine_mpi_check(MPI_Intercomm_merge(*inter, 0, pair), "MPI_Intercomm_merge");
+}
+
+/* Bridge `local` and the other side of `pair` (rank 0 of local talks to `remote` in
+ * pair), then merge: the children ask for the high half, so they get the last ranks. */
+static mal_status_t bridge_and_merge(MPI_Comm local, MPI_Comm pair, int remote, int high,
+                                     MPI_Comm *joined)
+{
+    MPI_Comm inter;
+    int rc = MPI_Intercomm_create(local, 0, pair, remote, JOIN_TAG, &inter);
+    mal_status_t st = engine_mpi_check(rc, "MPI_Intercomm_create");
+    if (st)
+        return st;
+    st = engine_mpi_check(MPI_Intercomm_merge(inter, high, joined), "MPI_Intercomm_merge");
+    MPI_Comm_free(&inter);
+    if (!st)
+        MPI_Comm_set_errhandler(*joined, MPI_ERRORS_RETURN);
+    return st;
+}
+
+mal_status_t engine_join_members(MPI_Comm members, MPI_Comm pair, MPI_Comm *joined)
+{
+    /* In the pair, rank 0 is this side's root and rank 1 the children's leader. */
+    return bridge_and_merge(members, pair, 1, 0, joined);
+}
+
+mal_status_t engine_join_children(MPI_Comm pair, MPI_Comm *joined)
+{
+    return bridge_and_merge(MPI_COMM_WORLD, pair, 0, 1, joined);
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
+           1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/* Sleep between polls: 50 us doubling to 20 ms. A late wake-up costs at most 20 ms at
+ * the end of the run, against a CPU kept busy for as long as the others compute. */
+static void backoff(long *ns)
+{
+    struct timespec ts = {0, *ns};
+    nanosleep(&ts, NULL);
+    if (*ns < 20000000L)
+        *ns *= 2;
+}
+
+static void report_parked(double wall, double cpu)
+{
+    if (engine.settings.summary)
+        printf("libmal: released %s process parked %.3f s until its job finalized, "
+               "CPU %.4f s (%.2f%%)\n", engine.initial ? "initial" : "spawned", wall, cpu,
+               wall > 0 ? 100.0 * cpu / wall : 0.0);
+    FILE *f = engine.settings.report ? fopen(engine.settings.report, "a") : NULL;
+    if (f != NULL) {
+        fprintf(f, "{\"event\":\"parked\",\"initial\":%s,\"wall_s\":%.6f,\"cpu_s\":%.6f}\n",
+                engine.initial ? "true" : "false", wall, cpu);
+        fclose(f);
+    }
+}
+
+void engine_park(bool report)
+{
+    double t0 = MPI_Wtime(), c0 = cpu_seconds();
+    MPI_Request req;
+    if (MPI_Ibarrier(engine.job, &req) != MPI_SUCCESS)
+        return;
+    int done = 0;
+    long ns = 50000;
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        backoff(&ns);
+    if (report)
+        report_parked(MPI_Wtime() - t0, cpu_seconds() - c0);
+}
+
+_Noreturn void engine_leave_abandoned(MPI_Comm *comm)
+{
+    if (*comm != MPI_COMM_NULL)
+        MPI_Comm_free(comm);
+    engine_park(false);
+    MPI_Comm_free(&engine.job);
+    MPI_Finalize();
+    exit(0);
+}

@@ -1,0 +1,411 @@
+/* Joining: what rank 0 tells a spawned process, and that process's mal_init.
+ *
+ * Rank 0 sends each spawn call's children one message over their pair communicator:
+ * the settings, the iteration, the plan position, the new process count and weights,
+ * every structure's description and old layout, and the carried values. The children
+ * then take part in the remaining joins of the expansion and in its data phase, which
+ * writes their partitions into their new windows; mal_alloc_window hands those back. */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JOIN_MAGIC INT64_C(0x6d616c6a6f696e31) /* "maljoin1" */
+
+typedef struct {
+    unsigned char *data;
+    size_t len, cap;
+    bool failed;
+} pack_t;
+
+static void put(pack_t *p, const void *src, size_t n)
+{
+    if (p->failed)
+        return;
+    if (p->len + n > p->cap) {
+        size_t cap = 2 * (p->cap + n);
+        unsigned char *bigger = realloc(p->data, cap);
+        if (bigger == NULL) {
+            p->failed = true;
+            return;
+        }
+        p->data = bigger;
+        p->cap = cap;
+    }
+    memcpy(p->data + p->len, src, n);
+    p->len += n;
+}
+
+static void put_i64(pack_t *p, int64_t v)
+{
+    put(p, &v, sizeof v);
+}
+
+/* A string as its length and bytes; length -1 for NULL. */
+static void put_str(pack_t *p, const char *s)
+{
+    put_i64(p, s ? (int64_t)strlen(s) : -1);
+    if (s)
+        put(p, s, strlen(s));
+}
+
+typedef struct {
+    const unsigned char *data;
+    size_t len, pos;
+    bool failed;
+} unpack_t;
+
+static void get(unpack_t *u, void *dst, size_t n)
+{
+    if (u->failed || u->len - u->pos < n) {
+        u->failed = true;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, u->data + u->pos, n);
+    u->pos += n;
+}
+
+static int64_t get_i64(unpack_t *u)
+{
+    int64_t v;
+    get(u, &v, sizeof v);
+    return v;
+}
+
+static char *get_str(unpack_t *u)
+{
+    int64_t n = get_i64(u);
+    if (n < 0 || u->failed || (size_t)n > u->len - u->pos)
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (s == NULL) {
+        u->failed = true;
+        return NULL;
+    }
+    get(u, s, (size_t)n);
+    s[n] = '\0';
+    return s;
+}
+
+static void pack_settings(pack_t *p)
+{
+    const engine_settings_t *s = &engine.settings;
+    put(p, &engine.config.headroom, sizeof engine.config.headroom);
+    put_i64(p, engine.config.min_rows);
+    put_i64(p, engine.method);
+    put_i64(p, engine.count_limit);
+    put_i64(p, s->spawn_mode);
+    put_i64(p, s->summary);
+    put_str(p, s->plan);
+    put_str(p, s->report);
+    put_str(p, s->hosts);
+    put_str(p, s->program);
+    int64_t argc = 0;
+    while (s->argv[argc] != NULL)
+        argc++;
+    put_i64(p, argc);
+    for (int64_t i = 0; i < argc; i++)
+        put_str(p, s->argv[i]);
+}
+
+static void pack_arrays(pack_t *p)
+{
+    int64_t count = 0;
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+        count++;
+    put_i64(p, count);
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+        put_str(p, a->name);
+        put_i64(p, a->distribution);
+        put_i64(p, a->global_rows);
+        put_i64(p, a->row_len);
+        put_i64(p, a->row_bytes);
+        put(p, a->bounds, ((size_t)engine.size + 1) * sizeof *a->bounds);
+    }
+}
+
+static void pack_values(pack_t *p)
+{
+    int64_t count = 0;
+    for (engine_value_t *v = engine.values; v != NULL; v = v->next)
+        count += v->ptr != NULL;
+    put_i64(p, count);
+    for (engine_value_t *v = engine.values; v != NULL; v = v->next)
+        if (v->ptr != NULL) {
+            put_str(p, v->name);
+            put_i64(p, (int64_t)v->bytes);
+            put(p, v->ptr, v->bytes);
+        }
+}
+
+static mal_status_t send_message(MPI_Comm pair, const void *data, int64_t len)
+{
+    int rc = MPI_Bcast(&len, 1, MPI_INT64_T, 0, pair);
+    if (rc == MPI_SUCCESS && len > 0)
+        rc = MPI_Bcast((void *)data, (int)len, MPI_BYTE, 0, pair);
+    return engine_mpi_check(rc, "MPI_Bcast (join information)");
+}
+
+void engine_send_join_abort(MPI_Comm pair)
+{
+    send_message(pair, NULL, 0);
+}
+
+mal_status_t engine_send_join_info(MPI_Comm pair, int remaining, int new_procs,
+                                   const double *weights)
+{
+    pack_t p = {0};
+    put_i64(&p, JOIN_MAGIC);
+    put_i64(&p, remaining);
+    put_i64(&p, engine.size);
+    put_i64(&p, new_procs);
+    put_i64(&p, engine.iteration);
+    put_i64(&p, (int64_t)engine.next_action);
+    pack_settings(&p);
+    put_i64(&p, weights != NULL);
+    if (weights != NULL)
+        put(&p, weights, (size_t)new_procs * sizeof *weights);
+    pack_arrays(&p);
+    pack_values(&p);
+    mal_status_t st = MAL_OK;
+    if (p.failed || p.len > (size_t)INT32_MAX) {
+        st = engine_fail(MAL_ERR_NOMEM, "cannot pack the join information (%zu bytes)", p.len);
+        engine_send_join_abort(pair);
+    } else {
+        st = send_message(pair, p.data, (int64_t)p.len);
+    }
+    free(p.data);
+    return st;
+}
+
+/* ---- the joining process ---------------------------------------------------------- */
+
+typedef struct {
+    int64_t remaining, old_procs, new_procs;
+    double *weights;
+} join_header_t;
+
+static void unpack_settings(unpack_t *u)
+{
+    engine_settings_t *s = &engine.settings;
+    get(u, &engine.config.headroom, sizeof engine.config.headroom);
+    engine.config.min_rows = get_i64(u);
+    engine.method = (mal_redist_t)get_i64(u);
+    engine.count_limit = get_i64(u);
+    s->spawn_mode = (mal_spawn_mode_t)get_i64(u);
+    s->summary = get_i64(u) != 0;
+    s->plan = get_str(u);
+    s->report = get_str(u);
+    s->hosts = get_str(u);
+    s->program = get_str(u);
+    int64_t argc = get_i64(u);
+    s->argv = u->failed || argc < 0 ? NULL : calloc((size_t)argc + 1, sizeof *s->argv);
+    for (int64_t i = 0; s->argv != NULL && i < argc; i++)
+        s->argv[i] = get_str(u);
+    if (s->plan == NULL || s->program == NULL || s->argv == NULL)
+        u->failed = true;
+}
+
+static mal_array_t *unpack_array(unpack_t *u, int64_t old_procs)
+{
+    mal_array_t *a = calloc(1, sizeof *a);
+    char *name = get_str(u);
+    if (a == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX) {
+        free(a);
+        free(name);
+        u->failed = true;
+        return NULL;
+    }
+    strcpy(a->name, name);
+    free(name);
+    a->distribution = (mal_distribution_t)get_i64(u);
+    a->global_rows = get_i64(u);
+    a->row_len = get_i64(u);
+    a->row_bytes = get_i64(u);
+    a->bounds = malloc(((size_t)old_procs + 1) * sizeof *a->bounds);
+    if (a->bounds == NULL)
+        u->failed = true;
+    else
+        get(u, a->bounds, ((size_t)old_procs + 1) * sizeof *a->bounds);
+    a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
+    a->adoptable = true;
+    return a;
+}
+
+/* Structures in the sender's registry order, which every later collective follows. */
+static void unpack_arrays(unpack_t *u, int64_t old_procs)
+{
+    int64_t count = get_i64(u);
+    mal_array_t **tail = &engine.arrays;
+    for (int64_t i = 0; i < count && !u->failed; i++) {
+        mal_array_t *a = unpack_array(u, old_procs);
+        if (a != NULL) {
+            *tail = a;
+            tail = &a->next;
+        }
+    }
+}
+
+static void unpack_values(unpack_t *u)
+{
+    int64_t count = get_i64(u);
+    for (int64_t i = 0; i < count && !u->failed; i++) {
+        engine_value_t *v = calloc(1, sizeof *v);
+        char *name = get_str(u);
+        int64_t bytes = get_i64(u);
+        if (v == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX || bytes <= 0 ||
+            (v->carried = malloc((size_t)bytes)) == NULL) {
+            free(v);
+            free(name);
+            u->failed = true;
+            return;
+        }
+        strcpy(v->name, name);
+        free(name);
+        v->bytes = (size_t)bytes;
+        get(u, v->carried, v->bytes);
+        v->next = engine.values;
+        engine.values = v;
+    }
+}
+
+static void unpack_join_info(unpack_t *u, join_header_t *h)
+{
+    if (get_i64(u) != JOIN_MAGIC)
+        u->failed = true;
+    h->remaining = get_i64(u);
+    h->old_procs = get_i64(u);
+    h->new_procs = get_i64(u);
+    engine.iteration = get_i64(u);
+    engine.next_action = (size_t)get_i64(u);
+    unpack_settings(u);
+    if (get_i64(u) && !u->failed) {
+        h->weights = malloc((size_t)h->new_procs * sizeof *h->weights);
+        if (h->weights == NULL)
+            u->failed = true;
+        else
+            get(u, h->weights, (size_t)h->new_procs * sizeof *h->weights);
+    }
+    unpack_arrays(u, h->old_procs);
+    unpack_values(u);
+}
+
+/* The message from rank 0; NULL when the spawn was abandoned. A message that cannot be
+ * read means this process cannot take part at all: the run is aborted with the reason
+ * (the parents would otherwise wait for it in the join). */
+static unsigned char *receive_join_info(MPI_Comm pair, int64_t *len)
+{
+    MPI_Bcast(len, 1, MPI_INT64_T, 0, pair);
+    if (*len <= 0)
+        return NULL;
+    unsigned char *data = malloc((size_t)*len);
+    if (data == NULL) {
+        fprintf(stderr, "libmal: a joining process has no memory for %lld bytes of join "
+                "information\n", (long long)*len);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Bcast(data, (int)*len, MPI_BYTE, 0, pair);
+    return data;
+}
+
+/* The remaining joins of a one-per-call expansion, as an existing member. */
+static mal_status_t follow_joins(int64_t remaining, MPI_Comm *comm)
+{
+    for (int64_t i = 0; i < remaining; i++) {
+        int ok = 0;
+        MPI_Bcast(&ok, 1, MPI_INT, 0, *comm);
+        if (!ok)
+            engine_leave_abandoned(comm);
+        MPI_Comm next;
+        mal_status_t st = engine_join_members(*comm, MPI_COMM_NULL, &next);
+        MPI_Comm_free(comm);
+        if (st)
+            return st;
+        *comm = next;
+    }
+    return MAL_OK;
+}
+
+static mal_status_t join_data(MPI_Comm comm, const join_header_t *h)
+{
+    int n = (int)h->new_procs, count = 0;
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+        count++;
+    engine_reconfig_t rc = {
+        .action = MAL_ACTION_EXPAND, .u = comm, .n = comm, .n_u = n, .n_n = n,
+        .old_procs = (int)h->old_procs, .weights = h->weights, .count = count,
+    };
+    MPI_Comm_rank(comm, &rc.me_u);
+    rc.me_n = rc.me_u;
+    rc.n_of_u = malloc((size_t)n * sizeof *rc.n_of_u);
+    rc.carries = calloc(count ? (size_t)count : 1, sizeof *rc.carries);
+    if (rc.n_of_u == NULL || rc.carries == NULL) {
+        fprintf(stderr, "libmal: a joining process has no memory to plan\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int r = 0; r < n; r++)
+        rc.n_of_u[r] = r;
+    int i = 0;
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+        rc.carries[i].target.win = MPI_WIN_NULL;
+        rc.carries[i++].array = a;
+    }
+    mal_status_t st = engine_reconfig_move(&rc, MAL_OK);
+    mal_reconfig_stats_t stats = {
+        .action = MAL_ACTION_EXPAND, .iteration = engine.iteration,
+        .procs_before = (int)h->old_procs, .procs_after = st ? (int)h->old_procs : n,
+        .bytes_moved = rc.bytes_in, .window_seconds = rc.t_windows,
+        .redist_seconds = rc.t_redist, .status = st,
+    };
+    engine_report(comm, &stats);
+    if (!st)
+        engine_reconfig_commit(&rc, false);
+    engine_reconfig_release(&rc);
+    return st;
+}
+
+mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg)
+{
+    engine = (engine_state_t){.comm = MPI_COMM_NULL, .config = *cfg};
+    MPI_Comm_dup(MPI_COMM_WORLD, &engine.job);
+    MPI_Comm pair, comm;
+    MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
+    MPI_Intercomm_merge(parent, 1, &pair);
+    int64_t len = 0;
+    unsigned char *data = receive_join_info(pair, &len);
+    if (data == NULL) { /* abandoned before joining */
+        MPI_Comm_disconnect(&parent);
+        engine_leave_abandoned(&pair);
+    }
+    join_header_t h = {0};
+    unpack_t u = {.data = data, .len = (size_t)len};
+    unpack_join_info(&u, &h);
+    free(data);
+    if (u.failed) {
+        fprintf(stderr, "libmal: a joining process could not read its join information\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    mal_status_t st = engine_join_children(pair, &comm);
+    MPI_Comm_free(&pair);
+    MPI_Comm_disconnect(&parent);
+    if (!st)
+        st = follow_joins(h.remaining, &comm);
+    if (st) {
+        fprintf(stderr, "libmal: a joining process failed to join: %s\n", mal_error_message());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    engine.comm = comm;
+    MPI_Comm_rank(comm, &engine.rank);
+    MPI_Comm_size(comm, &engine.size);
+    engine_set_logging(cfg->log_errors);
+    schedule_parse(engine.settings.plan, &engine.schedule, NULL, 0);
+    st = join_data(comm, &h);
+    free(h.weights);
+    if (st)
+        engine_leave_abandoned(&engine.comm);
+    engine.initialized = true;
+    engine.last.method = engine.method;
+    return MAL_OK;
+}

@@ -1,0 +1,336 @@
+/* Reconfiguration: the data phase shared by expansions and shrinks.
+ *
+ * Both move every structure between two communicators. The union U holds everybody who
+ * gives or gets rows; the new communicator N holds who stays. Rows travel one-sidedly
+ * through whichever windows span U:
+ * - shrink (U = old communicator): the old windows span everyone, so the remaining
+ *   processes pull with MPI_Get, and the leaving ones stay passive until it is done;
+ * - expand (U = N = merged communicator): only the new windows, created over N, span
+ *   everyone, so the old owners push with MPI_Put into them. Exposing the old buffers
+ *   to the newcomers instead would need MPI_Win_create or dynamic windows on the merged
+ *   communicator, which returned wrong data with osc ucx (DESIGN.md, platform facts).
+ * The new windows are MPI_Win_allocate'd with one buffer per structure; the second
+ * buffer of a block structure is created by the first rebalance that needs it. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool one_sided(void)
+{
+    return engine.method == MAL_REDIST_RMA || engine.method == MAL_REDIST_RMA_GET;
+}
+
+/* New layout over N from the weights (even when NULL), spread over U with empty parts
+ * for the leavers; N ranks are U ranks in the same order. */
+static mal_status_t new_layout(engine_reconfig_t *rc, engine_carry_t *c)
+{
+    mal_array_t *a = c->array;
+    double *even = NULL;
+    const double *w = rc->weights;
+    if (w == NULL) {
+        even = malloc((size_t)rc->n_n * sizeof *even);
+        if (even == NULL)
+            return engine_fail(MAL_ERR_NOMEM, "no memory for %d weights", rc->n_n);
+        for (int r = 0; r < rc->n_n; r++)
+            even[r] = 1.0;
+        w = even;
+    }
+    partition_error_t err = partition_block(a->global_rows, rc->n_n, w,
+                                            engine.config.min_rows, c->new_bounds_n);
+    free(even);
+    if (err)
+        return engine_fail(MAL_ERR_ARG, "reconfiguration: min_rows %lld for each of %d "
+                           "processes exceeds the %lld rows of \"%s\"",
+                           (long long)engine.config.min_rows, rc->n_n,
+                           (long long)a->global_rows, a->name);
+    engine_initial_place(a->distribution, a->global_rows, c->new_bounds_n, rc->n_n, c->caps,
+                         c->new_offsets_n);
+    c->new_bounds[0] = 0;
+    for (int r = 0; r < rc->n_u; r++) {
+        int k = rc->n_of_u[r];
+        int64_t rows = k < 0 ? 0 : c->new_bounds_n[k + 1] - c->new_bounds_n[k];
+        c->new_bounds[r + 1] = c->new_bounds[r] + rows;
+        c->new_offsets[r] = k < 0 ? 0 : c->new_offsets_n[k];
+    }
+    return MAL_OK;
+}
+
+static mal_status_t alloc_carry(engine_reconfig_t *rc, engine_carry_t *c)
+{
+    size_t nu = (size_t)rc->n_u, nn = (size_t)rc->n_n;
+    c->old_bounds = malloc((nu + 1) * sizeof(int64_t));
+    c->new_bounds = malloc((nu + 1) * sizeof(int64_t));
+    c->new_bounds_n = malloc((nn + 1) * sizeof(int64_t));
+    c->new_offsets = malloc(nu * sizeof(int64_t));
+    c->new_offsets_n = malloc(nn * sizeof(int64_t));
+    c->caps = malloc(nn * sizeof(int64_t));
+    c->flows = malloc(2 * nu * sizeof(int64_t));
+    c->segs = malloc(2 * nu * sizeof(partition_segment_t));
+    c->plan.counts = malloc(4 * nu * sizeof(int));
+    if (!c->old_bounds || !c->new_bounds || !c->new_bounds_n || !c->new_offsets ||
+        !c->new_offsets_n || !c->caps || !c->flows || !c->segs || !c->plan.counts)
+        return engine_fail(MAL_ERR_NOMEM, "no memory to plan \"%s\"", c->array->name);
+    return MAL_OK;
+}
+
+/* The old layout over U: parts of the processes that held it, empty for joiners. */
+static void old_layout(const engine_reconfig_t *rc, engine_carry_t *c)
+{
+    const int64_t *b = c->array->bounds;
+    for (int r = 0; r <= rc->n_u; r++)
+        c->old_bounds[r] = b[r <= rc->old_procs ? r : rc->old_procs];
+}
+
+/* Where this rank's old part is: nowhere on a joiner. */
+static char *old_part(const engine_reconfig_t *rc, const mal_array_t *a)
+{
+    if (rc->me_u >= rc->old_procs || a->buf[a->current].win == MPI_WIN_NULL)
+        return NULL;
+    return engine_part_base(a, a->current, a->offsets[rc->me_u]);
+}
+
+static mal_status_t plan_carry(engine_reconfig_t *rc, engine_carry_t *c)
+{
+    mal_array_t *a = c->array;
+    mal_status_t st = alloc_carry(rc, c);
+    if (st || (st = new_layout(rc, c)))
+        return st;
+    old_layout(rc, c);
+    int n = rc->n_u, me = rc->me_u;
+    bool block = a->distribution == MAL_BLOCK;
+    partition_flows(c->old_bounds, c->new_bounds, n, c->flows, c->flows + n);
+    c->plan = (engine_plan_t){
+        .comm = rc->u,
+        .me = me,
+        .nprocs = n,
+        .old_bounds = c->old_bounds,
+        .new_bounds = c->new_bounds,
+        .recv = c->segs,
+        .nrecv = block ? partition_plan_recv(c->old_bounds, n, c->new_bounds, n, me, c->segs)
+                       : 0,
+        .send = c->segs + n,
+        .nsend = block ? partition_plan_send(c->old_bounds, n, c->new_bounds, n, me,
+                                             c->segs + n)
+                       : 0,
+        .row_bytes = a->row_bytes,
+        .src = old_part(rc, a),
+        .src_win = a->buf[a->current].win,
+        .src_offsets = a->offsets,
+        .dst_offsets = c->new_offsets,
+        .in_rows = c->flows,
+        .out_rows = c->flows + n,
+        .counts = c->plan.counts,
+    };
+    size_t nreq = engine_p2p_messages(&c->plan);
+    c->plan.requests = malloc((nreq ? nreq : 1) * sizeof *c->plan.requests);
+    if (c->plan.requests == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for the plan of \"%s\"", a->name);
+    for (size_t k = 0; k < c->plan.nrecv; k++)
+        if (c->plan.recv[k].peer != me)
+            rc->bytes_in += c->plan.recv[k].rows * a->row_bytes;
+    if (!block && me >= rc->old_procs && rc->n_of_u[me] >= 0)
+        rc->bytes_in += a->global_rows * a->row_bytes;
+    return MAL_OK;
+}
+
+/* The new windows, over N, in registry order on every process of N. */
+static mal_status_t create_targets(engine_reconfig_t *rc)
+{
+    mal_status_t st = MAL_OK;
+    for (int i = 0; i < rc->count && !st && rc->n != MPI_COMM_NULL; i++) {
+        engine_carry_t *c = &rc->carries[i];
+        st = engine_buffer_alloc_in(rc->n, &c->target, c->array->row_bytes, c->caps);
+        if (!st) {
+            c->plan.dst = c->target.base + c->new_offsets[rc->me_u] * c->array->row_bytes;
+            c->plan.dst_win = c->target.win;
+        }
+    }
+    return st;
+}
+
+static void free_targets(engine_reconfig_t *rc)
+{
+    for (int i = 0; rc->carries != NULL && i < rc->count; i++)
+        engine_buffer_free(&rc->carries[i].target);
+}
+
+/* Replicated rows for the joiners: every old owner writes an even slice of the rows
+ * into every joiner's copy, so the work is shared by the old owners. */
+static mal_status_t push_replicated(engine_reconfig_t *rc, engine_carry_t *c)
+{
+    mal_array_t *a = c->array;
+    int p = rc->old_procs, me = rc->me_u;
+    if (me >= p || a->global_rows == 0)
+        return MAL_OK;
+    int64_t q = a->global_rows / p, extra = a->global_rows % p;
+    int64_t lo = q * me + (me < extra ? me : extra), hi = lo + q + (me < extra);
+    partition_segment_t slice = {.src_offset = lo, .dst_offset = lo, .rows = hi - lo};
+    engine_plan_t one = c->plan;
+    one.recv = NULL;
+    one.nrecv = 0;
+    one.send = &slice;
+    one.nsend = 1;
+    one.src = old_part(rc, a);
+    mal_status_t st = MAL_OK;
+    for (int j = p; j < rc->n_u && !st; j++) {
+        slice.peer = j;
+        st = engine_redist_rma(&one, ENGINE_RMA_PUSH);
+    }
+    return st;
+}
+
+static void copy_replicated(const engine_reconfig_t *rc, engine_carry_t *c)
+{
+    mal_array_t *a = c->array;
+    char *src = old_part(rc, a);
+    if (src != NULL && c->plan.dst != NULL)
+        memcpy(c->plan.dst, src, (size_t)(a->global_rows * a->row_bytes));
+}
+
+static mal_status_t move_one(engine_reconfig_t *rc, engine_carry_t *c)
+{
+    if (c->array->distribution == MAL_REPLICATED)
+        return rc->action == MAL_ACTION_EXPAND ? push_replicated(rc, c) : MAL_OK;
+    c->plan.kept_in_place = false;
+    switch (engine.method) {
+    case MAL_REDIST_ALLTOALLV: return engine_redist_alltoallv(&c->plan);
+    case MAL_REDIST_P2P: return engine_redist_p2p(&c->plan);
+    default: break;
+    }
+    return engine_redist_rma(&c->plan, rc->action == MAL_ACTION_EXPAND ? ENGINE_RMA_PUSH
+                                                                       : ENGINE_RMA_PULL);
+}
+
+/* Epochs on the windows the one-sided moves use: the new ones for an expansion (always:
+ * replicated rows are pushed whatever the method), the old ones for a shrink. */
+static void epochs(engine_reconfig_t *rc, bool open)
+{
+    bool expand = rc->action == MAL_ACTION_EXPAND;
+    if (!expand && !one_sided())
+        return;
+    for (int i = 0; i < rc->count; i++) {
+        engine_carry_t *c = &rc->carries[i];
+        MPI_Win win = expand ? c->target.win : c->plan.src_win;
+        if (win == MPI_WIN_NULL)
+            continue;
+        if (open)
+            MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        MPI_Win_sync(win);
+        if (!open)
+            MPI_Win_unlock_all(win);
+    }
+}
+
+static mal_status_t flush(engine_reconfig_t *rc)
+{
+    mal_status_t st = MAL_OK;
+    bool expand = rc->action == MAL_ACTION_EXPAND;
+    for (int i = 0; i < rc->count && (expand || one_sided()); i++) {
+        MPI_Win win = expand ? rc->carries[i].target.win : rc->carries[i].plan.src_win;
+        if (win != MPI_WIN_NULL && !st)
+            st = engine_mpi_check(MPI_Win_flush_all(win), "MPI_Win_flush_all");
+    }
+    return st;
+}
+
+static mal_status_t transfer(engine_reconfig_t *rc)
+{
+    mal_status_t st = MAL_OK;
+    for (int i = 0; i < rc->count && !st; i++)
+        st = move_one(rc, &rc->carries[i]);
+    for (int i = 0; i < rc->count && !st; i++) {
+        engine_carry_t *c = &rc->carries[i];
+        if (c->plan.dst == NULL)
+            continue;
+        if (c->array->distribution == MAL_REPLICATED)
+            copy_replicated(rc, c);
+        else if (one_sided())
+            engine_copy_local(&c->plan);
+    }
+    if (!st)
+        st = flush(rc);
+    return st;
+}
+
+mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
+{
+    double t0 = MPI_Wtime();
+    mal_status_t st = local;
+    for (int i = 0; i < rc->count && !st; i++)
+        st = plan_carry(rc, &rc->carries[i]);
+    /* Window creation is collective over N: everyone of U learns of a planning failure
+     * first, so nobody is left inside it. */
+    st = engine_agree_in(rc->u, st, 0, "reconfiguration plan");
+    if (!st)
+        st = create_targets(rc);
+    st = engine_agree_in(rc->u, st, 0, "reconfiguration windows");
+    double t1 = MPI_Wtime();
+    rc->t_windows = t1 - t0;
+    if (st) {
+        free_targets(rc);
+        return st;
+    }
+    if (rc->action == MAL_ACTION_EXPAND)
+        epochs(rc, true);
+    st = transfer(rc);
+    /* All or nothing: nobody commits unless every process's moves completed. */
+    st = engine_agree_in(rc->u, st, 0, "reconfiguration data movement");
+    if (rc->action == MAL_ACTION_EXPAND)
+        epochs(rc, false);
+    rc->t_redist = MPI_Wtime() - t1;
+    if (st)
+        free_targets(rc);
+    return st;
+}
+
+void engine_reconfig_release(engine_reconfig_t *rc)
+{
+    for (int i = 0; rc->carries != NULL && i < rc->count; i++) {
+        engine_carry_t *c = &rc->carries[i];
+        free(c->old_bounds);
+        free(c->new_bounds);
+        free(c->new_bounds_n);
+        free(c->new_offsets);
+        free(c->new_offsets_n);
+        free(c->caps);
+        free(c->flows);
+        free(c->segs);
+        free(c->plan.counts);
+        free(c->plan.requests);
+    }
+    free(rc->carries);
+    free(rc->n_of_u);
+    rc->carries = NULL;
+    rc->n_of_u = NULL;
+}
+
+/* Swap the new layout's arrays into the structure (sizes change with the process
+ * count); the caller's copies are taken over. */
+static void adopt_layout(engine_reconfig_t *rc, engine_carry_t *c)
+{
+    mal_array_t *a = c->array;
+    free(a->bounds);
+    free(a->offsets);
+    a->bounds = c->new_bounds_n;
+    a->offsets = c->new_offsets_n;
+    c->new_bounds_n = NULL;
+    c->new_offsets_n = NULL;
+    a->buf[0] = c->target;
+    a->buf[1] = (engine_buffer_t){.win = MPI_WIN_NULL};
+    c->target = (engine_buffer_t){.win = MPI_WIN_NULL};
+    a->current = 0;
+    (void)rc;
+}
+
+void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
+{
+    for (int i = 0; i < rc->count; i++) {
+        engine_carry_t *c = &rc->carries[i];
+        if (had_old) /* collective over the old communicator, in registry order */
+            for (int b = 0; b < 2; b++)
+                engine_buffer_free(&c->array->buf[b]);
+        if (rc->n != MPI_COMM_NULL)
+            adopt_layout(rc, c);
+    }
+}

@@ -1,0 +1,292 @@
+/* mal_expand and mal_shrink: change the process set, then move the data (reconfig.c). */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ENGINE_MAX_CHANGE 4096
+
+static mal_status_t check_new_weights(const double *weights, int n, const char *call)
+{
+    if (weights == NULL)
+        return MAL_OK;
+    int bad = partition_find_bad_weight(weights, n);
+    if (bad >= 0)
+        return engine_fail(MAL_ERR_ARG, "%s: weights[%d] is %g; weights must be finite and "
+                           ">= 0", call, bad, weights[bad]);
+    for (int r = 0; r < n; r++)
+        if (weights[r] > 0.0)
+            return MAL_OK;
+    return engine_fail(MAL_ERR_ARG, "%s: all %d weights are zero", call, n);
+}
+
+static uint64_t resize_fingerprint(int count, int mode, const int *ranks,
+                                   const double *weights, int n)
+{
+    int head[2] = {count, mode};
+    uint64_t h = engine_hash(ENGINE_HASH_SEED, head, sizeof head);
+    if (ranks != NULL)
+        h = engine_hash(h, ranks, (size_t)count * sizeof *ranks);
+    if (weights != NULL)
+        h = engine_hash(h, weights, (size_t)n * sizeof *weights);
+    return h;
+}
+
+/* Figures of a reconfiguration that stopped before moving data. */
+static void report_abandoned(mal_action_t action, mal_status_t st, double t0, double spawn)
+{
+    mal_reconfig_stats_t s = {.action = action, .iteration = engine.iteration,
+                              .procs_before = engine.size, .procs_after = engine.size,
+                              .spawn_seconds = spawn, .total_seconds = MPI_Wtime() - t0,
+                              .status = st};
+    engine_report(engine.comm, &s);
+}
+
+static mal_status_t plan_structures(engine_reconfig_t *rc)
+{
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+        rc->count++;
+    rc->carries = calloc(rc->count ? (size_t)rc->count : 1, sizeof *rc->carries);
+    rc->n_of_u = malloc((size_t)rc->n_u * sizeof *rc->n_of_u);
+    if (rc->carries == NULL || rc->n_of_u == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory to plan a reconfiguration");
+    int i = 0;
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+        rc->carries[i].target.win = MPI_WIN_NULL;
+        rc->carries[i++].array = a;
+    }
+    return MAL_OK;
+}
+
+/* ---- expand ----------------------------------------------------------------------- */
+
+static mal_status_t check_expand(int count, mal_spawn_mode_t mode, const double *weights)
+{
+    if (count < 1 || count > ENGINE_MAX_CHANGE)
+        return engine_fail(MAL_ERR_ARG, "mal_expand: count is %d, must be in 1..%d", count,
+                           ENGINE_MAX_CHANGE);
+    if (mode != MAL_SPAWN_PER_CALL && mode != MAL_SPAWN_BATCHED)
+        return engine_fail(MAL_ERR_ARG, "mal_expand: spawn mode %d is unknown", (int)mode);
+    return check_new_weights(weights, engine.size + count, "mal_expand");
+}
+
+/* Rank 0 spawns; everyone learns whether it worked before the collective join. */
+static mal_status_t spawn_step(MPI_Comm members, int per_call, int index, int remaining,
+                               int new_procs, const double *weights, MPI_Comm *joined)
+{
+    MPI_Comm inter = MPI_COMM_NULL, pair = MPI_COMM_NULL;
+    mal_status_t st = MAL_OK;
+    if (engine.rank == 0) {
+        st = engine_spawn(per_call, index, &inter, &pair);
+        if (!st)
+            st = engine_send_join_info(pair, remaining, new_procs, weights);
+    }
+    int ok = !st;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, members);
+    if (ok)
+        st = engine_join_members(members, pair, joined);
+    else if (engine.rank != 0)
+        st = engine_fail(MAL_ERR_SPAWN, "mal_expand: rank 0 could not spawn (see its "
+                         "message)");
+    if (pair != MPI_COMM_NULL) {
+        MPI_Comm_free(&pair);
+        MPI_Comm_disconnect(&inter);
+    }
+    return st;
+}
+
+/* Spawn and merge: one call per process or one for all. The processes of earlier calls
+ * take part in the later joins; on failure they are told (ok = 0) and exit. */
+static mal_status_t spawn_and_join(int count, mal_spawn_mode_t mode, const double *weights,
+                                   MPI_Comm *merged)
+{
+    int calls = mode == MAL_SPAWN_PER_CALL ? count : 1;
+    MPI_Comm m = engine.comm;
+    mal_status_t st = MAL_OK;
+    for (int i = 0; i < calls && !st; i++) {
+        MPI_Comm next = MPI_COMM_NULL;
+        st = spawn_step(m, count / calls, i, calls - 1 - i, engine.size + count, weights,
+                        &next);
+        if (m != engine.comm)
+            MPI_Comm_free(&m);
+        m = st ? engine.comm : next;
+    }
+    *merged = m;
+    return st;
+}
+
+static mal_status_t expand_data(MPI_Comm merged, int count, const double *weights,
+                                double t0, double spawn)
+{
+    int n = engine.size + count;
+    engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .u = merged, .n = merged,
+                            .me_u = engine.rank, .me_n = engine.rank, .n_u = n, .n_n = n,
+                            .old_procs = engine.size, .weights = weights};
+    mal_status_t st = plan_structures(&rc);
+    for (int r = 0; !st && r < n; r++)
+        rc.n_of_u[r] = r;
+    /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
+    st = engine_reconfig_move(&rc, st);
+    mal_reconfig_stats_t s = {
+        .action = MAL_ACTION_EXPAND, .iteration = engine.iteration,
+        .procs_before = engine.size, .procs_after = st ? engine.size : n,
+        .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .window_seconds = rc.t_windows,
+        .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st};
+    engine_report(merged, &s);
+    if (!st) {
+        engine_reconfig_commit(&rc, true);
+        MPI_Comm_free(&engine.comm);
+        engine.comm = merged;
+        MPI_Comm_size(merged, &engine.size);
+    } else {
+        MPI_Comm_free(&merged); /* the joiners leave on their own */
+    }
+    engine_reconfig_release(&rc);
+    return st;
+}
+
+mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
+{
+    double t0 = MPI_Wtime();
+    mal_status_t st = engine_require_init("mal_expand");
+    if (st)
+        return st;
+    if (mode == MAL_SPAWN_DEFAULT)
+        mode = engine.settings.spawn_mode;
+    st = check_expand(count, mode, weights);
+    st = engine_agree(st, st ? 0 : resize_fingerprint(count, mode, NULL, weights,
+                                                      engine.size + count),
+                      "mal_expand");
+    MPI_Comm merged = engine.comm;
+    if (!st)
+        st = spawn_and_join(count, mode, weights, &merged);
+    if (st) {
+        report_abandoned(MAL_ACTION_EXPAND, st, t0, MPI_Wtime() - t0);
+        return st;
+    }
+    st = expand_data(merged, count, weights, t0, MPI_Wtime() - t0);
+    return st ? st : MAL_RECONFIGURED;
+}
+
+/* ---- shrink ----------------------------------------------------------------------- */
+
+/* Which ranks leave: the given ones, or the last `count`. */
+static mal_status_t leaving_set(int count, const int *ranks, bool *leaving)
+{
+    int p = engine.size;
+    if (count < 1 || count >= p)
+        return engine_fail(MAL_ERR_ARG, "mal_shrink: count is %d; with %d processes it must "
+                           "be in 1..%d", count, p, p - 1);
+    for (int i = 0; i < count; i++) {
+        int r = ranks ? ranks[i] : p - count + i;
+        if (r < 0 || r >= p)
+            return engine_fail(MAL_ERR_ARG, "mal_shrink: ranks[%d] is %d, not a rank of "
+                               "the %d processes", i, r, p);
+        if (leaving[r])
+            return engine_fail(MAL_ERR_ARG, "mal_shrink: rank %d is listed twice", r);
+        leaving[r] = true;
+    }
+    return MAL_OK;
+}
+
+/* The source epochs of the pulls: opened before the first agreement so the user's last
+ * stores into the current buffers are visible to every get (as in mal_rebalance). */
+static void source_epochs(bool open)
+{
+    if (engine.method != MAL_REDIST_RMA && engine.method != MAL_REDIST_RMA_GET)
+        return;
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+        MPI_Win win = a->buf[a->current].win;
+        if (open)
+            MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        MPI_Win_sync(win);
+        if (!open)
+            MPI_Win_unlock_all(win);
+    }
+}
+
+static void leave(void)
+{
+    while (engine.arrays != NULL) {
+        mal_array_t *a = engine.arrays;
+        engine.arrays = a->next;
+        engine_array_destroy(a);
+    }
+    MPI_Comm_free(&engine.comm);
+    engine.comm = MPI_COMM_NULL;
+    engine.removed = true;
+}
+
+static mal_status_t shrink_data(const bool *leaving, const double *weights, double t0)
+{
+    int p = engine.size, stay = 0;
+    engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .u = engine.comm, .me_u = engine.rank,
+                            .n_u = p, .old_procs = p, .weights = weights};
+    mal_status_t st = plan_structures(&rc);
+    for (int r = 0; r < p; r++) {
+        if (rc.n_of_u != NULL)
+            rc.n_of_u[r] = leaving[r] ? -1 : stay;
+        stay += !leaving[r];
+    }
+    rc.n_n = stay;
+    int rc_split = MPI_Comm_split(engine.comm, leaving[engine.rank] ? MPI_UNDEFINED : 0,
+                                  engine.rank, &rc.n);
+    if (!st)
+        st = engine_mpi_check(rc_split, "MPI_Comm_split");
+    if (rc.n != MPI_COMM_NULL) {
+        MPI_Comm_set_errhandler(rc.n, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(rc.n, &rc.me_n);
+    }
+    st = engine_reconfig_move(&rc, st);
+    source_epochs(false);
+    mal_reconfig_stats_t s = {
+        .action = MAL_ACTION_SHRINK, .iteration = engine.iteration, .procs_before = p,
+        .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in,
+        .window_seconds = rc.t_windows, .redist_seconds = rc.t_redist,
+        .total_seconds = MPI_Wtime() - t0, .status = st};
+    engine_report(engine.comm, &s);
+    if (st) {
+        if (rc.n != MPI_COMM_NULL)
+            MPI_Comm_free(&rc.n);
+    } else {
+        engine_reconfig_commit(&rc, true);
+        if (rc.n == MPI_COMM_NULL) {
+            leave();
+        } else {
+            MPI_Comm_free(&engine.comm);
+            engine.comm = rc.n;
+            engine.rank = rc.me_n;
+            engine.size = stay;
+        }
+    }
+    engine_reconfig_release(&rc);
+    return st;
+}
+
+mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
+{
+    double t0 = MPI_Wtime();
+    mal_status_t st = engine_require_init("mal_shrink");
+    if (st)
+        return st;
+    bool *leaving = calloc((size_t)engine.size, sizeof *leaving);
+    st = leaving ? leaving_set(count, ranks, leaving)
+                 : engine_fail(MAL_ERR_NOMEM, "no memory for %d flags", engine.size);
+    if (!st)
+        st = check_new_weights(weights, engine.size - count, "mal_shrink");
+    source_epochs(true);
+    st = engine_agree(st, st ? 0 : resize_fingerprint(count, 0, ranks, weights,
+                                                      engine.size - count),
+                      "mal_shrink");
+    if (st) {
+        source_epochs(false);
+        free(leaving);
+        report_abandoned(MAL_ACTION_SHRINK, st, t0, 0);
+        return st;
+    }
+    st = shrink_data(leaving, weights, t0);
+    free(leaving);
+    if (st)
+        return st;
+    return engine.removed ? MAL_REMOVED : MAL_RECONFIGURED;
+}

@@ -1,0 +1,239 @@
+/* The iteration loop: mal_step and the plan, carried values, the reconfiguration report. */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t mal_iteration(void)
+{
+    return engine.initialized ? engine.iteration : 0;
+}
+
+bool mal_is_initial(void)
+{
+    return !engine.initialized || engine.initial;
+}
+
+mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats)
+{
+    if (!engine.initialized)
+        return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_last_reconfig called before mal_init");
+    if (stats == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_last_reconfig: stats is NULL");
+    *stats = engine.reconfig;
+    return MAL_OK;
+}
+
+static engine_value_t *find_value(const char *name)
+{
+    for (engine_value_t *v = engine.values; v != NULL; v = v->next)
+        if (strcmp(v->name, name) == 0)
+            return v;
+    return NULL;
+}
+
+#define ENGINE_MAX_VALUE (1u << 20)
+
+mal_status_t mal_register_value(const char *name, void *value, size_t bytes)
+{
+    mal_status_t st = engine_require_init("mal_register_value");
+    if (st)
+        return st;
+    if (name == NULL || value == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_register_value: %s is NULL",
+                           name == NULL ? "name" : "value");
+    size_t len = strnlen(name, ENGINE_NAME_MAX);
+    if (len == 0 || len >= ENGINE_NAME_MAX)
+        return engine_fail(MAL_ERR_ARG, "mal_register_value: name must have 1..%d characters",
+                           ENGINE_NAME_MAX - 1);
+    if (bytes == 0 || bytes > ENGINE_MAX_VALUE)
+        return engine_fail(MAL_ERR_ARG, "mal_register_value(\"%s\"): %zu bytes, must be in "
+                           "1..%u", name, bytes, ENGINE_MAX_VALUE);
+    engine_value_t *v = find_value(name);
+    if (v != NULL && v->carried != NULL && v->bytes != bytes)
+        return engine_fail(MAL_ERR_MISMATCH, "mal_register_value(\"%s\"): %zu bytes, but %zu "
+                           "were carried", name, bytes, v->bytes);
+    if (v == NULL) {
+        if ((v = calloc(1, sizeof *v)) == NULL)
+            return engine_fail(MAL_ERR_NOMEM, "no memory to register \"%s\"", name);
+        strcpy(v->name, name);
+        v->next = engine.values;
+        engine.values = v;
+    }
+    if (v->carried != NULL) { /* a joining process: the value arrived with the join */
+        memcpy(value, v->carried, bytes);
+        free(v->carried);
+        v->carried = NULL;
+    }
+    v->ptr = value;
+    v->bytes = bytes;
+    return MAL_OK;
+}
+
+void engine_free_values(void)
+{
+    while (engine.values != NULL) {
+        engine_value_t *v = engine.values;
+        engine.values = v->next;
+        free(v->carried);
+        free(v);
+    }
+}
+
+static const char *action_name(mal_action_t a)
+{
+    switch (a) {
+    case MAL_ACTION_EXPAND: return "expand";
+    case MAL_ACTION_SHRINK: return "shrink";
+    case MAL_ACTION_REBALANCE: return "rebalance";
+    case MAL_ACTION_NONE: break;
+    }
+    return "none";
+}
+
+static const char *status_name(mal_status_t st)
+{
+    switch (st) {
+#define MAL_STATUS_NAME_(name, value, text) case name: return #name;
+        MAL_STATUS_LIST(MAL_STATUS_NAME_)
+#undef MAL_STATUS_NAME_
+    }
+    return "MAL_UNKNOWN";
+}
+
+/* JSON string body: quotes, backslashes and control characters escaped. */
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static double bandwidth(const mal_reconfig_stats_t *s)
+{
+    return s->redist_seconds > 0 ? (double)s->bytes_moved / s->redist_seconds : 0.0;
+}
+
+static void write_json(const mal_reconfig_stats_t *s)
+{
+    FILE *f = fopen(engine.settings.report, "a");
+    if (f == NULL) {
+        engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", engine.settings.report);
+        return;
+    }
+    fprintf(f, "{\"iteration\":%lld,\"action\":\"%s\",\"procs_before\":%d,\"procs_after\":%d,"
+            "\"bytes_moved\":%lld,\"spawn_s\":%.6f,\"windows_s\":%.6f,\"redist_s\":%.6f,"
+            "\"total_s\":%.6f,\"bandwidth_Bps\":%.0f,\"method\":\"%s\",\"outcome\":\"%s\"",
+            (long long)s->iteration, action_name(s->action), s->procs_before, s->procs_after,
+            (long long)s->bytes_moved, s->spawn_seconds, s->window_seconds, s->redist_seconds,
+            s->total_seconds, bandwidth(s), mal_redist_name(engine.method),
+            status_name(s->status));
+    if (s->status < 0) {
+        fputs(",\"error\":", f);
+        json_string(f, mal_error_message());
+    }
+    fputs("}\n", f);
+    fclose(f);
+}
+
+static void print_summary(const mal_reconfig_stats_t *s)
+{
+    printf("libmal: it %lld %s %d -> %d procs, %.2f MiB moved, spawn %.3f s, windows "
+           "%.3f s, redist %.3f s (%.0f MB/s), total %.3f s: %s%s\n",
+           (long long)s->iteration, action_name(s->action), s->procs_before, s->procs_after,
+           (double)s->bytes_moved / (1 << 20), s->spawn_seconds, s->window_seconds,
+           s->redist_seconds, bandwidth(s) / 1e6, s->total_seconds,
+           s->status < 0 ? "FAILED " : "ok", s->status < 0 ? status_name(s->status) : "");
+    if (s->status < 0)
+        printf("libmal:   reason: %s\n", mal_error_message());
+    fflush(stdout);
+}
+
+void engine_report(MPI_Comm comm, mal_reconfig_stats_t *local)
+{
+    double t[4] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
+                   local->total_seconds};
+    int64_t bytes = local->bytes_moved;
+    MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_SUM, comm);
+    mal_reconfig_stats_t s = *local;
+    s.spawn_seconds = t[0];
+    s.window_seconds = t[1];
+    s.redist_seconds = t[2];
+    s.total_seconds = t[3];
+    s.bytes_moved = bytes;
+    engine.reconfig = s;
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank != 0)
+        return;
+    if (engine.settings.report != NULL)
+        write_json(&s);
+    if (engine.settings.summary)
+        print_summary(&s);
+}
+
+/* A plan's rebalance, reported like the other reconfigurations. */
+static mal_status_t planned_rebalance(const schedule_action_t *act)
+{
+    double t0 = MPI_Wtime();
+    mal_status_t st;
+    if (act->count != engine.size)
+        st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
+                         "processes", (long long)act->iteration, act->count, engine.size);
+    else
+        st = mal_rebalance(act->weights);
+    mal_rebalance_stats_t r = engine.last;
+    mal_reconfig_stats_t s = {
+        .action = MAL_ACTION_REBALANCE, .iteration = engine.iteration,
+        .procs_before = engine.size, .procs_after = engine.size,
+        .bytes_moved = st ? 0 : r.bytes_received, .redist_seconds = st ? 0 : r.seconds,
+        .total_seconds = MPI_Wtime() - t0, .status = st};
+    engine_report(engine.comm, &s);
+    return st ? st : MAL_RECONFIGURED;
+}
+
+static mal_status_t run_action(const schedule_action_t *act)
+{
+    switch (act->kind) {
+    case SCHEDULE_EXPAND: {
+        mal_spawn_mode_t mode = act->spawn == SCHEDULE_SPAWN_BATCHED    ? MAL_SPAWN_BATCHED
+                                : act->spawn == SCHEDULE_SPAWN_PER_CALL ? MAL_SPAWN_PER_CALL
+                                                                        : MAL_SPAWN_DEFAULT;
+        return mal_expand(act->count, mode, NULL);
+    }
+    case SCHEDULE_SHRINK:
+        return mal_shrink(act->count, act->ranks, NULL);
+    case SCHEDULE_REBALANCE:
+        return planned_rebalance(act);
+    }
+    return engine_fail(MAL_ERR_ARG, "plan entry of unknown kind %d", (int)act->kind);
+}
+
+mal_status_t mal_step(void)
+{
+    if (engine.initialized && engine.removed)
+        return MAL_REMOVED;
+    mal_status_t st = engine_require_init("mal_step");
+    if (st)
+        return st;
+    engine.iteration++;
+    const schedule_t *plan = &engine.schedule;
+    while (engine.next_action < plan->count &&
+           plan->actions[engine.next_action].iteration < engine.iteration)
+        engine.next_action++;
+    /* Between plan entries a step is a counter increment: no communication. */
+    if (engine.next_action >= plan->count ||
+        plan->actions[engine.next_action].iteration != engine.iteration)
+        return MAL_CONTINUE;
+    return run_action(&plan->actions[engine.next_action++]);
+}
