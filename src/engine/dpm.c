@@ -18,6 +18,7 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,21 @@ static char *host_for(const char *hosts, int index)
     return host;
 }
 
+/* Whether the name resolves. An unknown host is refused here rather than by the MPI
+ * runtime: after a spawn failed in the runtime, Open MPI 4.1 lets the application go on
+ * but its MPI_Finalize never returns (the failed job stays in the final fence). */
+static mal_status_t check_host(const char *host)
+{
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo(host, NULL, NULL, &res);
+    if (res != NULL)
+        freeaddrinfo(res);
+    if (rc != 0)
+        return engine_fail(MAL_ERR_SPAWN, "cannot spawn on host '%s': %s", host,
+                           gai_strerror(rc));
+    return MAL_OK;
+}
+
 /* MPI_Info "host" for the spawn of `n` processes starting at call `index`: one host per
  * call, or the next n hosts of the list for a batch. */
 static mal_status_t spawn_info(int n, int index, MPI_Info *info)
@@ -198,13 +214,15 @@ static mal_status_t spawn_info(int n, int index, MPI_Info *info)
         return MAL_OK;
     size_t cap = (size_t)n * (strlen(engine.settings.hosts) + 1) + 1;
     char *list = calloc(cap, 1);
-    for (int i = 0; list != NULL && i < n; i++) {
+    mal_status_t st = MAL_OK;
+    for (int i = 0; list != NULL && i < n && !st; i++) {
         char *host = host_for(engine.settings.hosts, index + i);
         if (host == NULL) {
             free(list);
             list = NULL;
             break;
         }
+        st = check_host(host);
         if (i > 0)
             strcat(list, ",");
         strcat(list, host);
@@ -212,6 +230,10 @@ static mal_status_t spawn_info(int n, int index, MPI_Info *info)
     }
     if (list == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory for the host list");
+    if (st) {
+        free(list);
+        return st;
+    }
     MPI_Info_create(info);
     MPI_Info_set(*info, "host", list);
     free(list);

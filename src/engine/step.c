@@ -152,7 +152,7 @@ static void print_summary(const mal_reconfig_stats_t *s)
            (long long)s->iteration, action_name(s->action), s->procs_before, s->procs_after,
            (double)s->bytes_moved / (1 << 20), s->spawn_seconds, s->window_seconds,
            s->redist_seconds, bandwidth(s) / 1e6, s->total_seconds,
-           s->status < 0 ? "FAILED " : "ok", s->status < 0 ? status_name(s->status) : "");
+           s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? status_name(s->status) : "");
     if (s->status < 0)
         printf("libmal:   reason: %s\n", mal_error_message());
     fflush(stdout);

@@ -1,0 +1,355 @@
+/* jacobi: the malleable Jacobi example, used as a benchmark of mal_step overhead.
+ *
+ * Solves A x = b with a dense, diagonally dominant A held in block rows (mal_alloc_window)
+ * and x replicated on every rank. The program only calls mal_step() once per iteration:
+ * the reconfigurations come from the plan in MAL_PLAN (mal_config_t.plan), e.g.
+ *   MAL_PLAN=5:+2,10:-1,15:w=1:2:1 tools/malrun -n 2 build/bench/jacobi --check
+ *
+ * Every row update sums in ascending column order, so x is bit-identical whatever the
+ * partition and however often it changed: --check proves it against a serial run. */
+#include "mal.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int64_t n, iters;
+    bool check, quiet;
+} options_t;
+
+/* What a sweep reads. Everything but the handles changes at a reconfiguration (new
+ * communicator, new windows, new rows), so refresh() re-reads it after each one. */
+typedef struct {
+    mal_array_t *A, *b, *x;
+    int64_t n;
+    MPI_Comm comm;
+    int rank, size;
+    int64_t first, rows;
+    const double *a_rows, *b_rows;
+    double *x_all;
+    int *counts, *displs; /* where each rank's rows of x go in MPI_Allgatherv */
+    double *x_new;        /* this rank's rows of the next x */
+} jacobi_t;
+
+/* Per-process sums; the mean over plain steps is mal_step's steady-state overhead,
+ * the mean over all steps includes the reconfigurations this process took part in. */
+typedef struct {
+    double sweep, step, plain_step;
+    int64_t sweeps, steps, plain_steps;
+} timing_t;
+
+static void *xrealloc(void *p, size_t bytes)
+{
+    void *q = realloc(p, bytes > 0 ? bytes : 1);
+    if (q == NULL) {
+        fprintf(stderr, "jacobi: out of memory (%zu bytes)\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return q;
+}
+
+static void die_on(mal_status_t st, const char *what)
+{
+    if (st == MAL_OK)
+        return;
+    fprintf(stderr, "jacobi: %s: %s\n", what, mal_error_message());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static double matrix_entry(int64_t i, int64_t j, int64_t n)
+{
+    if (i == j)
+        return (double)n;
+    return 1.0 / (1.0 + (double)(i > j ? i - j : j - i));
+}
+
+static double rhs_entry(int64_t i)
+{
+    return 1.0 + (double)(i % 7);
+}
+
+/* The one row update, shared by the distributed sweep and the serial check so both
+ * perform the same operations in the same order. */
+static double updated_x(const double *a_row, double b_i, const double *x, int64_t i,
+                        int64_t n)
+{
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; j++)
+        if (j != i)
+            sum += a_row[j] * x[j];
+    return (b_i - sum) / a_row[i];
+}
+
+/* Generated from global indices, so the data do not depend on the initial partition. */
+static void fill_initial(jacobi_t *j)
+{
+    double *a = mal_local_data(j->A), *b = mal_local_data(j->b), *x = mal_local_data(j->x);
+    int64_t first = mal_first_row(j->A), rows = mal_local_rows(j->A);
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t c = 0; c < j->n; c++)
+            a[r * j->n + c] = matrix_entry(first + r, c, j->n);
+        b[r] = rhs_entry(first + r);
+    }
+    for (int64_t i = 0; i < j->n; i++)
+        x[i] = 0.0;
+}
+
+static void refresh(jacobi_t *j)
+{
+    j->comm = mal_comm();
+    MPI_Comm_rank(j->comm, &j->rank);
+    MPI_Comm_size(j->comm, &j->size);
+    j->first = mal_first_row(j->A);
+    j->rows = mal_local_rows(j->A);
+    /* A and b share row count and weights, so they must share the block layout. */
+    if (mal_first_row(j->b) != j->first || mal_local_rows(j->b) != j->rows) {
+        fprintf(stderr, "jacobi: rank %d: A holds rows %" PRId64 "+%" PRId64
+                        " but b holds %" PRId64 "+%" PRId64 "\n",
+                j->rank, j->first, j->rows, mal_first_row(j->b), mal_local_rows(j->b));
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    j->a_rows = mal_local_data(j->A);
+    j->b_rows = mal_local_data(j->b);
+    j->x_all = mal_local_data(j->x);
+    j->counts = xrealloc(j->counts, (size_t)j->size * sizeof *j->counts);
+    j->displs = xrealloc(j->displs, (size_t)j->size * sizeof *j->displs);
+    j->x_new = xrealloc(j->x_new, (size_t)j->rows * sizeof *j->x_new);
+    int mine = (int)j->rows;
+    MPI_Allgather(&mine, 1, MPI_INT, j->counts, 1, MPI_INT, j->comm);
+    for (int r = 0, at = 0; r < j->size; at += j->counts[r], r++)
+        j->displs[r] = at;
+}
+
+static void sweep(jacobi_t *j)
+{
+    for (int64_t r = 0; r < j->rows; r++)
+        j->x_new[r] =
+            updated_x(j->a_rows + r * j->n, j->b_rows[r], j->x_all, j->first + r, j->n);
+    MPI_Allgatherv(j->x_new, (int)j->rows, MPI_DOUBLE, j->x_all, j->counts, j->displs,
+                   MPI_DOUBLE, j->comm);
+}
+
+static void account(timing_t *t, double sweep_s, double step_s, mal_status_t st)
+{
+    t->sweep += sweep_s;
+    t->sweeps++;
+    t->step += step_s;
+    t->steps++;
+    if (st == MAL_CONTINUE) {
+        t->plain_step += step_s;
+        t->plain_steps++;
+    }
+}
+
+/* The malleable loop. Returns false when this process was released. */
+static bool iterate(jacobi_t *j, const options_t *o, timing_t *t)
+{
+    for (int64_t it = mal_iteration(); it < o->iters; it++) {
+        double t0 = MPI_Wtime();
+        sweep(j);
+        double t1 = MPI_Wtime();
+        mal_status_t st = mal_step();
+        account(t, t1 - t0, MPI_Wtime() - t1, st);
+        if (st == MAL_REMOVED)
+            return false;
+        if (st < 0) {
+            /* An abandoned reconfiguration left processes, layout and data as they
+             * were: report it and keep iterating. */
+            if (j->rank == 0)
+                fprintf(stderr, "jacobi: iteration %" PRId64 ": reconfiguration abandoned: %s\n",
+                        it + 1, mal_error_message());
+            continue;
+        }
+        if (st == MAL_RECONFIGURED)
+            refresh(j);
+    }
+    return true;
+}
+
+static uint64_t fnv1a64(const void *data, size_t bytes)
+{
+    const unsigned char *p = data;
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < bytes; i++) {
+        h ^= p[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+static double residual_inf(const jacobi_t *j)
+{
+    double worst = 0.0;
+    for (int64_t r = 0; r < j->rows; r++) {
+        const double *a_row = j->a_rows + r * j->n;
+        double ax = 0.0;
+        for (int64_t c = 0; c < j->n; c++)
+            ax += a_row[c] * j->x_all[c];
+        worst = fmax(worst, fabs(j->b_rows[r] - ax));
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, j->comm);
+    return worst;
+}
+
+/* The same iterations on one process, from freshly generated data. */
+static double *serial_solution(const options_t *o)
+{
+    int64_t n = o->n;
+    double *a = xrealloc(NULL, (size_t)n * (size_t)n * sizeof *a);
+    double *b = xrealloc(NULL, (size_t)n * sizeof *b);
+    double *x = xrealloc(NULL, (size_t)n * sizeof *x);
+    double *x_new = xrealloc(NULL, (size_t)n * sizeof *x_new);
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t c = 0; c < n; c++)
+            a[i * n + c] = matrix_entry(i, c, n);
+        b[i] = rhs_entry(i);
+        x[i] = 0.0;
+    }
+    for (int64_t it = 0; it < o->iters; it++) {
+        for (int64_t i = 0; i < n; i++)
+            x_new[i] = updated_x(a + i * n, b[i], x, i, n);
+        memcpy(x, x_new, (size_t)n * sizeof *x);
+    }
+    free(a);
+    free(b);
+    free(x_new);
+    return x;
+}
+
+static bool check_against_serial(const jacobi_t *j, const options_t *o)
+{
+    double *expected = serial_solution(o);
+    size_t bytes = (size_t)o->n * sizeof *expected;
+    bool pass = memcmp(expected, j->x_all, bytes) == 0;
+    if (pass) {
+        printf("jacobi: PASS x is bit-identical to the serial recomputation "
+               "(n=%" PRId64 ", %" PRId64 " iterations)\n", o->n, o->iters);
+    } else {
+        int64_t differ = 0;
+        double worst = 0.0;
+        for (int64_t i = 0; i < o->n; i++)
+            if (memcmp(&expected[i], &j->x_all[i], sizeof *expected) != 0) {
+                differ++;
+                worst = fmax(worst, fabs(expected[i] - j->x_all[i]));
+            }
+        printf("jacobi: FAIL %" PRId64 " of %" PRId64 " entries of x differ from the serial "
+               "recomputation, max |diff| %.3e\n", differ, o->n, worst);
+    }
+    free(expected);
+    return pass;
+}
+
+static void print_timing(const timing_t *t)
+{
+    if (t->sweeps == 0)
+        return;
+    double sweep = t->sweep / (double)t->sweeps, step = t->step / (double)t->steps;
+    double plain = t->plain_steps ? t->plain_step / (double)t->plain_steps : 0.0;
+    printf("jacobi: rank 0 over its %" PRId64 " iterations: mean sweep %.6f s, mean mal_step "
+           "%.6f s with reconfigurations (%.1f%% of the iteration), %.3e s without (%.4f%%)\n",
+           t->sweeps, sweep, step, 100.0 * step / (sweep + step), plain,
+           100.0 * plain / (sweep + plain));
+}
+
+/* Final line, optional check; the verdict is shared so every remaining rank exits
+ * with the same status. Returns the exit status. */
+static int report(const jacobi_t *j, const options_t *o, const timing_t *t)
+{
+    double residual = residual_inf(j);
+    int failed = 0;
+    if (j->rank == 0) {
+        uint64_t hash = fnv1a64(j->x_all, (size_t)o->n * sizeof *j->x_all);
+        printf("jacobi: procs %d iterations %" PRId64 " n %" PRId64 " hash %016" PRIx64
+               " residual %.6e\n",
+               j->size, mal_iteration(), o->n, hash, residual);
+        if (!o->quiet)
+            print_timing(t);
+        if (o->check)
+            failed = !check_against_serial(j, o);
+        fflush(stdout);
+    }
+    MPI_Bcast(&failed, 1, MPI_INT, 0, j->comm);
+    return failed;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: jacobi [--n N] [--iters I] [--check] [--quiet]\n"
+            "  --n      matrix order (default 1536)\n"
+            "  --iters  Jacobi iterations (default 40)\n"
+            "  --check  rank 0 recomputes serially and compares x bit for bit\n"
+            "  --quiet  no timing line\n"
+            "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n");
+}
+
+static int parse_options(int argc, char **argv, options_t *o)
+{
+    *o = (options_t){.n = 1536, .iters = 40, .check = false, .quiet = false};
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--check") == 0) {
+            o->check = true;
+            continue;
+        }
+        if (strcmp(arg, "--quiet") == 0) {
+            o->quiet = true;
+            continue;
+        }
+        if (val == NULL)
+            return -1;
+        i++;
+        if (strcmp(arg, "--n") == 0)
+            o->n = atoll(val);
+        else if (strcmp(arg, "--iters") == 0)
+            o->iters = atoll(val);
+        else
+            return -1;
+    }
+    /* Row counts travel as int in MPI_Allgatherv. */
+    return o->n >= 1 && o->n <= INT_MAX && o->iters >= 0 ? 0 : -1;
+}
+
+static void allocate(jacobi_t *j)
+{
+    die_on(mal_alloc_window("A", MPI_DOUBLE, j->n, j->n, MAL_BLOCK, &j->A),
+           "mal_alloc_window(A)");
+    die_on(mal_alloc_window("b", MPI_DOUBLE, j->n, 1, MAL_BLOCK, &j->b),
+           "mal_alloc_window(b)");
+    die_on(mal_alloc_window("x", MPI_DOUBLE, j->n, 1, MAL_REPLICATED, &j->x),
+           "mal_alloc_window(x)");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    options_t o;
+    if (parse_options(argc, argv, &o) != 0) {
+        int world_rank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+        if (world_rank == 0)
+            usage();
+        MPI_Finalize();
+        return 2;
+    }
+    die_on(mal_init(MPI_COMM_WORLD, NULL), "mal_init"); /* a spawned process joins here */
+    jacobi_t j = {.n = o.n};
+    allocate(&j);
+    if (mal_is_initial()) /* joiners found their rows already in the windows */
+        fill_initial(&j);
+    refresh(&j);
+    timing_t t = {0};
+    int status = 0;
+    if (iterate(&j, &o, &t))
+        status = report(&j, &o, &t);
+    free(j.counts);
+    free(j.displs);
+    free(j.x_new);
+    mal_finalize();
+    MPI_Finalize();
+    return status;
+}
