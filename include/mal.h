@@ -136,8 +136,10 @@ typedef struct {
     /** File to which one JSON line per reconfiguration is appended by rank 0; NULL: the
      *  MAL_REPORT environment variable (no file when unset). Default: NULL. */
     const char *report;
-    /** Print a one-line summary of each reconfiguration on rank 0 (stdout). Default:
-     *  true; the MAL_QUIET=1 environment variable turns it off. */
+    /** Print a one-line summary of each reconfiguration on rank 0 (stdout), and one
+     *  line from each released process when it leaves mal_finalize (how long it parked,
+     *  its CPU time meanwhile). Default: true; MAL_QUIET=1 in the environment turns it
+     *  off. */
     bool summary;
     /** Spawn mode of plan entries without a b/p suffix. Default: MAL_SPAWN_DEFAULT. */
     mal_spawn_mode_t spawn_mode;
@@ -365,6 +367,7 @@ typedef struct {
     double redist_seconds;   /**< moving the data, including agreeing on success    */
     double total_seconds;    /**< the whole reconfiguration                         */
     mal_status_t status;     /**< MAL_OK, or why it was abandoned                   */
+    mal_spawn_mode_t spawn_mode; /**< how processes were spawned (expand only)      */
 } mal_reconfig_stats_t;
 
 /**

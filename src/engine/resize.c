@@ -33,9 +33,11 @@ static uint64_t resize_fingerprint(int count, int mode, const int *ranks,
 }
 
 /* Figures of a reconfiguration that stopped before moving data. */
-static void report_abandoned(mal_action_t action, mal_status_t st, double t0, double spawn)
+static void report_abandoned(mal_action_t action, mal_spawn_mode_t mode, mal_status_t st,
+                             double t0, double spawn)
 {
-    mal_reconfig_stats_t s = {.action = action, .iteration = engine.iteration,
+    mal_reconfig_stats_t s = {.action = action, .spawn_mode = mode,
+                              .iteration = engine.iteration,
                               .procs_before = engine.size, .procs_after = engine.size,
                               .spawn_seconds = spawn, .total_seconds = MPI_Wtime() - t0,
                               .status = st};
@@ -115,8 +117,8 @@ static mal_status_t spawn_and_join(int count, mal_spawn_mode_t mode, const doubl
     return st;
 }
 
-static mal_status_t expand_data(MPI_Comm merged, int count, const double *weights,
-                                double t0, double spawn)
+static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mode,
+                                const double *weights, double t0, double spawn)
 {
     int n = engine.size + count;
     engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .u = merged, .n = merged,
@@ -128,7 +130,7 @@ static mal_status_t expand_data(MPI_Comm merged, int count, const double *weight
     /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
     st = engine_reconfig_move(&rc, st);
     mal_reconfig_stats_t s = {
-        .action = MAL_ACTION_EXPAND, .iteration = engine.iteration,
+        .action = MAL_ACTION_EXPAND, .spawn_mode = mode, .iteration = engine.iteration,
         .procs_before = engine.size, .procs_after = st ? engine.size : n,
         .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st};
@@ -161,10 +163,10 @@ mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
     if (!st)
         st = spawn_and_join(count, mode, weights, &merged);
     if (st) {
-        report_abandoned(MAL_ACTION_EXPAND, st, t0, MPI_Wtime() - t0);
+        report_abandoned(MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
         return st;
     }
-    st = expand_data(merged, count, weights, t0, MPI_Wtime() - t0);
+    st = expand_data(merged, count, mode, weights, t0, MPI_Wtime() - t0);
     return st ? st : MAL_RECONFIGURED;
 }
 
@@ -281,7 +283,7 @@ mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
     if (st) {
         source_epochs(false);
         free(leaving);
-        report_abandoned(MAL_ACTION_SHRINK, st, t0, 0);
+        report_abandoned(MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);
         return st;
     }
     st = shrink_data(leaving, weights, t0);

@@ -137,6 +137,9 @@ static void write_json(const mal_reconfig_stats_t *s)
             (long long)s->bytes_moved, s->spawn_seconds, s->window_seconds, s->redist_seconds,
             s->total_seconds, bandwidth(s), mal_redist_name(engine.method),
             status_name(s->status));
+    if (s->action == MAL_ACTION_EXPAND)
+        fprintf(f, ",\"spawn_mode\":\"%s\"",
+                s->spawn_mode == MAL_SPAWN_BATCHED ? "batched" : "per-call");
     if (s->status < 0) {
         fputs(",\"error\":", f);
         json_string(f, mal_error_message());
