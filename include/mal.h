@@ -232,7 +232,10 @@ typedef struct mal_array mal_array_t;
  *         overflow); MAL_ERR_EXISTS (name already registered); MAL_ERR_MISMATCH
  *         (arguments differ between ranks); MAL_ERR_NOMEM / MAL_ERR_MPI (allocation);
  *         MAL_ERR_REMOTE (another rank failed).
- * @note Collective over mal_comm(), with identical arguments except @p array. The local
+ * @note Collective over mal_comm(), with identical arguments except @p array. On a
+ *       process that joined by an expansion, a call naming a structure it received is
+ *       local instead: it checks the arguments match (MAL_ERR_MISMATCH otherwise) and
+ *       returns the structure with its rows already in place. The local
  *       rows are zero-initialised. Their address (mal_local_data()) stays valid until the
  *       next mal_rebalance(), mal_free_window() or mal_finalize().
  */

@@ -232,15 +232,6 @@ static mal_array_t *new_array(const char *name, int64_t global_rows, int64_t row
     return a;
 }
 
-/* Structures that arrived with a join and were not handed back yet. */
-static int adoptable_count(void)
-{
-    int n = 0;
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
-        n += a->adoptable;
-    return n;
-}
-
 /* On a joining process: hand back a structure that arrived with the join, after
  * checking the program asks for the same one. Local: the others are not calling. */
 static mal_status_t adopt(mal_array_t *a, MPI_Datatype type, int64_t global_rows,
@@ -274,12 +265,6 @@ mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t globa
     mal_array_t *joined = name != NULL ? find(name) : NULL;
     if (joined != NULL && joined->adoptable)
         return adopt(joined, type, global_rows, row_len, distribution, array);
-    /* A collective allocation here would wait for processes that are not making it. */
-    if (adoptable_count() > 0)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): this process joined a "
-                           "running application and must first register the %d structures "
-                           "it received (the ones the others hold)", name ? name : "(null)",
-                           adoptable_count());
     int64_t row_bytes = 0;
     st = check_alloc_args(name, type, global_rows, row_len, distribution, array, &row_bytes);
     uint64_t fp = st ? 0 : alloc_fingerprint(name, global_rows, row_len, row_bytes,

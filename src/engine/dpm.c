@@ -263,7 +263,10 @@ mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair
                            program, msg);
     }
     MPI_Comm_set_errhandler(*inter, MPI_ERRORS_RETURN);
-    return engine_mpi_check(MPI_Intercomm_merge(*inter, 0, pair), "MPI_Intercomm_merge");
+    st = engine_mpi_check(MPI_Intercomm_merge(*inter, 0, pair), "MPI_Intercomm_merge");
+    if (st)
+        MPI_Comm_disconnect(inter);
+    return st;
 }
 
 /* Bridge `local` and the other side of `pair` (rank 0 of local talks to `remote` in

@@ -73,6 +73,7 @@ typedef struct {
     bool initial;               /* not started by a libmal expansion               */
     bool removed;               /* released by a shrink: only mal_finalize is left  */
     int64_t iteration;          /* mal_step calls, carried to joiners               */
+    int64_t spawned;            /* processes spawned so far: next host in the list  */
     engine_settings_t settings;
     schedule_t schedule;
     size_t next_action;         /* first plan entry not yet carried out             */

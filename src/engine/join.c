@@ -163,6 +163,7 @@ mal_status_t engine_send_join_info(MPI_Comm pair, int remaining, int new_procs,
     put_i64(&p, new_procs);
     put_i64(&p, engine.iteration);
     put_i64(&p, (int64_t)engine.next_action);
+    put_i64(&p, engine.spawned + (new_procs - engine.size)); /* once this one succeeds */
     pack_settings(&p);
     put_i64(&p, weights != NULL);
     if (weights != NULL)
@@ -280,6 +281,7 @@ static void unpack_join_info(unpack_t *u, join_header_t *h)
     h->new_procs = get_i64(u);
     engine.iteration = get_i64(u);
     engine.next_action = (size_t)get_i64(u);
+    engine.spawned = get_i64(u);
     unpack_settings(u);
     if (get_i64(u) && !u->failed) {
         h->weights = malloc((size_t)h->new_procs * sizeof *h->weights);

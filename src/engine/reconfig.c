@@ -36,8 +36,10 @@ static mal_status_t new_layout(engine_reconfig_t *rc, engine_carry_t *c)
             even[r] = 1.0;
         w = even;
     }
-    partition_error_t err = partition_block(a->global_rows, rc->n_n, w,
-                                            engine.config.min_rows, c->new_bounds_n);
+    /* min_rows is a rule for block parts; a replicated structure has none. */
+    int64_t min_rows = a->distribution == MAL_BLOCK ? engine.config.min_rows : 0;
+    partition_error_t err = partition_block(a->global_rows, rc->n_n, w, min_rows,
+                                            c->new_bounds_n);
     free(even);
     if (err)
         return engine_fail(MAL_ERR_ARG, "reconfiguration: min_rows %lld for each of %d "

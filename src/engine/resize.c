@@ -23,7 +23,7 @@ static mal_status_t check_new_weights(const double *weights, int n, const char *
 static uint64_t resize_fingerprint(int count, int mode, const int *ranks,
                                    const double *weights, int n)
 {
-    int head[2] = {count, mode};
+    int head[3] = {count, mode, (int)engine.method};
     uint64_t h = engine_hash(ENGINE_HASH_SEED, head, sizeof head);
     if (ranks != NULL)
         h = engine_hash(h, ranks, (size_t)count * sizeof *ranks);
@@ -107,8 +107,10 @@ static mal_status_t spawn_and_join(int count, mal_spawn_mode_t mode, const doubl
     mal_status_t st = MAL_OK;
     for (int i = 0; i < calls && !st; i++) {
         MPI_Comm next = MPI_COMM_NULL;
-        st = spawn_step(m, count / calls, i, calls - 1 - i, engine.size + count, weights,
-                        &next);
+        /* Hosts are used in turn across expansions, not from the first at each. */
+        int host_index = (int)(engine.spawned + (int64_t)i * (count / calls));
+        st = spawn_step(m, count / calls, host_index, calls - 1 - i, engine.size + count,
+                        weights, &next);
         if (m != engine.comm)
             MPI_Comm_free(&m);
         m = st ? engine.comm : next;
@@ -140,6 +142,7 @@ static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mod
         MPI_Comm_free(&engine.comm);
         engine.comm = merged;
         MPI_Comm_size(merged, &engine.size);
+        engine.spawned += count;
     } else {
         MPI_Comm_free(&merged); /* the joiners leave on their own */
     }
