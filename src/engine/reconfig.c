@@ -309,7 +309,7 @@ void engine_reconfig_release(engine_reconfig_t *rc)
 
 /* Swap the new layout's arrays into the structure (sizes change with the process
  * count); the caller's copies are taken over. */
-static void adopt_layout(engine_reconfig_t *rc, engine_carry_t *c)
+static void adopt_layout(engine_carry_t *c)
 {
     mal_array_t *a = c->array;
     free(a->bounds);
@@ -322,7 +322,6 @@ static void adopt_layout(engine_reconfig_t *rc, engine_carry_t *c)
     a->buf[1] = (engine_buffer_t){.win = MPI_WIN_NULL};
     c->target = (engine_buffer_t){.win = MPI_WIN_NULL};
     a->current = 0;
-    (void)rc;
 }
 
 void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
@@ -333,6 +332,6 @@ void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
             for (int b = 0; b < 2; b++)
                 engine_buffer_free(&c->array->buf[b]);
         if (rc->n != MPI_COMM_NULL)
-            adopt_layout(rc, c);
+            adopt_layout(c);
     }
 }
