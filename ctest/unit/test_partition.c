@@ -5,16 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            failures++;                                                         \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fputc('\n', stderr);                                                \
-        }                                                                       \
-    } while (0)
+#include "unittest.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rng(void)

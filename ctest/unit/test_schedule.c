@@ -6,16 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                             \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            failures++;                                                              \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                            \
-            fputc('\n', stderr);                                                     \
-        }                                                                            \
-    } while (0)
+#include "unittest.h"
 
 #define EXPAND(it, n, spawn) {(it), SCHEDULE_EXPAND, (n), (spawn), NULL, NULL}
 #define SHRINK_LAST(it, n) {(it), SCHEDULE_SHRINK, (n), SCHEDULE_SPAWN_DEFAULT, NULL, NULL}

@@ -170,6 +170,19 @@ size_t engine_p2p_messages(const engine_plan_t *plan);
  * the source alone (an expansion: only the new windows span everyone). */
 typedef enum { ENGINE_RMA_SPLIT, ENGINE_RMA_PULL, ENGINE_RMA_PUSH } engine_rma_mode_t;
 
+/* Whether the method moves rows one-sidedly (rma or rma-get). */
+bool engine_one_sided(void);
+
+/* One step of a passive-target epoch on `win`, the same for rebalances and
+ * reconfigurations. OPEN (lock_all NOCHECK + win_sync) before the agreement that orders
+ * the user's stores before any remote access; FLUSH completes this rank's gets and puts
+ * at origin and target; CLOSE syncs first so remote puts are visible to local loads. */
+typedef enum { EPOCH_OPEN, EPOCH_FLUSH, EPOCH_CLOSE } epoch_step_t;
+mal_status_t engine_epoch(MPI_Win win, epoch_step_t step);
+
+/* One finite, non-negative weight per rank, at least one positive (not NULL). */
+mal_status_t engine_check_weights(const double *weights, int n, const char *call);
+
 /* Issue the one-sided calls of the plan inside epochs already open on the windows the
  * mode uses: MPI_Get on src_win for the pulled share of every incoming segment, MPI_Put
  * on dst_win for the pushed share of every outgoing one. */

@@ -35,18 +35,23 @@ static void release(rebalance_t *rb)
     free(rb->moves);
 }
 
+mal_status_t engine_check_weights(const double *weights, int n, const char *call)
+{
+    int bad = partition_find_bad_weight(weights, n);
+    if (bad >= 0)
+        return engine_fail(MAL_ERR_ARG, "%s: weights[%d] is %g; weights must be finite and "
+                           ">= 0", call, bad, weights[bad]);
+    for (int r = 0; r < n; r++)
+        if (weights[r] > 0.0)
+            return MAL_OK;
+    return engine_fail(MAL_ERR_ARG, "%s: all %d weights are zero", call, n);
+}
+
 static mal_status_t check_weights(const double *weights)
 {
     if (weights == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_rebalance: weights is NULL");
-    int bad = partition_find_bad_weight(weights, engine.size);
-    if (bad >= 0)
-        return engine_fail(MAL_ERR_ARG, "mal_rebalance: weights[%d] is %g; weights must be "
-                           "finite and >= 0", bad, weights[bad]);
-    for (int r = 0; r < engine.size; r++)
-        if (weights[r] > 0.0)
-            return MAL_OK;
-    return engine_fail(MAL_ERR_ARG, "mal_rebalance: all %d weights are zero", engine.size);
+    return engine_check_weights(weights, engine.size, "mal_rebalance");
 }
 
 /* Where rank r's new part goes in a buffer with `cap` rows: at the old offset shifted by
@@ -199,33 +204,10 @@ static mal_status_t prepare_target(move_t *m, int *created)
     return MAL_OK;
 }
 
-static bool one_sided(void)
-{
-    return engine.method == MAL_REDIST_RMA || engine.method == MAL_REDIST_RMA_GET;
-}
-
 /* One-sided epochs. Source windows are opened before the agreement allreduce: lock_all
  * + win_sync there make the user's stores into the current buffer visible to every get
  * that follows it (unified memory model). Second buffers that pushes write into are
- * opened once they exist (a move in place pushes into the source window). NOCHECK:
- * nobody takes exclusive locks on libmal's windows. */
-typedef enum { EPOCH_OPEN, EPOCH_FLUSH, EPOCH_CLOSE } epoch_step_t;
-
-static mal_status_t epoch_step(MPI_Win win, epoch_step_t step)
-{
-    switch (step) {
-    case EPOCH_OPEN:
-        MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-        return engine_mpi_check(MPI_Win_sync(win), "MPI_Win_sync");
-    case EPOCH_FLUSH: /* completes this rank's gets and puts at origin and target */
-        return engine_mpi_check(MPI_Win_flush_all(win), "MPI_Win_flush_all");
-    case EPOCH_CLOSE: /* win_sync first: remote puts become visible to local loads */
-        MPI_Win_sync(win);
-        return engine_mpi_check(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
-    }
-    return MAL_OK;
-}
-
+ * opened once they exist (a move in place pushes into the source window). */
 static mal_status_t epochs(rebalance_t *rb, bool targets, epoch_step_t step)
 {
     mal_status_t st = MAL_OK;
@@ -233,7 +215,7 @@ static mal_status_t epochs(rebalance_t *rb, bool targets, epoch_step_t step)
         const move_t *m = &rb->moves[i];
         if (!m->changed || (targets && (m->in_place || engine.method != MAL_REDIST_RMA)))
             continue;
-        mal_status_t s = epoch_step(targets ? m->plan.dst_win : m->plan.src_win, step);
+        mal_status_t s = engine_epoch(targets ? m->plan.dst_win : m->plan.src_win, step);
         st = st ? st : s;
     }
     return st;
@@ -254,7 +236,7 @@ static mal_status_t execute(rebalance_t *rb)
         }
     }
     /* One-sided: every transfer is in flight; copy the rows that stay meanwhile. */
-    for (int i = 0; i < rb->n && !st && one_sided(); i++)
+    for (int i = 0; i < rb->n && !st && engine_one_sided(); i++)
         if (rb->moves[i].changed)
             engine_copy_local(&rb->moves[i].plan);
     return st;
@@ -311,7 +293,7 @@ mal_status_t mal_rebalance(const double *weights)
     bool changed = false;
     for (int i = 0; i < rb.n && !st; i++)
         changed |= rb.moves[i].changed;
-    bool rma = one_sided() && changed;
+    bool rma = engine_one_sided() && changed;
     if (rma)
         epochs(&rb, false, EPOCH_OPEN);
     st = engine_agree(st, st ? 0 : rebalance_fingerprint(weights), "mal_rebalance");

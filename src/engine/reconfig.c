@@ -16,11 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool one_sided(void)
-{
-    return engine.method == MAL_REDIST_RMA || engine.method == MAL_REDIST_RMA_GET;
-}
-
 /* New layout over N from the weights (even when NULL), spread over U with empty parts
  * for the leavers; N ranks are U ranks in the same order. */
 static mal_status_t new_layout(engine_reconfig_t *rc, engine_carry_t *c)
@@ -206,32 +201,15 @@ static mal_status_t move_one(engine_reconfig_t *rc, engine_carry_t *c)
 
 /* Epochs on the windows the one-sided moves use: the new ones for an expansion (always:
  * replicated rows are pushed whatever the method), the old ones for a shrink. */
-static void epochs(engine_reconfig_t *rc, bool open)
+static mal_status_t epochs(engine_reconfig_t *rc, epoch_step_t step)
 {
     bool expand = rc->action == MAL_ACTION_EXPAND;
-    if (!expand && !one_sided())
-        return;
-    for (int i = 0; i < rc->count; i++) {
+    mal_status_t st = MAL_OK;
+    for (int i = 0; i < rc->count && (expand || engine_one_sided()); i++) {
         engine_carry_t *c = &rc->carries[i];
         MPI_Win win = expand ? c->target.win : c->plan.src_win;
-        if (win == MPI_WIN_NULL)
-            continue;
-        if (open)
-            MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-        MPI_Win_sync(win);
-        if (!open)
-            MPI_Win_unlock_all(win);
-    }
-}
-
-static mal_status_t flush(engine_reconfig_t *rc)
-{
-    mal_status_t st = MAL_OK;
-    bool expand = rc->action == MAL_ACTION_EXPAND;
-    for (int i = 0; i < rc->count && (expand || one_sided()); i++) {
-        MPI_Win win = expand ? rc->carries[i].target.win : rc->carries[i].plan.src_win;
-        if (win != MPI_WIN_NULL && !st)
-            st = engine_mpi_check(MPI_Win_flush_all(win), "MPI_Win_flush_all");
+        mal_status_t s = win == MPI_WIN_NULL ? MAL_OK : engine_epoch(win, step);
+        st = st ? st : s;
     }
     return st;
 }
@@ -247,11 +225,11 @@ static mal_status_t transfer(engine_reconfig_t *rc)
             continue;
         if (c->array->distribution == MAL_REPLICATED)
             copy_replicated(rc, c);
-        else if (one_sided())
+        else if (engine_one_sided())
             engine_copy_local(&c->plan);
     }
     if (!st)
-        st = flush(rc);
+        st = epochs(rc, EPOCH_FLUSH);
     return st;
 }
 
@@ -274,12 +252,12 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
         return st;
     }
     if (rc->action == MAL_ACTION_EXPAND)
-        epochs(rc, true);
+        epochs(rc, EPOCH_OPEN);
     st = transfer(rc);
     /* All or nothing: nobody commits unless every process's moves completed. */
     st = engine_agree_in(rc->u, st, 0, "reconfiguration data movement");
     if (rc->action == MAL_ACTION_EXPAND)
-        epochs(rc, false);
+        epochs(rc, EPOCH_CLOSE);
     rc->t_redist = MPI_Wtime() - t1;
     if (st)
         free_targets(rc);

@@ -17,6 +17,27 @@ static int64_t chunk_bytes(void)
     return engine.count_limit < gib ? engine.count_limit : gib;
 }
 
+bool engine_one_sided(void)
+{
+    return engine.method == MAL_REDIST_RMA || engine.method == MAL_REDIST_RMA_GET;
+}
+
+/* NOCHECK: nobody takes exclusive locks on libmal's windows. */
+mal_status_t engine_epoch(MPI_Win win, epoch_step_t step)
+{
+    switch (step) {
+    case EPOCH_OPEN:
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        return engine_mpi_check(MPI_Win_sync(win), "MPI_Win_sync");
+    case EPOCH_FLUSH:
+        return engine_mpi_check(MPI_Win_flush_all(win), "MPI_Win_flush_all");
+    case EPOCH_CLOSE:
+        MPI_Win_sync(win);
+        return engine_mpi_check(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
+    }
+    return MAL_OK;
+}
+
 void engine_copy_local(const engine_plan_t *plan)
 {
     if (plan->kept_in_place)

@@ -6,18 +6,10 @@
 
 #define ENGINE_MAX_CHANGE 4096
 
+/* NULL weights mean an even split of the new process set. */
 static mal_status_t check_new_weights(const double *weights, int n, const char *call)
 {
-    if (weights == NULL)
-        return MAL_OK;
-    int bad = partition_find_bad_weight(weights, n);
-    if (bad >= 0)
-        return engine_fail(MAL_ERR_ARG, "%s: weights[%d] is %g; weights must be finite and "
-                           ">= 0", call, bad, weights[bad]);
-    for (int r = 0; r < n; r++)
-        if (weights[r] > 0.0)
-            return MAL_OK;
-    return engine_fail(MAL_ERR_ARG, "%s: all %d weights are zero", call, n);
+    return weights == NULL ? MAL_OK : engine_check_weights(weights, n, call);
 }
 
 static uint64_t resize_fingerprint(int count, int mode, const int *ranks,
@@ -196,18 +188,10 @@ static mal_status_t leaving_set(int count, const int *ranks, bool *leaving)
 
 /* The source epochs of the pulls: opened before the first agreement so the user's last
  * stores into the current buffers are visible to every get (as in mal_rebalance). */
-static void source_epochs(bool open)
+static void source_epochs(epoch_step_t step)
 {
-    if (engine.method != MAL_REDIST_RMA && engine.method != MAL_REDIST_RMA_GET)
-        return;
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
-        MPI_Win win = a->buf[a->current].win;
-        if (open)
-            MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-        MPI_Win_sync(win);
-        if (!open)
-            MPI_Win_unlock_all(win);
-    }
+    for (mal_array_t *a = engine.arrays; a != NULL && engine_one_sided(); a = a->next)
+        engine_epoch(a->buf[a->current].win, step);
 }
 
 static void leave(void)
@@ -243,7 +227,7 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
         MPI_Comm_rank(rc.n, &rc.me_n);
     }
     st = engine_reconfig_move(&rc, st);
-    source_epochs(false);
+    source_epochs(EPOCH_CLOSE);
     mal_reconfig_stats_t s = {
         .action = MAL_ACTION_SHRINK, .iteration = engine.iteration, .procs_before = p,
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in,
@@ -279,12 +263,12 @@ mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
                  : engine_fail(MAL_ERR_NOMEM, "no memory for %d flags", engine.size);
     if (!st)
         st = check_new_weights(weights, engine.size - count, "mal_shrink");
-    source_epochs(true);
+    source_epochs(EPOCH_OPEN);
     st = engine_agree(st, st ? 0 : resize_fingerprint(count, 0, ranks, weights,
                                                       engine.size - count),
                       "mal_shrink");
     if (st) {
-        source_epochs(false);
+        source_epochs(EPOCH_CLOSE);
         free(leaving);
         report_abandoned(MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);
         return st;
