@@ -284,7 +284,9 @@ int64_t mal_row_len(const mal_array_t *array);
  * @brief Move every MAL_BLOCK structure to the block layout given by @p weights.
  * @param weights One finite, non-negative weight per rank of mal_comm(), at least one
  *                positive; identical on every rank. Rank r receives a share of each
- *                structure's rows proportional to weights[r]: boundaries are the rounded
+ *                matrix's nonzeros proportional to weights[r] (to within one row's
+ *                nonzeros; see mal_alloc_csr()), with its aligned structures, and a
+ *                share of each other structure's rows: boundaries are the rounded
  *                cumulative shares, so counts sum exactly to the total, boundaries are
  *                monotone and a zero weight gets zero rows. With min_rows = m > 0 in the
  *                configuration, each positive-weight rank first receives m rows and the
@@ -344,6 +346,129 @@ mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats);
  * @return 0 when not initialised. Not collective.
  */
 int mal_window_count(void);
+
+/* ---------------------------------------------------------------------------------- */
+/* Sparse matrices: row-distributed CSR whose parts follow the nonzeros.              */
+/* ---------------------------------------------------------------------------------- */
+
+/** Column index of a CSR matrix. 32 bits: 4 bytes less per nonzero to store and move
+ *  than 64-bit indices; matrices are limited to MAL_COLIND_MAX columns (checked). Row
+ *  pointers are 64-bit, so the number of nonzeros is not limited by it. */
+typedef int32_t mal_colind_t;
+#define MAL_COLIND_MAX INT32_MAX
+
+/** Opaque handle of a registered CSR matrix. Owned by the library. */
+typedef struct mal_csr mal_csr_t;
+
+/**
+ * @brief Register a row-distributed sparse matrix in CSR form, initially with no
+ *        nonzero (every row empty, rows split evenly); mal_csr_set_rows() fills it.
+ * @param name        Unique among matrices, 1..55 characters, copied. Its three parts
+ *                    are registered as the structures "NAME:rowptr", "NAME:colind" and
+ *                    "NAME:values", names a mal_alloc_window() call then cannot take;
+ *                    they are not returned by mal_find_window().
+ * @param global_rows Number of rows (> 0).
+ * @param global_cols Number of columns, 1..MAL_COLIND_MAX.
+ * @param value_type  Datatype of one value, as for mal_alloc_window() (only its extent
+ *                    is used); the caller keeps ownership.
+ * @param[out] csr    The new handle, valid until mal_free_csr() or mal_finalize().
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (bad name, sizes or datatype,
+ *         NULL @p csr); MAL_ERR_EXISTS (the name or one of its part names is taken);
+ *         MAL_ERR_MISMATCH; MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE.
+ * @note Collective over mal_comm() with identical arguments except @p csr. The row
+ *       pointer, column indices and values each live in MPI windows. Every rebalance and
+ *       reconfiguration moves the matrix so that each process holds a share of the
+ *       nonzeros proportional to its weight (to within one row's nonzeros): the row
+ *       pointer slice, column indices and values of the rows that change owner move
+ *       one-sidedly like any structure. On a process that joined by an expansion the
+ *       call is local and hands back the matrix with its rows in place (as for
+ *       mal_alloc_window()).
+ */
+mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global_cols,
+                           MPI_Datatype value_type, mal_csr_t **csr);
+
+/**
+ * @brief Set the matrix's rows: each process gives a contiguous block of rows, rank 0
+ *        the first block, rank 1 the next, and so on (the blocks become the layout).
+ * @param csr        The matrix.
+ * @param local_rows Rows given by this process (>= 0; they sum to the matrix's rows).
+ * @param local_nnz  Nonzeros given by this process (>= 0).
+ * @param rowptr     local_rows + 1 offsets, non-decreasing, with rowptr[local_rows] -
+ *                   rowptr[0] == local_nnz. rowptr[0] need not be 0 (a slice of a
+ *                   global row pointer is rebased). May be NULL when local_rows is 0.
+ * @param colind     local_nnz column indices in [0, global_cols), row by row (any order
+ *                   within a row: libmal moves them as they are). NULL if local_nnz is 0.
+ * @param values     local_nnz values of the matrix's value type. NULL if local_nnz is 0.
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL matrix or needed array,
+ *         negative counts, rowptr decreasing or not spanning local_nnz, a column out of
+ *         range, row counts not summing to the matrix's rows, a new row layout while
+ *         structures are aligned to the matrix); MAL_ERR_MISMATCH (ranks name different
+ *         matrices); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE. The message names the
+ *         first offending index. On error the matrix keeps its previous rows and data.
+ * @note Collective over mal_comm(). The data are copied into new windows sized for the
+ *       given layout (with the configured headroom); the previous ones are freed.
+ */
+mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_nnz,
+                              const int64_t *rowptr, const mal_colind_t *colind,
+                              const void *values);
+
+/**
+ * @brief Free a matrix and its windows.
+ * @return MAL_OK (NULL on every rank is a no-op); MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG if
+ *         structures are still aligned to it (free them first); MAL_ERR_MISMATCH.
+ * @note Collective over mal_comm(), like mal_free_window().
+ */
+mal_status_t mal_free_csr(mal_csr_t *csr);
+
+/** @brief The matrix registered under @p name, or NULL. Not collective. */
+mal_csr_t *mal_find_csr(const char *name);
+
+/**
+ * @brief Local row pointer, rebased: mal_csr_local_rows() + 1 offsets with [0] == 0,
+ *        into mal_csr_colind() and mal_csr_values().
+ * @return Library-owned, read-only; NULL for a NULL handle. Like every local pointer it
+ *         is invalid after the next rebalance or reconfiguration: re-read it.
+ */
+const int64_t *mal_csr_rowptr(const mal_csr_t *csr);
+
+/** @brief Local column indices (mal_csr_local_nnz() of them); read-only. NULL for NULL. */
+const mal_colind_t *mal_csr_colind(const mal_csr_t *csr);
+
+/** @brief Local values (mal_csr_local_nnz() elements of the value type), writable: the
+ *  sparsity pattern is fixed, the values may change between rebalances. NULL for NULL. */
+void *mal_csr_values(const mal_csr_t *csr);
+
+/** @brief First global row held locally (-1 for NULL). */
+int64_t mal_csr_first_row(const mal_csr_t *csr);
+/** @brief Rows held locally (-1 for NULL). */
+int64_t mal_csr_local_rows(const mal_csr_t *csr);
+/** @brief Nonzeros held locally (-1 for NULL). */
+int64_t mal_csr_local_nnz(const mal_csr_t *csr);
+/** @brief Global number of rows (-1 for NULL). */
+int64_t mal_csr_global_rows(const mal_csr_t *csr);
+/** @brief Global number of columns (-1 for NULL). */
+int64_t mal_csr_global_cols(const mal_csr_t *csr);
+/** @brief Global number of nonzeros (-1 for NULL). */
+int64_t mal_csr_global_nnz(const mal_csr_t *csr);
+
+/**
+ * @brief Allocate a dense block structure whose rows always follow a matrix's rows
+ *        (vectors of a sparse solver: x, r, p, q on A's layout).
+ * @param name    As for mal_alloc_window().
+ * @param type    As for mal_alloc_window().
+ * @param row_len Elements per row (> 0).
+ * @param matrix  The matrix to follow; the structure has its number of rows, and
+ *                mal_first_row() / mal_local_rows() equal mal_csr_first_row() /
+ *                mal_csr_local_rows() at all times (rebalances move it by the matrix's
+ *                nnz-weighted row layout; min_rows does not apply to it).
+ * @param[out] array The new handle.
+ * @return As mal_alloc_window(); MAL_ERR_ARG also for a NULL @p matrix.
+ * @note Collective over mal_comm() with identical arguments (the same matrix); local on
+ *       a joining process that received the structure. The local rows start zeroed.
+ *       The matrix cannot be freed, nor given a new row layout, while it has followers.
+ */
+mal_status_t mal_alloc_window_aligned(const char *name, MPI_Datatype type, int64_t row_len,
+                                      const mal_csr_t *matrix, mal_array_t **array);
 
 /* ---------------------------------------------------------------------------------- */
 /* Malleability: the iteration loop, growing and shrinking.                           */

@@ -199,6 +199,145 @@ static void test_flows_and_push(void)
     CHECK(partition_push_rows(big, big, big) == big / 2, "push past 2^31 rows");
 }
 
+/* ---- nnz-weighted partition ---------------------------------------------------------- */
+
+/* A random row pointer: empty rows, short rows, and with `heavy` one row holding most
+ * of the nonzeros. */
+static int64_t *random_prefix(int64_t nrows, int heavy, int64_t *max_row)
+{
+    int64_t *prefix = malloc(((size_t)nrows + 1) * sizeof *prefix);
+    int64_t big = heavy ? (int64_t)(rng() % (uint64_t)nrows) : -1;
+    *max_row = 0;
+    prefix[0] = 0;
+    for (int64_t i = 0; i < nrows; i++) {
+        int64_t len = rng() % 3 == 0 ? 0 : (int64_t)(rng() % 9);
+        if (i == big)
+            len = 50 * nrows;
+        *max_row = len > *max_row ? len : *max_row;
+        prefix[i + 1] = prefix[i] + len;
+    }
+    return prefix;
+}
+
+/* Every rank gets its weight's share of the nonzeros to within one row (plus the
+ * rounding of the targets), bounds are a layout, nnz bounds are the prefix at them. */
+static void check_nnz_layout(const int64_t *prefix, int64_t nrows, int p, const double *w,
+                             const int64_t *rows, const int64_t *nnz, int64_t max_row)
+{
+    int64_t total = prefix[nrows];
+    double wsum = 0;
+    for (int r = 0; r < p; r++)
+        wsum += w[r];
+    CHECK(rows[0] == 0 && rows[p] == nrows, "row ends %lld..%lld of %lld", (long long)rows[0],
+          (long long)rows[p], (long long)nrows);
+    for (int r = 0; r < p; r++) {
+        CHECK(rows[r] <= rows[r + 1], "part %d: rows %lld > %lld", r, (long long)rows[r],
+              (long long)rows[r + 1]);
+        CHECK(nnz[r] == prefix[rows[r]], "part %d: nnz bound %lld, prefix %lld", r,
+              (long long)nnz[r], (long long)prefix[rows[r]]);
+        double ideal = (double)total * w[r] / wsum, got = (double)(nnz[r + 1] - nnz[r]);
+        CHECK(fabs(got - ideal) <= (double)max_row + 1.0, "part %d: %g nnz, ideal %g, max row "
+              "%lld", r, got, ideal, (long long)max_row);
+        if (w[r] == 0.0 && total > 0)
+            CHECK(rows[r] == rows[r + 1], "part %d has weight 0 but %lld rows", r,
+                  (long long)(rows[r + 1] - rows[r]));
+    }
+}
+
+/* What a distributed caller does: each target is resolved by the old part that holds it,
+ * from that part's rebased slice alone. It must give the single-process answer. */
+static void distributed_nnz(const int64_t *prefix, int64_t nrows, const int64_t *ob, int op,
+                            int p, const double *w, int64_t *rows, int64_t *nnz)
+{
+    int64_t total = prefix[nrows];
+    int64_t *oz = malloc(((size_t)op + 1) * sizeof *oz);
+    for (int q = 0; q <= op; q++)
+        oz[q] = prefix[ob[q]];
+    partition_block(total, p, w, 0, nnz);
+    for (int k = 0; k <= p; k++) {
+        int64_t t = nnz[k];
+        if (partition_nnz_trivial(t, total, nrows, &rows[k], &nnz[k]))
+            continue;
+        int q = partition_nnz_owner(oz, op, t);
+        int64_t len = ob[q + 1] - ob[q];
+        int64_t *slice = malloc(((size_t)len + 1) * sizeof *slice);
+        for (int64_t i = 0; i <= len; i++)
+            slice[i] = prefix[ob[q] + i] - oz[q];
+        CHECK(oz[q] < t && t <= oz[q + 1], "owner %d of target %lld holds %lld..%lld", q,
+              (long long)t, (long long)oz[q], (long long)oz[q + 1]);
+        partition_nnz_resolve(slice, len, ob[q], oz[q], t, &rows[k], &nnz[k]);
+        free(slice);
+    }
+    free(oz);
+}
+
+static void test_nnz_partition(void)
+{
+    for (int t = 0; t < 3000; t++) {
+        int64_t nrows = 1 + (int64_t)(rng() % 300), max_row;
+        int p = 1 + (int)(rng() % 8), op = 1 + (int)(rng() % 8);
+        int64_t *prefix = random_prefix(nrows, t % 4 == 0, &max_row);
+        double w[8];
+        for (int r = 0; r < p; r++)
+            w[r] = rng() % 4 == 0 ? 0.0 : (double)(1 + rng() % 9);
+        w[rng() % (uint64_t)p] = 1.0 + (double)(rng() % 3);
+        int64_t rows[9], nnz[9], drows[9], dnnz[9], ob[9];
+        CHECK(partition_nnz(prefix, nrows, p, w, rows, nnz) == PARTITION_OK, "refused");
+        if (prefix[nrows] > 0)
+            check_nnz_layout(prefix, nrows, p, w, rows, nnz, max_row);
+        double ow[8];
+        for (int r = 0; r < op; r++)
+            ow[r] = (double)(rng() % 5);
+        ow[0] = 1.0;
+        partition_block(nrows, op, ow, 0, ob);
+        if (prefix[nrows] > 0) {
+            distributed_nnz(prefix, nrows, ob, op, p, w, drows, dnnz);
+            for (int k = 0; k <= p; k++)
+                CHECK(drows[k] == rows[k] && dnnz[k] == nnz[k], "bound %d: distributed %lld/%lld,"
+                      " single %lld/%lld", k, (long long)drows[k], (long long)dnnz[k],
+                      (long long)rows[k], (long long)nnz[k]);
+        }
+        free(prefix);
+    }
+}
+
+static void test_nnz_edge_cases(void)
+{
+    /* Twice the weight, twice the nonzeros: 1000 rows of 3. */
+    int64_t prefix[1001];
+    for (int i = 0; i <= 1000; i++)
+        prefix[i] = 3 * i;
+    double w[3] = {1.0, 2.0, 1.0};
+    int64_t rows[4], nnz[4];
+    partition_nnz(prefix, 1000, 3, w, rows, nnz);
+    CHECK(nnz[1] == 750 && nnz[2] == 2250 && rows[1] == 250 && rows[2] == 750,
+          "1:2:1 split at rows %lld/%lld", (long long)rows[1], (long long)rows[2]);
+    /* No nonzero: rows are split by weight, nnz bounds all 0. */
+    int64_t empty[11] = {0};
+    partition_nnz(empty, 10, 3, w, rows, nnz);
+    CHECK(rows[1] == 3 && rows[2] == 8 && rows[3] == 10 && nnz[3] == 0, "empty matrix rows %lld/%lld",
+          (long long)rows[1], (long long)rows[2]);
+    /* Empty rows at both ends go to the nearest positive weight; zero weights at the
+     * ends get nothing. */
+    int64_t ends[7] = {0, 0, 0, 4, 8, 8, 8};
+    double z[4] = {0.0, 1.0, 1.0, 0.0};
+    int64_t r5[5], z5[5];
+    partition_nnz(ends, 6, 4, z, r5, z5);
+    CHECK(r5[0] == 0 && r5[1] == 0 && r5[3] == 6 && r5[4] == 6 && z5[2] == 4,
+          "zero-weight ends: %lld %lld %lld %lld %lld", (long long)r5[0], (long long)r5[1],
+          (long long)r5[2], (long long)r5[3], (long long)r5[4]);
+    /* One row with every nonzero: it goes whole to one part. */
+    int64_t one[5] = {0, 0, 100, 100, 100};
+    double even[3] = {1.0, 1.0, 1.0};
+    partition_nnz(one, 4, 3, even, rows, nnz);
+    int holders = 0;
+    for (int r = 0; r < 3; r++)
+        holders += nnz[r + 1] - nnz[r] == 100;
+    CHECK(holders == 1, "the heavy row is split over %d parts", holders);
+    CHECK(partition_nnz(one, 4, 3, (double[]){-1.0, 1.0, 1.0}, rows, nnz) ==
+              PARTITION_ERR_WEIGHT, "negative weight accepted");
+}
+
 int main(void)
 {
     test_flows_and_push();
@@ -206,6 +345,8 @@ int main(void)
     test_random_weights();
     test_plans();
     test_large_plans();
+    test_nnz_partition();
+    test_nnz_edge_cases();
     if (failures) {
         printf("test_partition: %d checks failed\n", failures);
         return 1;

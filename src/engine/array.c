@@ -109,33 +109,46 @@ static mal_array_t *find(const char *name)
 
 mal_array_t *mal_find_window(const char *name)
 {
-    return engine.initialized && name != NULL ? find(name) : NULL;
+    mal_array_t *a = engine.initialized && name != NULL ? find(name) : NULL;
+    return a != NULL && a->part == CSR_PART_NONE ? a : NULL;
 }
 
-/* Bytes of one row, or 0 with the error recorded. */
-static int64_t row_bytes_of(MPI_Datatype type, int64_t row_len, int64_t global_rows)
+int64_t engine_row_bytes(MPI_Datatype type, int64_t row_len, int64_t global_rows,
+                         const char *call)
 {
     MPI_Aint lb, extent, true_lb, true_extent;
     if (type == MPI_DATATYPE_NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window: type is MPI_DATATYPE_NULL"), 0;
+        return engine_fail(MAL_ERR_ARG, "%s: type is MPI_DATATYPE_NULL", call), 0;
     if (MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
         MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window: type is not a valid datatype"), 0;
+        return engine_fail(MAL_ERR_ARG, "%s: type is not a valid datatype", call), 0;
     if (lb != 0 || true_lb != 0 || extent <= 0)
         return engine_fail(MAL_ERR_ARG,
-                           "mal_alloc_window: type must have lower bound 0 and a positive "
-                           "extent (lb %ld, true lb %ld, extent %ld)",
-                           (long)lb, (long)true_lb, (long)extent), 0;
+                           "%s: type must have lower bound 0 and a positive extent (lb %ld, "
+                           "true lb %ld, extent %ld)",
+                           call, (long)lb, (long)true_lb, (long)extent), 0;
     if (row_len > INT_MAX / extent)
-        return engine_fail(MAL_ERR_ARG,
-                           "mal_alloc_window: row_len %lld x extent %ld exceeds %d bytes",
-                           (long long)row_len, (long)extent, INT_MAX), 0;
+        return engine_fail(MAL_ERR_ARG, "%s: row_len %lld x extent %ld exceeds %d bytes",
+                           call, (long long)row_len, (long)extent, INT_MAX), 0;
     int64_t rb = row_len * extent;
     if (global_rows > INT64_MAX / rb)
-        return engine_fail(MAL_ERR_ARG,
-                           "mal_alloc_window: global_rows %lld x %lld bytes overflows",
+        return engine_fail(MAL_ERR_ARG, "%s: global_rows %lld x %lld bytes overflows", call,
                            (long long)global_rows, (long long)rb), 0;
     return rb;
+}
+
+static mal_status_t check_name(const char *name, const char *call)
+{
+    if (name == NULL)
+        return engine_fail(MAL_ERR_ARG, "%s: name is NULL", call);
+    size_t len = strnlen(name, ENGINE_NAME_MAX);
+    if (len == 0 || len >= ENGINE_NAME_MAX)
+        return engine_fail(MAL_ERR_ARG, "%s: name must have 1..%d characters", call,
+                           ENGINE_NAME_MAX - 1);
+    if (find(name) != NULL)
+        return engine_fail(MAL_ERR_EXISTS, "%s: name \"%s\" is already registered", call,
+                           name);
+    return MAL_OK;
 }
 
 static mal_status_t check_alloc_args(const char *name, MPI_Datatype type,
@@ -143,12 +156,9 @@ static mal_status_t check_alloc_args(const char *name, MPI_Datatype type,
                                      mal_distribution_t dist, mal_array_t **array,
                                      int64_t *row_bytes)
 {
-    if (name == NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window: name is NULL");
-    size_t len = strnlen(name, ENGINE_NAME_MAX);
-    if (len == 0 || len >= ENGINE_NAME_MAX)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window: name must have 1..%d characters",
-                           ENGINE_NAME_MAX - 1);
+    mal_status_t st = check_name(name, "mal_alloc_window");
+    if (st)
+        return st;
     if (array == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): array is NULL", name);
     if (global_rows <= 0)
@@ -160,10 +170,7 @@ static mal_status_t check_alloc_args(const char *name, MPI_Datatype type,
     if (dist != MAL_BLOCK && dist != MAL_REPLICATED)
         return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): distribution %d is "
                            "neither MAL_BLOCK nor MAL_REPLICATED", name, (int)dist);
-    if (find(name) != NULL)
-        return engine_fail(MAL_ERR_EXISTS, "mal_alloc_window: name \"%s\" is already "
-                           "registered", name);
-    *row_bytes = row_bytes_of(type, row_len, global_rows);
+    *row_bytes = engine_row_bytes(type, row_len, global_rows, "mal_alloc_window");
     return *row_bytes > 0 ? MAL_OK : MAL_ERR_ARG;
 }
 
@@ -186,71 +193,157 @@ void engine_initial_place(mal_distribution_t dist, int64_t global_rows,
     }
 }
 
-/* Initial layout and buffers: an even block split with headroom split evenly before and
- * after each part, so a later rebalance can grow a part in either direction without
- * moving the rows it keeps. Double-buffered for the moves that do not fit in place; a
- * replicated structure needs one buffer. */
+/* Initial buffers: headroom split evenly before and after each part, so a later
+ * rebalance can grow a part in either direction without moving the rows it keeps.
+ * Double-buffered for the moves that do not fit in place; a replicated structure needs
+ * one buffer. Collective; `a` may be NULL on a rank that failed to allocate it. */
 static mal_status_t create_buffers(mal_array_t *a)
 {
     int p = engine.size;
-    int64_t *caps = malloc((size_t)p * sizeof *caps);
+    int64_t *caps = a ? malloc((size_t)p * sizeof *caps) : NULL;
     if (caps != NULL)
         engine_initial_place(a->distribution, a->global_rows, a->bounds, p, caps,
                              a->offsets);
     /* A NULL caps still takes part in the collective allocation, as a failure. */
-    int nbuf = a->distribution == MAL_BLOCK ? 2 : 1;
+    int nbuf = a == NULL || a->distribution == MAL_BLOCK ? 2 : 1;
+    int64_t row_bytes = a ? a->row_bytes : 1;
+    engine_buffer_t scratch[2] = {{.win = MPI_WIN_NULL}, {.win = MPI_WIN_NULL}};
+    engine_buffer_t *bufs = a ? a->buf : scratch;
     mal_status_t st = MAL_OK;
     for (int b = 0; b < nbuf && !st; b++)
-        st = engine_buffer_alloc(&a->buf[b], a->row_bytes, caps);
+        st = engine_buffer_alloc(&bufs[b], row_bytes, caps);
     if (st)
-        engine_buffer_free(&a->buf[0]);
+        engine_buffer_free(&bufs[0]);
     free(caps);
     return st;
 }
 
+/* A block layout given by `bounds` (NULL: the even split). */
 static mal_array_t *new_array(const char *name, int64_t global_rows, int64_t row_len,
-                              int64_t row_bytes, mal_distribution_t dist)
+                              int64_t row_bytes, mal_distribution_t dist,
+                              const int64_t *bounds)
 {
+    size_t p = (size_t)engine.size;
     mal_array_t *a = calloc(1, sizeof *a);
-    int64_t *bounds = malloc(((size_t)engine.size + 1) * sizeof *bounds);
-    int64_t *offsets = malloc((size_t)engine.size * sizeof *offsets);
-    if (a == NULL || bounds == NULL || offsets == NULL) {
+    int64_t *b = malloc((p + 1) * sizeof *b);
+    int64_t *offsets = malloc(p * sizeof *offsets);
+    if (a == NULL || b == NULL || offsets == NULL) {
         free(a);
-        free(bounds);
+        free(b);
         free(offsets);
         return NULL;
     }
-    a->offsets = offsets;
     strcpy(a->name, name);
     a->distribution = dist;
     a->global_rows = global_rows;
     a->row_len = row_len;
     a->row_bytes = row_bytes;
-    a->bounds = bounds;
+    a->bounds = b;
+    a->offsets = offsets;
     a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
-    partition_even(global_rows, engine.size, bounds);
+    if (bounds != NULL)
+        memcpy(b, bounds, (p + 1) * sizeof *b);
+    else
+        partition_even(global_rows, engine.size, b);
     return a;
+}
+
+static void discard_array(mal_array_t *a)
+{
+    if (a != NULL) {
+        free(a->bounds);
+        free(a->offsets);
+        free(a);
+    }
+}
+
+/* Register-less creation shared by every allocating call: agree that every rank has its
+ * handle before the collective window creation. */
+static mal_status_t create_array(const char *name, int64_t global_rows, int64_t row_len,
+                                 int64_t row_bytes, mal_distribution_t dist,
+                                 const int64_t *bounds, const char *call, mal_array_t **out)
+{
+    mal_array_t *a = new_array(name, global_rows, row_len, row_bytes, dist, bounds);
+    mal_status_t st = a ? MAL_OK : engine_fail(MAL_ERR_NOMEM, "%s: no memory to register "
+                                               "\"%s\"", call, name);
+    if ((st = engine_agree(st, 0, call)) || (st = create_buffers(a))) {
+        discard_array(a);
+        return st;
+    }
+    *out = a;
+    return MAL_OK;
+}
+
+mal_status_t engine_array_create(const char *name, int64_t global_rows, int64_t row_len,
+                                 int64_t row_bytes, const int64_t *bounds, mal_array_t **out)
+{
+    return create_array(name, global_rows, row_len, row_bytes, MAL_BLOCK, bounds, name, out);
+}
+
+void engine_array_link(mal_array_t *a)
+{
+    a->next = engine.arrays;
+    engine.arrays = a;
+}
+
+void engine_array_unlink(mal_array_t *a)
+{
+    for (mal_array_t **p = &engine.arrays; *p != NULL; p = &(*p)->next)
+        if (*p == a) {
+            *p = a->next;
+            return;
+        }
 }
 
 /* On a joining process: hand back a structure that arrived with the join, after
  * checking the program asks for the same one. Local: the others are not calling. */
 static mal_status_t adopt(mal_array_t *a, MPI_Datatype type, int64_t global_rows,
-                          int64_t row_len, mal_distribution_t dist, mal_array_t **array)
+                          int64_t row_len, mal_distribution_t dist, const mal_csr_t *matrix,
+                          mal_array_t **array)
 {
-    int64_t row_bytes = row_bytes_of(type, row_len, global_rows);
+    int64_t row_bytes = engine_row_bytes(type, row_len, global_rows, "mal_alloc_window");
     if (row_bytes <= 0)
         return MAL_ERR_ARG;
     if (array == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): array is NULL", a->name);
     if (global_rows != a->global_rows || row_len != a->row_len ||
-        row_bytes != a->row_bytes || dist != a->distribution)
+        row_bytes != a->row_bytes || dist != a->distribution || matrix != a->matrix)
         return engine_fail(MAL_ERR_MISMATCH, "mal_alloc_window(\"%s\") on a joining process: "
-                           "%lld rows x %lld (%lld bytes) dist %d, but the application holds "
-                           "%lld x %lld (%lld bytes) dist %d", a->name, (long long)global_rows,
+                           "%lld rows x %lld (%lld bytes) dist %d%s, but the application holds "
+                           "%lld x %lld (%lld bytes) dist %d%s", a->name, (long long)global_rows,
                            (long long)row_len, (long long)row_bytes, (int)dist,
-                           (long long)a->global_rows, (long long)a->row_len,
-                           (long long)a->row_bytes, (int)a->distribution);
+                           matrix ? " aligned" : "", (long long)a->global_rows,
+                           (long long)a->row_len, (long long)a->row_bytes,
+                           (int)a->distribution, a->matrix ? " aligned" : "");
     a->adoptable = false;
+    *array = a;
+    return MAL_OK;
+}
+
+/* The shared body of mal_alloc_window and mal_alloc_window_aligned. */
+static mal_status_t alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
+                                 int64_t row_len, mal_distribution_t distribution,
+                                 mal_csr_t *matrix, mal_array_t **array)
+{
+    mal_array_t *joined = name != NULL ? find(name) : NULL;
+    if (joined != NULL && joined->adoptable)
+        return adopt(joined, type, global_rows, row_len, distribution, matrix, array);
+    int64_t row_bytes = 0;
+    mal_status_t st = check_alloc_args(name, type, global_rows, row_len, distribution, array,
+                                       &row_bytes);
+    uint64_t fp = st ? 0 : alloc_fingerprint(name, global_rows, row_len, row_bytes,
+                                             distribution);
+    if (matrix != NULL)
+        fp = engine_hash(fp, matrix->name, strlen(matrix->name));
+    if ((st = engine_agree(st, fp, "mal_alloc_window")))
+        return st;
+    mal_array_t *a = NULL;
+    if ((st = create_array(name, global_rows, row_len, row_bytes, distribution,
+                           matrix ? matrix->rowptr->bounds : NULL, "mal_alloc_window", &a)))
+        return st;
+    a->layout = matrix ? ENGINE_LAYOUT_ROWS : ENGINE_LAYOUT_OWN;
+    a->matrix = matrix;
+    engine_array_link(a);
     *array = a;
     return MAL_OK;
 }
@@ -260,41 +353,24 @@ mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t globa
                               mal_array_t **array)
 {
     mal_status_t st = engine_require_init("mal_alloc_window");
+    return st ? st : alloc_window(name, type, global_rows, row_len, distribution, NULL, array);
+}
+
+mal_status_t mal_alloc_window_aligned(const char *name, MPI_Datatype type, int64_t row_len,
+                                      const mal_csr_t *matrix, mal_array_t **array)
+{
+    mal_status_t st = engine_require_init("mal_alloc_window_aligned");
     if (st)
         return st;
     mal_array_t *joined = name != NULL ? find(name) : NULL;
-    if (joined != NULL && joined->adoptable)
-        return adopt(joined, type, global_rows, row_len, distribution, array);
-    int64_t row_bytes = 0;
-    st = check_alloc_args(name, type, global_rows, row_len, distribution, array, &row_bytes);
-    uint64_t fp = st ? 0 : alloc_fingerprint(name, global_rows, row_len, row_bytes,
-                                             distribution);
-    if ((st = engine_agree(st, fp, "mal_alloc_window")))
-        return st;
-    mal_array_t *a = new_array(name, global_rows, row_len, row_bytes, distribution);
-    st = a ? MAL_OK : engine_fail(MAL_ERR_NOMEM, "no memory to register \"%s\"", name);
-    /* Window creation is collective: every rank enters it, so agree before it. */
-    if ((st = engine_agree(st, 0, "mal_alloc_window")) || (st = create_buffers(a))) {
-        if (a) {
-            free(a->bounds);
-            free(a->offsets);
-        }
-        free(a);
-        return st;
+    if (matrix == NULL && !(joined != NULL && joined->adoptable)) {
+        /* Still collective: the others learn why this rank stopped. */
+        st = engine_fail(MAL_ERR_ARG, "mal_alloc_window_aligned(\"%s\"): matrix is NULL",
+                         name ? name : "(null)");
+        return engine_agree(st, 0, "mal_alloc_window_aligned");
     }
-    a->next = engine.arrays;
-    engine.arrays = a;
-    *array = a;
-    return MAL_OK;
-}
-
-static void unlink_array(mal_array_t *a)
-{
-    for (mal_array_t **p = &engine.arrays; *p != NULL; p = &(*p)->next)
-        if (*p == a) {
-            *p = a->next;
-            return;
-        }
+    return alloc_window(name, type, matrix ? matrix->global_rows : -1, row_len, MAL_BLOCK,
+                        (mal_csr_t *)matrix, array);
 }
 
 mal_status_t mal_free_window(mal_array_t *array)
@@ -302,12 +378,15 @@ mal_status_t mal_free_window(mal_array_t *array)
     mal_status_t st = engine_require_init("mal_free_window");
     if (st)
         return st;
+    if (array != NULL && array->part != CSR_PART_NONE)
+        st = engine_fail(MAL_ERR_ARG, "mal_free_window(\"%s\"): part of matrix \"%s\"; "
+                         "free the matrix with mal_free_csr", array->name, array->matrix->name);
     /* Collective even for NULL, so a NULL on some ranks is reported, not a hang. */
     uint64_t fp = array ? engine_hash(ENGINE_HASH_SEED, array->name, strlen(array->name))
                         : 0;
-    if ((st = engine_agree(MAL_OK, fp, "mal_free_window")) || array == NULL)
+    if ((st = engine_agree(st, fp, "mal_free_window")) || array == NULL)
         return st;
-    unlink_array(array);
+    engine_array_unlink(array);
     engine_array_destroy(array);
     return MAL_OK;
 }

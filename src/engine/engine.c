@@ -191,6 +191,7 @@ mal_status_t mal_finalize(void)
         engine.arrays = a->next;
         engine_array_destroy(a);
     }
+    engine_csr_free_all();
     if (engine.comm != MPI_COMM_NULL)
         MPI_Comm_free(&engine.comm);
     /* MPI finalizes whole jobs: meet the rest of this one (parked if released). */

@@ -18,8 +18,22 @@ typedef struct {
     int64_t *caps;    /* capacity in rows of every rank (same everywhere) */
 } engine_buffer_t;
 
+/* Where a structure's new block layout comes from at a rebalance or reconfiguration. */
+typedef enum {
+    ENGINE_LAYOUT_OWN = 0, /* its rows split by the weights (partition_block)           */
+    ENGINE_LAYOUT_ROWS,    /* a matrix's nnz-weighted row layout (row pointer, aligned)  */
+    ENGINE_LAYOUT_NNZ      /* that layout in nonzeros (column indices, values)           */
+} engine_layout_t;
+
+/* Which part of a matrix a structure is (internal structures are not the user's). */
+typedef enum { CSR_PART_NONE = 0, CSR_PART_ROWPTR, CSR_PART_COLIND, CSR_PART_VALUES }
+    csr_part_t;
+
 struct mal_array {
     char name[ENGINE_NAME_MAX];
+    engine_layout_t layout;
+    struct mal_csr *matrix;     /* the matrix followed (layout != OWN)             */
+    csr_part_t part;            /* != NONE: one of that matrix's own parts         */
     mal_distribution_t distribution;
     int64_t global_rows;
     int64_t row_len;
@@ -32,6 +46,25 @@ struct mal_array {
     bool adoptable;             /* arrived with a join: the next mal_alloc_window of
                                  * this name hands it back without communicating    */
     struct mal_array *next;
+};
+
+/* A CSR matrix: three block structures in the registry. The row pointer holds, for each
+ * row, the global nnz offset of its end: those numbers stay valid wherever the row goes,
+ * so it moves as plain bytes and only the local rebased copy is rebuilt after a move.
+ * Column indices and values are structures whose "rows" are nonzeros, laid out by the
+ * nnz offsets of the row bounds (ENGINE_LAYOUT_NNZ), so a row range moves as one
+ * contiguous range of each. */
+struct mal_csr {
+    char name[ENGINE_NAME_MAX];
+    int64_t global_rows, global_cols, value_bytes;
+    mal_array_t *rowptr, *colind, *values;
+    int64_t *local_rowptr;      /* local rows + 1, rebased to 0                    */
+    /* The layout a rebalance or reconfiguration is moving to, over the new process
+     * set, and this process's rebased row pointer for it (allocated before anything
+     * moves, filled after the commit). NULL outside one. */
+    int64_t *next_rows, *next_nnz, *next_local;
+    bool adoptable;             /* arrived with a join (see mal_array.adoptable)   */
+    struct mal_csr *next;
 };
 
 /* A value registered with mal_register_value, or (pending) one carried to a joining
@@ -65,6 +98,7 @@ typedef struct {
     mal_redist_t method;
     int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
     mal_array_t *arrays;
+    mal_csr_t *matrices;        /* in creation order on every rank                */
     int windows;
     mal_rebalance_stats_t last;
     /* Malleability. */
@@ -252,6 +286,45 @@ void engine_reconfig_release(engine_reconfig_t *rc);
 /* Give the structures their new windows and layouts over N; the old windows are freed
  * (collective over the old communicator on the processes that had them). */
 void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old);
+
+/* ---- CSR matrices (csr.c) ---- */
+
+/* A change of process set as the nnz-weighted layout sees it: the union U of old and new
+ * processes (the old ones first, in their old order: `old_procs` of them; the others
+ * held nothing), this process's rank in the new set N (-1 on a leaver), N's size and its
+ * weights (NULL = even). A rebalance is U = N = mal_comm(). */
+typedef struct {
+    MPI_Comm u;
+    int me_u, old_procs;
+    int me_n, n_n;
+    const double *weights;
+} engine_relayout_t;
+
+/* Collective over U: every matrix's next layout over N (next_rows, next_nnz) and this
+ * process's next rebased row pointer buffer. Each nnz target is resolved by the process
+ * holding it and one allreduce combines them. `local` is this rank's status so far; it
+ * is agreed before the allreduce. Returns this rank's status after it, for the caller's
+ * next agreement; on failure the caller calls engine_csr_discard. */
+mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local);
+/* After the structures were committed to the next layout: rebuild the rebased row
+ * pointers of process `me` (its rank in the new set) and drop the planning data. */
+void engine_csr_commit(int me);
+void engine_csr_discard(void);
+/* The new bounds of a structure that follows a matrix (over N, n_n + 1 entries). */
+const int64_t *engine_csr_next_bounds(const mal_array_t *a);
+/* Free every matrix handle (their structures are freed with the registry). */
+void engine_csr_free_all(void);
+/* Create a structure with the given block layout (nprocs + 1 bounds over mal_comm()),
+ * unregistered; collective (array.c). */
+mal_status_t engine_array_create(const char *name, int64_t global_rows, int64_t row_len,
+                                 int64_t row_bytes, const int64_t *bounds,
+                                 mal_array_t **out);
+/* Link into / unlink from the registry. */
+void engine_array_link(mal_array_t *a);
+void engine_array_unlink(mal_array_t *a);
+/* Bytes of one row of `row_len` elements of `type`, 0 with the error recorded. */
+int64_t engine_row_bytes(MPI_Datatype type, int64_t row_len, int64_t global_rows,
+                         const char *call);
 
 /* Joining (join.c): mal_init of a process started by an expansion. */
 mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg);

@@ -110,6 +110,30 @@ static void pack_settings(pack_t *p)
         put_str(p, s->argv[i]);
 }
 
+/* Matrices first: the structures name theirs by position in this list. */
+static void pack_matrices(pack_t *p)
+{
+    int64_t count = 0;
+    for (mal_csr_t *m = engine.matrices; m != NULL; m = m->next)
+        count++;
+    put_i64(p, count);
+    for (mal_csr_t *m = engine.matrices; m != NULL; m = m->next) {
+        put_str(p, m->name);
+        put_i64(p, m->global_rows);
+        put_i64(p, m->global_cols);
+        put_i64(p, m->value_bytes);
+    }
+}
+
+static int64_t matrix_index(const mal_csr_t *target)
+{
+    int64_t i = 0;
+    for (const mal_csr_t *m = engine.matrices; m != NULL; m = m->next, i++)
+        if (m == target)
+            return i;
+    return -1;
+}
+
 static void pack_arrays(pack_t *p)
 {
     int64_t count = 0;
@@ -122,6 +146,9 @@ static void pack_arrays(pack_t *p)
         put_i64(p, a->global_rows);
         put_i64(p, a->row_len);
         put_i64(p, a->row_bytes);
+        put_i64(p, a->layout);
+        put_i64(p, a->part);
+        put_i64(p, matrix_index(a->matrix));
         put(p, a->bounds, ((size_t)engine.size + 1) * sizeof *a->bounds);
     }
 }
@@ -168,6 +195,7 @@ mal_status_t engine_send_join_info(MPI_Comm pair, int remaining, int new_procs,
     put_i64(&p, weights != NULL);
     if (weights != NULL)
         put(&p, weights, (size_t)new_procs * sizeof *weights);
+    pack_matrices(&p);
     pack_arrays(&p);
     pack_values(&p);
     mal_status_t st = MAL_OK;
@@ -209,6 +237,55 @@ static void unpack_settings(unpack_t *u)
         u->failed = true;
 }
 
+static void unpack_matrices(unpack_t *u)
+{
+    int64_t count = get_i64(u);
+    mal_csr_t **tail = &engine.matrices;
+    for (int64_t i = 0; i < count && !u->failed; i++) {
+        mal_csr_t *m = calloc(1, sizeof *m);
+        char *name = get_str(u);
+        if (m == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX) {
+            free(m);
+            free(name);
+            u->failed = true;
+            return;
+        }
+        strcpy(m->name, name);
+        free(name);
+        m->global_rows = get_i64(u);
+        m->global_cols = get_i64(u);
+        m->value_bytes = get_i64(u);
+        m->adoptable = true;
+        *tail = m;
+        tail = &m->next;
+    }
+}
+
+static mal_csr_t *matrix_at(int64_t index)
+{
+    mal_csr_t *m = engine.matrices;
+    for (int64_t i = 0; m != NULL && i < index; i++)
+        m = m->next;
+    return index < 0 ? NULL : m;
+}
+
+/* Point a structure at its matrix, and a matrix at its parts. */
+static void link_matrix(unpack_t *u, mal_array_t *a, int64_t index)
+{
+    a->matrix = matrix_at(index);
+    if ((a->layout != ENGINE_LAYOUT_OWN || a->part != CSR_PART_NONE) && a->matrix == NULL) {
+        u->failed = true;
+        return;
+    }
+    switch (a->part) {
+    case CSR_PART_ROWPTR: a->matrix->rowptr = a; break;
+    case CSR_PART_COLIND: a->matrix->colind = a; break;
+    case CSR_PART_VALUES: a->matrix->values = a; break;
+    case CSR_PART_NONE: return;
+    }
+    a->adoptable = false; /* handed back by mal_alloc_csr, not mal_alloc_window */
+}
+
 static mal_array_t *unpack_array(unpack_t *u, int64_t old_procs)
 {
     mal_array_t *a = calloc(1, sizeof *a);
@@ -225,6 +302,9 @@ static mal_array_t *unpack_array(unpack_t *u, int64_t old_procs)
     a->global_rows = get_i64(u);
     a->row_len = get_i64(u);
     a->row_bytes = get_i64(u);
+    a->layout = (engine_layout_t)get_i64(u);
+    a->part = (csr_part_t)get_i64(u);
+    int64_t matrix = get_i64(u);
     a->bounds = malloc(((size_t)old_procs + 1) * sizeof *a->bounds);
     if (a->bounds == NULL)
         u->failed = true;
@@ -232,6 +312,7 @@ static mal_array_t *unpack_array(unpack_t *u, int64_t old_procs)
         get(u, a->bounds, ((size_t)old_procs + 1) * sizeof *a->bounds);
     a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
     a->adoptable = true;
+    link_matrix(u, a, matrix);
     return a;
 }
 
@@ -290,6 +371,7 @@ static void unpack_join_info(unpack_t *u, join_header_t *h)
         else
             get(u, h->weights, (size_t)h->new_procs * sizeof *h->weights);
     }
+    unpack_matrices(u);
     unpack_arrays(u, h->old_procs);
     unpack_values(u);
 }

@@ -91,7 +91,10 @@ static mal_status_t plan_move(move_t *m, const double *weights)
     if (m->new_bounds == NULL || m->new_offsets == NULL || m->flows == NULL ||
         m->segs == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory to plan \"%s\"", a->name);
-    if (partition_block(a->global_rows, p, weights, engine.config.min_rows, m->new_bounds))
+    if (a->layout != ENGINE_LAYOUT_OWN)
+        memcpy(m->new_bounds, engine_csr_next_bounds(a), ((size_t)p + 1) * sizeof(int64_t));
+    else if (partition_block(a->global_rows, p, weights, engine.config.min_rows,
+                             m->new_bounds))
         return engine_fail(MAL_ERR_ARG, "mal_rebalance: min_rows %lld for every positive "
                            "weight exceeds the %lld rows of \"%s\"",
                            (long long)engine.config.min_rows, (long long)a->global_rows,
@@ -288,7 +291,13 @@ mal_status_t mal_rebalance(const double *weights)
     if (st)
         return st;
     rebalance_t rb = {0};
-    if (!(st = check_weights(weights)))
+    st = check_weights(weights);
+    if (engine.matrices != NULL) {
+        engine_relayout_t r = {.u = engine.comm, .me_u = engine.rank, .old_procs = engine.size,
+                               .me_n = engine.rank, .n_n = engine.size, .weights = weights};
+        st = engine_csr_relayout(&r, st);
+    }
+    if (!st)
         st = plan_all(&rb, weights);
     bool changed = false;
     for (int i = 0; i < rb.n && !st; i++)
@@ -319,11 +328,14 @@ mal_status_t mal_rebalance(const double *weights)
             epochs(&rb, true, EPOCH_CLOSE);
         if (rma)
             epochs(&rb, false, EPOCH_CLOSE);
-        if (!st)
+        if (!st) {
             commit(&rb);
+            engine_csr_commit(engine.rank);
+        }
     } else if (rma) {
         epochs(&rb, false, EPOCH_CLOSE);
     }
+    engine_csr_discard(); /* no-op after a commit */
     if (!st)
         record_stats(&rb, created, changed, t0);
     release(&rb);

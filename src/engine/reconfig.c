@@ -33,8 +33,12 @@ static mal_status_t new_layout(engine_reconfig_t *rc, engine_carry_t *c)
     }
     /* min_rows is a rule for block parts; a replicated structure has none. */
     int64_t min_rows = a->distribution == MAL_BLOCK ? engine.config.min_rows : 0;
-    partition_error_t err = partition_block(a->global_rows, rc->n_n, w, min_rows,
-                                            c->new_bounds_n);
+    partition_error_t err = PARTITION_OK;
+    if (a->layout != ENGINE_LAYOUT_OWN)
+        memcpy(c->new_bounds_n, engine_csr_next_bounds(a),
+               ((size_t)rc->n_n + 1) * sizeof(int64_t));
+    else
+        err = partition_block(a->global_rows, rc->n_n, w, min_rows, c->new_bounds_n);
     free(even);
     if (err)
         return engine_fail(MAL_ERR_ARG, "reconfiguration: min_rows %lld for each of %d "
@@ -237,6 +241,12 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
 {
     double t0 = MPI_Wtime();
     mal_status_t st = local;
+    if (engine.matrices != NULL) {
+        engine_relayout_t r = {.u = rc->u, .me_u = rc->me_u, .old_procs = rc->old_procs,
+                               .me_n = rc->n != MPI_COMM_NULL ? rc->me_n : -1,
+                               .n_n = rc->n_n, .weights = rc->weights};
+        st = engine_csr_relayout(&r, st);
+    }
     for (int i = 0; i < rc->count && !st; i++)
         st = plan_carry(rc, &rc->carries[i]);
     /* Window creation is collective over N: everyone of U learns of a planning failure
@@ -249,6 +259,7 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
     rc->t_windows = t1 - t0;
     if (st) {
         free_targets(rc);
+        engine_csr_discard();
         return st;
     }
     if (rc->action == MAL_ACTION_EXPAND)
@@ -259,8 +270,10 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
     if (rc->action == MAL_ACTION_EXPAND)
         epochs(rc, EPOCH_CLOSE);
     rc->t_redist = MPI_Wtime() - t1;
-    if (st)
+    if (st) {
         free_targets(rc);
+        engine_csr_discard();
+    }
     return st;
 }
 
@@ -312,4 +325,9 @@ void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
         if (rc->n != MPI_COMM_NULL)
             adopt_layout(c);
     }
+    /* Row pointers are rebuilt from the committed rows; a leaver has none left. */
+    if (rc->n != MPI_COMM_NULL)
+        engine_csr_commit(rc->me_n);
+    else
+        engine_csr_discard();
 }

@@ -201,6 +201,7 @@ static void leave(void)
         engine.arrays = a->next;
         engine_array_destroy(a);
     }
+    engine_csr_free_all();
     MPI_Comm_free(&engine.comm);
     engine.comm = MPI_COMM_NULL;
     engine.removed = true;

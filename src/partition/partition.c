@@ -155,3 +155,76 @@ int64_t partition_push_rows(int64_t rows, int64_t dst_in, int64_t src_out)
     long double x = floorl((long double)rows * dst_in / ((long double)dst_in + src_out) + 0.5L);
     return x >= (long double)rows ? rows : x <= 0 ? 0 : (int64_t)x;
 }
+
+int partition_nnz_trivial(int64_t t, int64_t total, int64_t nrows, int64_t *row,
+                          int64_t *nnz)
+{
+    if (t <= 0) {
+        *row = 0;
+        *nnz = 0;
+        return 1;
+    }
+    if (t >= total) {
+        *row = nrows;
+        *nnz = total;
+        return 1;
+    }
+    return 0;
+}
+
+int partition_nnz_owner(const int64_t *nnz_bounds, int nparts, int64_t t)
+{
+    /* Smallest q with nnz_bounds[q + 1] >= t; then nnz_bounds[q] < t. */
+    int lo = 0, hi = nparts - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (nnz_bounds[mid + 1] >= t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+void partition_nnz_resolve(const int64_t *prefix, int64_t rows, int64_t row0, int64_t nnz0,
+                           int64_t t, int64_t *row, int64_t *nnz)
+{
+    int64_t local = t - nnz0;
+    /* First i in (0, rows] with prefix[i] >= local: the target's lower bound. */
+    int64_t lo = 1, hi = rows;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (prefix[mid] >= local)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    /* Row lo - 1 ends strictly below the target: take it only when strictly nearer, so
+     * the choice is the same wherever the slice boundaries of the caller fall. */
+    if (local - prefix[lo - 1] < prefix[lo] - local)
+        lo--;
+    *row = row0 + lo;
+    *nnz = nnz0 + prefix[lo];
+}
+
+partition_error_t partition_nnz(const int64_t *prefix, int64_t nrows, int nparts,
+                                const double *weights, int64_t *row_bounds,
+                                int64_t *nnz_bounds)
+{
+    int64_t total = nrows > 0 ? prefix[nrows] : 0;
+    if (total == 0 || nrows <= 0) {
+        partition_error_t err = partition_block(nrows, nparts, weights, 0, row_bounds);
+        for (int r = 0; !err && r <= nparts; r++)
+            nnz_bounds[r] = 0;
+        return err;
+    }
+    partition_error_t err = partition_block(total, nparts, weights, 0, nnz_bounds);
+    if (err)
+        return err;
+    for (int r = 0; r <= nparts; r++) {
+        int64_t t = nnz_bounds[r];
+        if (!partition_nnz_trivial(t, total, nrows, &row_bounds[r], &nnz_bounds[r]))
+            partition_nnz_resolve(prefix, nrows, 0, 0, t, &row_bounds[r], &nnz_bounds[r]);
+    }
+    return PARTITION_OK;
+}

@@ -72,4 +72,35 @@ void partition_flows(const int64_t *old_bounds, const int64_t *new_bounds, int n
  * compute it from the same numbers, so they agree without communicating. */
 int64_t partition_push_rows(int64_t rows, int64_t dst_in, int64_t src_out);
 
+/* ---- nnz-weighted row partition (sparse matrices) ------------------------------------
+ * A row-distributed matrix is split so that part r holds about weights[r] / sum of the
+ * nonzeros: the nnz targets are partition_block() over the nonzeros, and each target is
+ * moved to the row boundary whose nnz prefix is nearest to it. The search for a target
+ * needs only the slice of the row pointer that holds it, so a distributed caller resolves
+ * each target on the one part that owns it and combines the answers (O(p) per rank). */
+
+/* Whether target `t` of `total` nonzeros is decided without data: t <= 0 is row 0 and
+ * t >= total is the last row boundary (leading and trailing zero weights get no rows,
+ * empty rows at the ends go to the nearest positive weight). Sets *row and *nnz then. */
+int partition_nnz_trivial(int64_t t, int64_t total, int64_t nrows, int64_t *row,
+                          int64_t *nnz);
+
+/* The part that resolves a non-trivial target: the q with nnz_bounds[q] < t <=
+ * nnz_bounds[q+1] (unique, and never an empty part). O(log nparts). */
+int partition_nnz_owner(const int64_t *nnz_bounds, int nparts, int64_t t);
+
+/* Resolve target `t` inside one part: `prefix` holds rows + 1 nnz prefixes rebased to 0
+ * (prefix[0] == 0 < t - nnz0 <= prefix[rows]), the part starts at global row `row0` and
+ * nonzero `nnz0`. The boundary is the first row whose prefix reaches t, or the row before
+ * it when that prefix is strictly nearer to t. Monotone in t. O(log rows). */
+void partition_nnz_resolve(const int64_t *prefix, int64_t rows, int64_t row0, int64_t nnz0,
+                           int64_t t, int64_t *row, int64_t *nnz);
+
+/* The whole computation on one process, for a full row pointer (prefix[0] == 0):
+ * row_bounds and nnz_bounds (nparts + 1 each) of the nnz-weighted split. With no nonzero
+ * at all, rows are split by weight as partition_block() does. Errors as partition_block. */
+partition_error_t partition_nnz(const int64_t *prefix, int64_t nrows, int nparts,
+                                const double *weights, int64_t *row_bounds,
+                                int64_t *nnz_bounds);
+
 #endif /* MAL_PARTITION_H */
