@@ -9,7 +9,9 @@
  * Usage: test_malleable SCENARIO. Plans use W for "weights for the current size". */
 #include "mal.h"
 #include "mpitest.h"
+#include "sparse_rows.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +93,33 @@ static double value(int64_t row, int64_t col, int64_t version, int salt)
 
 typedef struct {
     mal_array_t *block, *ints, *repl;
+    mal_csr_t *sparse;          /* with one heavy row and empty rows           */
+    mal_array_t *aligned;       /* follows the matrix's rows                   */
 } data_t;
+
+/* Matrix and aligned vector: the same rows, the data of `version`, and nonzeros split
+ * by the weights of the last action (W: r + 1, otherwise even) to within one row. */
+static int64_t check_sparse(const data_t *d, int64_t version, const char *last_op)
+{
+    int64_t bad = sp_count_bad(d->sparse, 1, version);
+    const double *x = mal_local_data(d->aligned);
+    int64_t f = mal_csr_first_row(d->sparse), n = mal_csr_local_rows(d->sparse);
+    if (mal_first_row(d->aligned) != f || mal_local_rows(d->aligned) != n)
+        return bad + 1;
+    for (int64_t i = 0; i < n; i++)
+        bad += x[i] != value(f + i, 0, version, 3);
+    int rank, size;
+    MPI_Comm_rank(mal_comm(), &rank);
+    MPI_Comm_size(mal_comm(), &size);
+    bool weighted = strcmp(last_op, "W") == 0;
+    double share = weighted ? (double)(rank + 1) / ((double)size * (size + 1) / 2.0)
+                            : 1.0 / size;
+    double ideal = share * (double)sp_total_nnz(1);
+    CHECK(fabs((double)mal_csr_local_nnz(d->sparse) - ideal) <= sp_max_row(1) + 1.0,
+          "rank %d holds %lld nonzeros, ideal %g", rank,
+          (long long)mal_csr_local_nnz(d->sparse), ideal);
+    return bad;
+}
 
 static void write_version(const data_t *d, int64_t version)
 {
@@ -108,9 +136,14 @@ static void write_version(const data_t *d, int64_t version)
         in[i] = (int)(f + i) * 31 + (int)version;
     for (int64_t i = 0; i < ROWS / 2; i++)
         rp[i] = value(i, 0, version, 2);
+    sp_write_values(d->sparse, version);
+    double *x = mal_local_data(d->aligned);
+    f = mal_first_row(d->aligned);
+    for (int64_t i = 0; i < mal_local_rows(d->aligned); i++)
+        x[i] = value(f + i, 0, version, 3);
 }
 
-static void check_version(const data_t *d, int64_t version)
+static void check_version(const data_t *d, int64_t version, const char *last_op)
 {
     const double *b = mal_local_data(d->block);
     const int *in = mal_local_data(d->ints);
@@ -125,6 +158,7 @@ static void check_version(const data_t *d, int64_t version)
         bad += in[i] != (int)(f + i) * 31 + (int)version;
     for (int64_t i = 0; i < ROWS / 2; i++)
         bad += rp[i] != value(i, 0, version, 2);
+    bad += check_sparse(d, version, last_op);
     CHECK(bad == 0, "%lld wrong elements at version %lld", (long long)bad, (long long)version);
     /* The rows of all parts together cover every row exactly once. */
     int64_t rows = mal_local_rows(d->block), total = 0;
@@ -234,6 +268,19 @@ static void run(const scenario_t *sc)
     mal_alloc_window("block", MPI_DOUBLE, ROWS, COLS, MAL_BLOCK, &d.block);
     mal_alloc_window("ints", MPI_INT, ROWS + 2, 1, MAL_BLOCK, &d.ints);
     mal_alloc_window("repl", MPI_DOUBLE, ROWS / 2, 1, MAL_REPLICATED, &d.repl);
+    mal_alloc_csr("sparse", SP_ROWS, SP_COLS, MPI_DOUBLE, &d.sparse);
+    if (mal_is_initial()) { /* joiners receive the matrix with its rows */
+        int64_t *rp, first = mal_csr_first_row(d.sparse), count = mal_csr_local_rows(d.sparse);
+        mal_colind_t *c;
+        double *v;
+        int64_t nnz = sp_block(first, count, 1, 0, &rp, &c, &v);
+        mal_status_t st = mal_csr_set_rows(d.sparse, count, nnz, rp, c, v);
+        CHECK(st == MAL_OK, "mal_csr_set_rows: %s", mal_error_message());
+        free(rp);
+        free(c);
+        free(v);
+    }
+    mal_alloc_window_aligned("aligned", MPI_DOUBLE, 1, d.sparse, &d.aligned);
     int64_t token = 0, joined_at = mal_iteration();
     mal_register_value("token", &token, sizeof token);
     CHECK(mal_is_initial() == (joined_at == 0), "joined at %lld but initial=%d",
@@ -244,8 +291,9 @@ static void run(const scenario_t *sc)
         write_version(&d, 0);
     int slot0 = comm_slot_probe();
     int64_t reconfigs = 0;
+    char last[64] = "";
     for (int64_t it = mal_iteration(); it < nops; it++) {
-        check_version(&d, it);
+        check_version(&d, it, it > 0 ? op_at(sc->ops, it, last, sizeof last) : "");
         write_version(&d, it + 1);
         token = (it + 1) * 1000003;
         int rank, size;
@@ -261,10 +309,10 @@ static void run(const scenario_t *sc)
                        mpitest_failures);
             return;
         }
-        CHECK(mal_window_count() <= 5, "%d windows held (3 structures, at most 5)",
-              mal_window_count());
+        CHECK(mal_window_count() <= 13, "%d windows held (6 block structures with 2 "
+              "buffers, 1 replicated: at most 13)", mal_window_count());
     }
-    check_version(&d, nops);
+    check_version(&d, nops, op_at(sc->ops, nops, last, sizeof last));
     int slot = comm_slot_probe();
     CHECK(slot <= slot0 + 3, "communicator handles grew from %d to %d over %lld "
           "reconfigurations (leak)", slot0, slot, (long long)reconfigs);
