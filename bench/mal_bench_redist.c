@@ -4,10 +4,15 @@
  *
  * Every repetition: set the "from" layout (untimed), write a closed-form value into
  * every row, time mal_rebalance to the "to" layout (max over ranks), verify every row.
+ * With --sparse the data are a CSR matrix (a Matrix Market file read with CHOLMOD, or a
+ * generated one) split by nonzeros, and every row's length, columns and values are
+ * verified; moved bytes are the row pointer, column indices and values that changed
+ * owner.
  * Reported time is the median over repetitions; the first repetition is shown apart
  * because it is the one that may have to grow a window (its window creation and first
  * epoch are inside its time). */
 #include "mal.h"
+#include "matrix_input.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +34,7 @@ static const pattern_t patterns[] = {
 #define NPATTERNS ((int)(sizeof patterns / sizeof patterns[0]))
 
 typedef struct {
+    const char *sparse; /* matrix spec, NULL for dense data */
     long long size;
     int pattern; /* index, or -1 for all */
     int method;  /* mal_redist_t, or 0 for all */
@@ -46,6 +52,15 @@ typedef struct {
 } result_t;
 
 static int rank, nranks;
+
+/* What is redistributed: a dense block structure, or a CSR matrix with its source (for
+ * verification) and a row buffer. */
+typedef struct {
+    mal_array_t *dense;
+    mal_csr_t *csr;
+    mi_source_t *src;
+    int32_t *row_cols;
+} data_t;
 
 static void weights_of(shape_t s, double *w)
 {
@@ -71,7 +86,42 @@ static double value(long long g, long long c, int rep)
     return (double)(g * 8 + (c & 3)) + 0.25 * (rep & 3);
 }
 
-static void fill(mal_array_t *a, int rep)
+/* Exact in a double: what a matrix entry holds at repetition `rep`. */
+static double sparse_value(long long g, long long k, int rep)
+{
+    return (double)(g * 64 + (k & 63)) + 0.25 * (rep & 3);
+}
+
+static void fill_sparse(mal_csr_t *m, int rep)
+{
+    const int64_t *rp = mal_csr_rowptr(m);
+    double *v = mal_csr_values(m);
+    long long first = mal_csr_first_row(m), rows = mal_csr_local_rows(m);
+    for (long long r = 0; r < rows; r++)
+        for (int64_t k = rp[r]; k < rp[r + 1]; k++)
+            v[k] = sparse_value(first + r, k - rp[r], rep);
+}
+
+static long long count_bad_sparse(const data_t *d, int rep)
+{
+    const int64_t *rp = mal_csr_rowptr(d->csr);
+    const mal_colind_t *c = mal_csr_colind(d->csr);
+    const double *v = mal_csr_values(d->csr);
+    long long first = mal_csr_first_row(d->csr), rows = mal_csr_local_rows(d->csr), bad = 0;
+    for (long long r = 0; r < rows; r++) {
+        int64_t len = mi_row(d->src, first + r, d->row_cols, NULL);
+        if (len != rp[r + 1] - rp[r]) {
+            bad++;
+            continue;
+        }
+        for (int64_t k = 0; k < len; k++)
+            bad += c[rp[r] + k] != d->row_cols[k] ||
+                   v[rp[r] + k] != sparse_value(first + r, k, rep);
+    }
+    return bad;
+}
+
+static void fill_dense(mal_array_t *a, int rep)
 {
     double *d = mal_local_data(a);
     long long first = mal_first_row(a), rows = mal_local_rows(a), len = mal_row_len(a);
@@ -80,7 +130,7 @@ static void fill(mal_array_t *a, int rep)
             d[r * len + c] = value(first + r, c, rep);
 }
 
-static long long count_bad(mal_array_t *a, int rep)
+static long long count_bad_dense(mal_array_t *a, int rep)
 {
     const double *d = mal_local_data(a);
     long long first = mal_first_row(a), rows = mal_local_rows(a), len = mal_row_len(a);
@@ -89,6 +139,19 @@ static long long count_bad(mal_array_t *a, int rep)
         for (long long c = 0; c < len; c++)
             bad += d[r * len + c] != value(first + r, c, rep);
     return bad;
+}
+
+static void fill(data_t *d, int rep)
+{
+    if (d->csr)
+        fill_sparse(d->csr, rep);
+    else
+        fill_dense(d->dense, rep);
+}
+
+static long long count_bad(const data_t *d, int rep)
+{
+    return d->csr ? count_bad_sparse(d, rep) : count_bad_dense(d->dense, rep);
 }
 
 static double max_over_ranks(double t)
@@ -146,7 +209,7 @@ static void sample_memcpy(bound_t *b, long long moved)
 }
 
 /* One repetition: returns the timed rebalance's duration (max over ranks). */
-static double one_rep(mal_array_t *a, const double *from, const double *to, int rep,
+static double one_rep(data_t *a, const double *from, const double *to, int rep,
                       result_t *res)
 {
     if (check(mal_rebalance(from), "setting the initial layout"))
@@ -167,7 +230,7 @@ static double one_rep(mal_array_t *a, const double *from, const double *to, int 
     return t;
 }
 
-static result_t run_method(mal_array_t *a, const pattern_t *p, mal_redist_t m, int reps,
+static result_t run_method(data_t *a, const pattern_t *p, mal_redist_t m, int reps,
                            bound_t *bound)
 {
     double *from = malloc((size_t)nranks * sizeof *from);
@@ -206,7 +269,7 @@ static void print_row(FILE *csv, const char *pattern, const char *method, long l
                 t, bw, ra, rm);
 }
 
-static int run_pattern(mal_array_t *a, const pattern_t *p, const options_t *o,
+static int run_pattern(data_t *a, const pattern_t *p, const options_t *o,
                        bound_t *bound, FILE *csv)
 {
     mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET, MAL_REDIST_ALLTOALLV,
@@ -242,10 +305,12 @@ static int run_pattern(mal_array_t *a, const pattern_t *p, const options_t *o,
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: mal_bench_redist [--size BYTES] [--pattern NAME|all] [--method "
-            "rma|rma-get|alltoallv|p2p|all]\n"
+            "usage: mal_bench_redist [--size BYTES | --sparse SPEC] [--pattern NAME|all] "
+            "[--method rma|rma-get|alltoallv|p2p|all]\n"
             "                        [--reps R] [--row-len N] [--headroom H] [--csv FILE]\n"
             "  --size     total bytes of doubles redistributed (default 268435456)\n"
+            "  --sparse   a CSR matrix instead: a Matrix Market file, poisson:N (2-D, N^2 rows),\n"
+            "             poisson3d:N or powerlaw:N (N rows); split by nonzeros\n"
             "  --pattern  uniform-to-skewed, skewed-to-uniform, one-to-all, all-to-one,\n"
             "             same, or all (default all)\n"
             "  --method   default all (every method in the same run)\n"
@@ -299,6 +364,8 @@ static int parse_options(int argc, char **argv, options_t *o)
             o->headroom = atof(val);
         else if (strcmp(arg, "--csv") == 0)
             o->csv = val;
+        else if (strcmp(arg, "--sparse") == 0)
+            o->sparse = val;
         else
             return -1;
     }
@@ -307,6 +374,48 @@ static int parse_options(int argc, char **argv, options_t *o)
         o->size < row_bytes)
         return -1;
     return 0;
+}
+
+static void setup_dense(data_t *d, const options_t *o, char *what, size_t len)
+{
+    long long rows = o->size / (o->row_len * (long long)sizeof(double));
+    if (check(mal_alloc_window("bench", MPI_DOUBLE, rows, o->row_len, MAL_BLOCK, &d->dense),
+              "mal_alloc_window"))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    snprintf(what, len, "%.1f MiB of doubles (%lld rows x %lld)", o->size / 1048576.0, rows,
+             o->row_len);
+}
+
+/* Every rank opens the matrix and gives its even block of rows. */
+static void setup_sparse(data_t *d, const char *spec, char *what, size_t len)
+{
+    char err[512];
+    int64_t *rowptr;
+    int32_t *colind;
+    double *vals;
+    if (mi_open(spec, &d->src, err, sizeof err) != 0) {
+        if (rank == 0)
+            fprintf(stderr, "mal_bench_redist: %s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (check(mal_alloc_csr("bench", mi_rows(d->src), mi_cols(d->src), MPI_DOUBLE, &d->csr),
+              "mal_alloc_csr"))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    int64_t first = mal_csr_first_row(d->csr), count = mal_csr_local_rows(d->csr);
+    if (mi_block(d->src, first, count, &rowptr, &colind, &vals, err, sizeof err) != 0) {
+        fprintf(stderr, "mal_bench_redist: %s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (check(mal_csr_set_rows(d->csr, count, rowptr[count], rowptr, colind, vals),
+              "mal_csr_set_rows"))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    free(rowptr);
+    free(colind);
+    free(vals);
+    d->row_cols = malloc(((size_t)mi_max_row_nnz(d->src) + 1) * sizeof *d->row_cols);
+    double bytes = (double)mi_rows(d->src) * 8.0 + (double)mi_nnz(d->src) * 12.0;
+    snprintf(what, len, "CSR %s, %.1f MiB (8 bytes per row, 12 per nonzero)",
+             mi_describe(d->src), bytes / 1048576.0);
 }
 
 int main(int argc, char **argv)
@@ -327,11 +436,12 @@ int main(int argc, char **argv)
     if (check(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"))
         MPI_Abort(MPI_COMM_WORLD, 2);
     MPI_Comm_size(mal_comm(), &nranks);
-    long long rows = o.size / (o.row_len * (long long)sizeof(double));
-    mal_array_t *a = NULL;
-    if (check(mal_alloc_window("bench", MPI_DOUBLE, rows, o.row_len, MAL_BLOCK, &a),
-              "mal_alloc_window"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    data_t data = {0};
+    char what[256];
+    if (o.sparse)
+        setup_sparse(&data, o.sparse, what, sizeof what);
+    else
+        setup_dense(&data, &o, what, sizeof what);
     FILE *csv = NULL;
     if (rank == 0 && o.csv != NULL) {
         csv = fopen(o.csv, "w");
@@ -342,9 +452,8 @@ int main(int argc, char **argv)
                          "ratio_alltoallv,ratio_memcpy\n");
     }
     if (rank == 0) {
-        printf("# mal_bench_redist: %d ranks, %.1f MiB of doubles (%lld rows x %lld), "
-               "%d reps, median of max-over-ranks times\n",
-               nranks, o.size / 1048576.0, rows, o.row_len, o.reps);
+        printf("# mal_bench_redist: %d ranks, %s, %d reps, median of max-over-ranks times\n",
+               nranks, what, o.reps);
         printf("%-18s %-10s %5s %10s %10s %10s %8s %9s %9s %9s\n", "pattern", "method",
                "ranks", "moved_MiB", "median_ms", "first_ms", "windows", "GB/s",
                "x_a2av", "x_memcpy");
@@ -353,13 +462,18 @@ int main(int argc, char **argv)
     int failed = 0;
     for (int i = 0; i < NPATTERNS; i++)
         if (o.pattern < 0 || o.pattern == i)
-            failed |= run_pattern(a, &patterns[i], &o, &bound, csv);
+            failed |= run_pattern(&data, &patterns[i], &o, &bound, csv);
     free(bound.src);
     free(bound.dst);
     free(bound.samples);
     if (csv)
         fclose(csv);
-    mal_free_window(a);
+    if (data.csr)
+        mal_free_csr(data.csr);
+    else
+        mal_free_window(data.dense);
+    mi_close(data.src);
+    free(data.row_cols);
     mal_finalize();
     MPI_Finalize();
     return failed ? 1 : 0;
