@@ -254,11 +254,11 @@ static void distributed_nnz(const int64_t *prefix, int64_t nrows, const int64_t 
     for (int q = 0; q <= op; q++)
         oz[q] = prefix[ob[q]];
     partition_block(total, p, w, 0, nnz);
-    for (int k = 0; k <= p; k++) {
+    for (int k = 0, q = 0; k <= p; k++) {
         int64_t t = nnz[k];
         if (partition_nnz_trivial(t, total, nrows, &rows[k], &nnz[k]))
             continue;
-        int q = partition_nnz_owner(oz, op, t);
+        q = partition_nnz_owner(oz, op, t, q); /* the engine's walk over the parts */
         int64_t len = ob[q + 1] - ob[q];
         int64_t *slice = malloc(((size_t)len + 1) * sizeof *slice);
         for (int64_t i = 0; i <= len; i++)

@@ -484,12 +484,13 @@ static mal_status_t resolve_targets(mal_csr_t *m, const engine_relayout_t *r, in
     }
     if (partition_block(total, r->n_n, r->weights, 0, m->next_nnz))
         return engine_fail(MAL_ERR_ARG, "matrix \"%s\": bad weights", m->name);
-    for (int k = 0; k <= r->n_n; k++) {
+    /* Targets increase with k, so their owners do: one walk over the old parts. */
+    for (int k = 0, q = 0; k <= r->n_n; k++) {
         int64_t t = m->next_nnz[k];
         if (partition_nnz_trivial(t, total, m->global_rows, &m->next_rows[k], &m->next_nnz[k]))
             continue;
         m->next_rows[k] = m->next_nnz[k] = 0; /* filled by the sum */
-        int q = partition_nnz_owner(oz, r->old_procs, t);
+        q = partition_nnz_owner(oz, r->old_procs, t, q);
         if (q == r->me_u)
             partition_nnz_resolve(m->local_rowptr, ob[q + 1] - ob[q], ob[q], oz[q], t,
                                   &sums[2 * k], &sums[2 * k + 1]);

@@ -172,18 +172,12 @@ int partition_nnz_trivial(int64_t t, int64_t total, int64_t nrows, int64_t *row,
     return 0;
 }
 
-int partition_nnz_owner(const int64_t *nnz_bounds, int nparts, int64_t t)
+int partition_nnz_owner(const int64_t *nnz_bounds, int nparts, int64_t t, int from)
 {
-    /* Smallest q with nnz_bounds[q + 1] >= t; then nnz_bounds[q] < t. */
-    int lo = 0, hi = nparts - 1;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (nnz_bounds[mid + 1] >= t)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
+    int q = from < 0 ? 0 : from;
+    while (q < nparts - 1 && nnz_bounds[q + 1] < t)
+        q++;
+    return q;
 }
 
 void partition_nnz_resolve(const int64_t *prefix, int64_t rows, int64_t row0, int64_t nnz0,

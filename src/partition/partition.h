@@ -86,8 +86,10 @@ int partition_nnz_trivial(int64_t t, int64_t total, int64_t nrows, int64_t *row,
                           int64_t *nnz);
 
 /* The part that resolves a non-trivial target: the q with nnz_bounds[q] < t <=
- * nnz_bounds[q+1] (unique, and never an empty part). O(log nparts). */
-int partition_nnz_owner(const int64_t *nnz_bounds, int nparts, int64_t t);
+ * nnz_bounds[q+1] (unique, and never an empty part), searched forward from part `from`
+ * (at most the answer): a caller walking targets in increasing order passes the previous
+ * answer and visits every part once, O(nparts) for all targets. */
+int partition_nnz_owner(const int64_t *nnz_bounds, int nparts, int64_t t, int from);
 
 /* Resolve target `t` inside one part: `prefix` holds rows + 1 nnz prefixes rebased to 0
  * (prefix[0] == 0 < t - nnz0 <= prefix[rows]), the part starts at global row `row0` and
