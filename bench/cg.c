@@ -1,4 +1,4 @@
-/* cg: malleable Conjugate Gradient on a row-distributed CSR matrix.
+/* cg: malleable Conjugate Gradient (Jacobi-preconditioned) on a row-distributed CSR matrix.
  *
  * A lives in a libmal CSR matrix (nonzeros split by weight); x, r, p and q are dense
  * structures aligned to A's rows, so every rebalance, expansion or release moves them
@@ -7,8 +7,9 @@
  *   MAL_PLAN=5:+2,10:w=1:2:1:1,15:-@0 tools/malrun -n 2 build/bench/cg --matrix bcsstk13.mtx --check
  *
  * The residual history is bit-identical to a static run, whatever the plan: each row of
- * A p is summed in the row's stored order, the vector updates are element-wise, and the
- * two dot products per iteration are rounded once from their exact value (bench/xsum.h),
+ * A p is summed in the row's stored order, the vector updates and the preconditioner
+ * (1 / diagonal) are element-wise, and the three dot products per iteration are rounded
+ * once from their exact value (bench/xsum.h),
  * so no result depends on which process holds which rows. --check proves it against a
  * serial run of the same iterations. */
 #include "mal.h"
@@ -40,11 +41,12 @@ typedef struct {
     int64_t first, rows;
     int *counts, *displs; /* where each rank's rows of p go in MPI_Allgatherv */
     double *p_full;       /* all of p, for this rank's rows of A p            */
+    double *dinv, *z;     /* local rows: 1 / diagonal, preconditioned residual */
 } cg_t;
 
 /* Carried to joining processes with mal_register_value. */
 typedef struct {
-    double rr;            /* r . r                                             */
+    double rz;            /* r . z, z = r / diagonal                           */
     double *history;      /* ||r|| after each iteration, [0] = initial         */
 } carried_t;
 
@@ -85,11 +87,30 @@ static void axpy(double alpha, const double *x, double *y, int64_t n)
         y[i] += alpha * x[i];
 }
 
-/* p = r + beta p */
-static void update_direction(const double *r, double beta, double *p, int64_t n)
+/* p = z + beta p */
+static void update_direction(const double *z, double beta, double *p, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        p[i] = r[i] + beta * p[i];
+        p[i] = z[i] + beta * p[i];
+}
+
+/* z = r / diagonal: the Jacobi preconditioner. */
+static void precondition(const double *dinv, const double *r, double *z, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        z[i] = dinv[i] * r[i];
+}
+
+/* 1 / A(first + i, first + i), or 1 where the diagonal is missing or zero. */
+static void inverse_diagonal(const int64_t *rowptr, const mal_colind_t *colind,
+                             const double *vals, int64_t first, int64_t rows, double *dinv)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        dinv[i] = 1.0;
+        for (int64_t k = rowptr[i]; k < rowptr[i + 1]; k++)
+            if (colind[k] == first + i && vals[k] != 0.0)
+                dinv[i] = 1.0 / vals[k];
+    }
 }
 
 /* x . y over `comm` (MPI_COMM_NULL: local only), correctly rounded. */
@@ -122,6 +143,12 @@ static void refresh(cg_t *c)
     MPI_Allgather(&mine, 1, MPI_INT, c->counts, 1, MPI_INT, c->comm);
     for (int r = 0, at = 0; r < c->size; at += c->counts[r], r++)
         c->displs[r] = at;
+    free(c->dinv);
+    free(c->z);
+    c->dinv = xmalloc((size_t)c->rows * sizeof *c->dinv);
+    c->z = xmalloc((size_t)c->rows * sizeof *c->z);
+    inverse_diagonal(mal_csr_rowptr(c->A), mal_csr_colind(c->A), mal_csr_values(c->A),
+                     c->first, c->rows, c->dinv);
 }
 
 static double *local(mal_array_t *a)
@@ -129,37 +156,40 @@ static double *local(mal_array_t *a)
     return mal_local_data(a);
 }
 
-/* One CG iteration; returns the new r . r. */
-static double iterate_once(cg_t *c, double rr)
+/* One iteration: updates k->rz and returns ||r||. */
+static double iterate_once(cg_t *c, carried_t *k)
 {
     double *x = local(c->x), *r = local(c->r), *p = local(c->p), *q = local(c->q);
     MPI_Allgatherv(p, (int)c->rows, MPI_DOUBLE, c->p_full, c->counts, c->displs, MPI_DOUBLE,
                    c->comm);
     spmv(mal_csr_rowptr(c->A), mal_csr_colind(c->A), mal_csr_values(c->A), c->rows,
          c->p_full, q);
-    double alpha = rr / dot(p, q, c->rows, c->comm);
+    double alpha = k->rz / dot(p, q, c->rows, c->comm);
     axpy(alpha, p, x, c->rows);
     axpy(-alpha, q, r, c->rows);
-    double rr_new = dot(r, r, c->rows, c->comm);
-    update_direction(r, rr_new / rr, p, c->rows);
-    return rr_new;
+    precondition(c->dinv, r, c->z, c->rows);
+    double rz_new = dot(r, c->z, c->rows, c->comm);
+    update_direction(c->z, rz_new / k->rz, p, c->rows);
+    k->rz = rz_new;
+    return sqrt(dot(r, r, c->rows, c->comm));
 }
 
-/* x = 0, r = p = b = 1. */
+/* x = 0, r = b = 1, p = z. */
 static void start(cg_t *c, carried_t *k)
 {
     double *x = local(c->x), *r = local(c->r), *p = local(c->p);
     for (int64_t i = 0; i < c->rows; i++) {
         x[i] = 0.0;
-        r[i] = p[i] = 1.0;
+        r[i] = 1.0;
     }
-    k->rr = dot(r, r, c->rows, c->comm);
-    k->history[0] = sqrt(k->rr);
+    precondition(c->dinv, r, p, c->rows);
+    k->rz = dot(r, p, c->rows, c->comm);
+    k->history[0] = sqrt(dot(r, r, c->rows, c->comm));
 }
 
 static bool converged(const carried_t *k, int64_t it, double tol)
 {
-    return k->rr == 0.0 || k->history[it] <= tol * k->history[0];
+    return k->rz == 0.0 || k->history[it] <= tol * k->history[0];
 }
 
 /* The malleable loop; returns false when this process was released, and sets *done to
@@ -168,8 +198,8 @@ static bool solve(cg_t *c, carried_t *k, const options_t *o, int64_t *done)
 {
     int64_t it = mal_iteration();
     while (it < o->iters && !converged(k, it, o->tol)) {
-        k->rr = iterate_once(c, k->rr);
-        k->history[++it] = sqrt(k->rr);
+        double norm = iterate_once(c, k);
+        k->history[++it] = norm;
         mal_status_t st = mal_step();
         if (st == MAL_REMOVED)
             return false;
@@ -197,23 +227,29 @@ static double *serial_history(const mi_source_t *src, const options_t *o, int64_
     }
     double *x = xmalloc((size_t)n * sizeof *x), *r = xmalloc((size_t)n * sizeof *r);
     double *p = xmalloc((size_t)n * sizeof *p), *q = xmalloc((size_t)n * sizeof *q);
+    double *z = xmalloc((size_t)n * sizeof *z), *dinv = xmalloc((size_t)n * sizeof *dinv);
     double *h = xmalloc(((size_t)o->iters + 1) * sizeof *h);
+    inverse_diagonal(rowptr, colind, vals, 0, n, dinv);
     for (int64_t i = 0; i < n; i++) {
         x[i] = 0.0;
-        r[i] = p[i] = 1.0;
+        r[i] = 1.0;
     }
-    double rr = dot(r, r, n, MPI_COMM_NULL);
-    h[0] = sqrt(rr);
+    precondition(dinv, r, p, n);
+    double rz = dot(r, p, n, MPI_COMM_NULL);
+    h[0] = sqrt(dot(r, r, n, MPI_COMM_NULL));
     for (int64_t it = 0; it < iters; it++) {
         spmv(rowptr, colind, vals, n, p, q);
-        double alpha = rr / dot(p, q, n, MPI_COMM_NULL);
+        double alpha = rz / dot(p, q, n, MPI_COMM_NULL);
         axpy(alpha, p, x, n);
         axpy(-alpha, q, r, n);
-        double rr_new = dot(r, r, n, MPI_COMM_NULL);
-        update_direction(r, rr_new / rr, p, n);
-        rr = rr_new;
-        h[it + 1] = sqrt(rr);
+        precondition(dinv, r, z, n);
+        double rz_new = dot(r, z, n, MPI_COMM_NULL);
+        update_direction(z, rz_new / rz, p, n);
+        rz = rz_new;
+        h[it + 1] = sqrt(dot(r, r, n, MPI_COMM_NULL));
     }
+    free(z);
+    free(dinv);
     free(rowptr);
     free(colind);
     free(vals);
@@ -397,7 +433,7 @@ int main(int argc, char **argv)
     allocate(&c, src);
     refresh(&c);
     carried_t k = {.history = xmalloc(((size_t)o.iters + 1) * sizeof *k.history)};
-    die_on(mal_register_value("rr", &k.rr, sizeof k.rr), "mal_register_value(rr)");
+    die_on(mal_register_value("rz", &k.rz, sizeof k.rz), "mal_register_value(rz)");
     die_on(mal_register_value("history", k.history, ((size_t)o.iters + 1) * sizeof *k.history),
            "mal_register_value(history)");
     if (mal_is_initial())
@@ -410,6 +446,8 @@ int main(int argc, char **argv)
     free(c.counts);
     free(c.displs);
     free(c.p_full);
+    free(c.dinv);
+    free(c.z);
     free(k.history);
     mi_close(src);
     mal_finalize();
