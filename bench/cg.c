@@ -28,7 +28,7 @@ typedef struct {
     const char *matrix, *history_file;
     int64_t iters;
     double tol;
-    bool check;
+    bool check, plain_dots;
 } options_t;
 
 /* What an iteration reads; refresh() re-reads it after every reconfiguration. */
@@ -113,9 +113,24 @@ static void inverse_diagonal(const int64_t *rowptr, const mal_colind_t *colind,
     }
 }
 
+/* --plain-dots: ordinary floating-point sums, to show what exact rounding buys. */
+static bool plain_dots;
+
+static double plain_dot(const double *x, const double *y, int64_t n, MPI_Comm comm)
+{
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        sum += x[i] * y[i];
+    if (comm != MPI_COMM_NULL)
+        MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+    return sum;
+}
+
 /* x . y over `comm` (MPI_COMM_NULL: local only), correctly rounded. */
 static double dot(const double *x, const double *y, int64_t n, MPI_Comm comm)
 {
+    if (plain_dots)
+        return plain_dot(x, y, n, comm);
     xsum_t acc;
     xsum_init(&acc);
     xsum_add_products(&acc, x, y, n);
@@ -336,6 +351,8 @@ static void usage(void)
             "  --tol      stop when ||r|| <= tol ||r0|| (default 0: run every iteration)\n"
             "  --check    rank 0 reruns serially and compares every residual\n"
             "  --history  rank 0 writes 'iteration residual(hex) residual' lines to FILE\n"
+            "  --plain-dots  sum dot products in floating point (partition-dependent), to\n"
+            "             compare with the default exactly rounded ones\n"
             "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n");
 }
 
@@ -344,8 +361,8 @@ static int parse_options(int argc, char **argv, options_t *o)
     *o = (options_t){.matrix = "poisson:100", .iters = 300};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--check") == 0) {
-            o->check = true;
+        if (strcmp(arg, "--check") == 0 || strcmp(arg, "--plain-dots") == 0) {
+            *(arg[2] == 'c' ? &o->check : &o->plain_dots) = true;
             continue;
         }
         if (val == NULL)
@@ -427,6 +444,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    plain_dots = o.plain_dots;
     die_on(mal_init(MPI_COMM_WORLD, NULL), "mal_init"); /* a spawned process joins here */
     mi_source_t *src = open_matrix(o.matrix);
     cg_t c = {0};
