@@ -178,9 +178,10 @@ mal_status_t mal_config_init(mal_config_t *config);
  *
  * A process started by a libmal expansion (it has an MPI parent) runs the same main():
  * here it joins the malleable communicator instead, receives the configuration, the
- * iteration number, the carried values and every registered structure with its new
- * partition already written into its windows. Its mal_alloc_window() calls then hand
- * those structures back without communicating (mal_is_initial() is false and
+ * iteration number, the carried values and every registered structure and matrix with
+ * its new partition already written into its windows. Its mal_alloc_window(),
+ * mal_alloc_window_aligned() and mal_alloc_csr() calls then hand them back without
+ * communicating (mal_is_initial() is false and
  * mal_iteration() tells where to resume). If the expansion it was spawned for is
  * abandoned (another spawn or an allocation failed), the process takes no part in the
  * application: mal_init() finalizes MPI and exits it with status 0.
@@ -188,10 +189,10 @@ mal_status_t mal_config_init(mal_config_t *config);
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config);
 
 /**
- * @brief Free every registered structure and the malleable communicator.
+ * @brief Free every registered structure and matrix, and the malleable communicator.
  * @return MAL_OK, or MAL_ERR_NOT_INITIALIZED.
- * @note Collective over mal_comm(). Every ::mal_array_t handle and every local pointer
- *       becomes invalid. Call it before MPI_Finalize(). mal_init() may be called again.
+ * @note Collective over mal_comm(). Every ::mal_array_t and ::mal_csr_t handle and every
+ *       local pointer becomes invalid (on a released process they already are). Call it before MPI_Finalize(). mal_init() may be called again.
  *       On a process that mal_step() released (MAL_REMOVED) it is local, but it returns
  *       only when the other processes of the same MPI job (its MPI_COMM_WORLD) reach
  *       mal_finalize() too, since MPI cannot finalize part of a job: a released initial
@@ -285,8 +286,9 @@ int64_t mal_row_len(const mal_array_t *array);
  * @param weights One finite, non-negative weight per rank of mal_comm(), at least one
  *                positive; identical on every rank. Rank r receives a share of each
  *                matrix's nonzeros proportional to weights[r] (to within one row's
- *                nonzeros; see mal_alloc_csr()), with its aligned structures, and a
- *                share of each other structure's rows: boundaries are the rounded
+ *                nonzeros; see mal_alloc_csr()), with its aligned structures (min_rows
+ *                does not apply to these), and a share of each other structure's rows:
+ *                boundaries are the rounded
  *                cumulative shares, so counts sum exactly to the total, boundaries are
  *                monotone and a zero weight gets zero rows. With min_rows = m > 0 in the
  *                configuration, each positive-weight rank first receives m rows and the
@@ -369,9 +371,10 @@ typedef struct mal_csr mal_csr_t;
  *                    they are not returned by mal_find_window().
  * @param global_rows Number of rows (> 0).
  * @param global_cols Number of columns, 1..MAL_COLIND_MAX.
- * @param value_type  Datatype of one value, as for mal_alloc_window() (only its extent
- *                    is used); the caller keeps ownership.
- * @param[out] csr    The new handle, valid until mal_free_csr() or mal_finalize().
+ * @param value_type  Datatype of one value, as for mal_alloc_window(): lower bound 0,
+ *                    only its extent is used; the caller keeps ownership.
+ * @param[out] csr    The new handle, valid until mal_free_csr(), mal_finalize() or the
+ *                    release of this process (MAL_REMOVED).
  * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (bad name, sizes or datatype,
  *         NULL @p csr); MAL_ERR_EXISTS (the name or one of its part names is taken);
  *         MAL_ERR_MISMATCH; MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE.
@@ -397,8 +400,10 @@ mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global
  *                   rowptr[0] == local_nnz. rowptr[0] need not be 0 (a slice of a
  *                   global row pointer is rebased). May be NULL when local_rows is 0.
  * @param colind     local_nnz column indices in [0, global_cols), row by row (any order
- *                   within a row: libmal moves them as they are). NULL if local_nnz is 0.
- * @param values     local_nnz values of the matrix's value type. NULL if local_nnz is 0.
+ *                   within a row: libmal moves them as they are). May be NULL if
+ *                   local_nnz is 0.
+ * @param values     local_nnz values of the matrix's value type. May be NULL if
+ *                   local_nnz is 0.
  * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL matrix or needed array,
  *         negative counts, rowptr decreasing or not spanning local_nnz, a column out of
  *         range, row counts not summing to the matrix's rows, a new row layout while
@@ -406,7 +411,10 @@ mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global
  *         matrices); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE. The message names the
  *         first offending index. On error the matrix keeps its previous rows and data.
  * @note Collective over mal_comm(). The data are copied into new windows sized for the
- *       given layout (with the configured headroom); the previous ones are freed.
+ *       given layout (with the configured headroom); the previous ones are freed once the
+ *       new ones hold the data, so for a moment both exist. Every local pointer of the
+ *       matrix (mal_csr_rowptr(), mal_csr_colind(), mal_csr_values()) becomes invalid,
+ *       even when the layout stays the same: re-read them.
  */
 mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_nnz,
                               const int64_t *rowptr, const mal_colind_t *colind,
@@ -415,8 +423,10 @@ mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_
 /**
  * @brief Free a matrix and its windows.
  * @return MAL_OK (NULL on every rank is a no-op); MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG if
- *         structures are still aligned to it (free them first); MAL_ERR_MISMATCH.
- * @note Collective over mal_comm(), like mal_free_window().
+ *         structures are still aligned to it (free them first); MAL_ERR_MISMATCH;
+ *         MAL_ERR_REMOTE.
+ * @note Collective over mal_comm(), like mal_free_window(). The handle and every local
+ *       pointer of the matrix become invalid.
  */
 mal_status_t mal_free_csr(mal_csr_t *csr);
 
@@ -426,8 +436,9 @@ mal_csr_t *mal_find_csr(const char *name);
 /**
  * @brief Local row pointer, rebased: mal_csr_local_rows() + 1 offsets with [0] == 0,
  *        into mal_csr_colind() and mal_csr_values().
- * @return Library-owned, read-only; NULL for a NULL handle. Like every local pointer it
- *         is invalid after the next rebalance or reconfiguration: re-read it.
+ * @return Library-owned, read-only; NULL for a NULL handle. Like the other local pointers
+ *         of the matrix it is invalid after the next rebalance, reconfiguration or
+ *         mal_csr_set_rows(): re-read it.
  */
 const int64_t *mal_csr_rowptr(const mal_csr_t *csr);
 
@@ -462,7 +473,9 @@ int64_t mal_csr_global_nnz(const mal_csr_t *csr);
  *                mal_csr_local_rows() at all times (rebalances move it by the matrix's
  *                nnz-weighted row layout; min_rows does not apply to it).
  * @param[out] array The new handle.
- * @return As mal_alloc_window(); MAL_ERR_ARG also for a NULL @p matrix.
+ * @return As mal_alloc_window(); MAL_ERR_ARG also for a NULL @p matrix (on a joining
+ *         process, a call that does not name the received structure's matrix gets
+ *         MAL_ERR_MISMATCH).
  * @note Collective over mal_comm() with identical arguments (the same matrix); local on
  *       a joining process that received the structure. The local rows start zeroed.
  *       The matrix cannot be freed, nor given a new row layout, while it has followers.

@@ -15,6 +15,7 @@
 
 #define DENSE_ROWS 777
 #define STEPS 40
+#define MAX_RANKS 64
 
 static int rank, size, heavy;
 
@@ -128,7 +129,7 @@ static void rebalance_sequence(data_t *s)
     static const mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET,
                                            MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P};
     uint64_t seed = 12345;
-    double w[4];
+    double w[MAX_RANKS];
     char when[96];
     for (int64_t step = 1; step <= STEPS; step++) {
         mal_redist_t m = methods[step % 4];
@@ -232,8 +233,9 @@ static void empty_matrix(void)
     mal_csr_t *e = NULL;
     CHECK(mal_alloc_csr("E", 50, 50, MPI_FLOAT, &e) == MAL_OK, "alloc E: %s",
           mal_error_message());
-    double w[4] = {1, 3, 0, 2};
-    w[size - 1] = w[size - 1] > 0 ? w[size - 1] : 1;
+    double w[MAX_RANKS];
+    for (int r = 0; r < size; r++)
+        w[r] = r % 4 == 2 && r != size - 1 ? 0.0 : 1.0 + r % 3;
     CHECK(mal_rebalance(w) == MAL_OK, "rebalance with an empty matrix: %s", mal_error_message());
     const int64_t *rp = mal_csr_rowptr(e);
     int64_t rows = mal_csr_local_rows(e), sum = rows;
@@ -252,6 +254,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     heavy = argc > 1 && strcmp(argv[1], "heavy") == 0;
+    if (size > MAX_RANKS) {
+        if (rank == 0)
+            printf("test_csr: FAIL (at most %d ranks)\n", MAX_RANKS);
+        MPI_Finalize();
+        return 1;
+    }
     mal_config_t cfg;
     mal_config_init(&cfg);
     cfg.log_errors = false;
@@ -272,7 +280,15 @@ int main(int argc, char **argv)
     write_version(&s, 0);
     check_version(&s, 0, "initial");
     rebalance_sequence(&s);
-    double w[4] = {1, 1, 1, 1};
+    double w[MAX_RANKS];
+    for (int r = 0; r < size; r++)
+        w[r] = 1.0 + (r == 0 && rank == 0); /* differs on rank 0 */
+    if (size > 1) {
+        mal_status_t st = mal_rebalance(w);
+        CHECK(st == MAL_ERR_MISMATCH, "weights differing between ranks: status %d", (int)st);
+        check_version(&s, STEPS, "after mismatched weights");
+    }
+    w[0] = 1.0;
     CHECK(mal_rebalance(w) == MAL_OK, "even rebalance");
     write_version(&s, STEPS + 1);
     bad_set_rows(&s, STEPS + 1);

@@ -339,10 +339,11 @@ mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_
         int64_t mine[2] = {local_rows, local_nnz};
         st = engine_mpi_check(MPI_Allgather(mine, 2, MPI_INT64_T, counts, 2, MPI_INT64_T,
                                             engine.comm), "MPI_Allgather");
-        /* Everyone has the same counts: a layout error is found on every rank. */
+        /* Everyone has the same counts: a layout error is found on every rank. The
+         * agreement covers a gather that failed on some ranks only. */
         if (!st)
             st = layouts_of(csr, counts, rows, nnz);
-        if (!st)
+        if (!(st = engine_agree(st, 0, "mal_csr_set_rows")))
             st = create_parts(csr, rows, nnz, parts);
     }
     if (!st) {
@@ -498,8 +499,8 @@ static mal_status_t resolve_targets(mal_csr_t *m, const engine_relayout_t *r, in
     return MAL_OK;
 }
 
-/* Bounds that are not a layout can only come from weights that differ between ranks:
- * refuse them here, the caller's fingerprint agreement then says why. */
+/* The weights were agreed, so every rank holds the same bounds; a sum that is not a
+ * layout would be a defect of the resolution, refused rather than acted on. */
 static mal_status_t check_layout(const mal_csr_t *m, int n)
 {
     const int64_t *b = m->next_rows, *z = m->next_nnz;
@@ -508,8 +509,8 @@ static mal_status_t check_layout(const mal_csr_t *m, int n)
     for (int r = 0; r < n && ok; r++)
         ok = b[r] <= b[r + 1] && z[r] <= z[r + 1];
     return ok ? MAL_OK
-              : engine_fail(MAL_ERR_MISMATCH, "matrix \"%s\": the nnz-weighted layout is "
-                            "inconsistent (weights differ between ranks?)", m->name);
+              : engine_fail(MAL_ERR_MPI, "matrix \"%s\": the nnz-weighted layout is "
+                            "inconsistent", m->name);
 }
 
 static void add_sums(mal_csr_t *m, const int64_t *sums, int n)
@@ -556,7 +557,7 @@ mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local)
     for (mal_csr_t *m = engine.matrices; m != NULL && !st; m = m->next, i++)
         st = resolve_targets(m, &rr, sums + per * (size_t)i);
     /* Everyone enters the allreduce or nobody does. */
-    st = engine_agree_in(r->u, st, 0, "nnz-weighted layout");
+    st = engine_agree_in(r->u, st, r->fingerprint, "nnz-weighted layout");
     if (!st)
         st = engine_mpi_check(MPI_Allreduce(MPI_IN_PLACE, sums, (int)(per * (size_t)count),
                                             MPI_INT64_T, MPI_SUM, r->u),

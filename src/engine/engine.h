@@ -298,12 +298,14 @@ typedef struct {
     int me_u, old_procs;
     int me_n, n_n;
     const double *weights;
+    uint64_t fingerprint;       /* of the arguments that must agree (weights), or 0  */
 } engine_relayout_t;
 
 /* Collective over U: every matrix's next layout over N (next_rows, next_nnz) and this
  * process's next rebased row pointer buffer. Each nnz target is resolved by the process
  * holding it and one allreduce combines them. `local` is this rank's status so far; it
- * is agreed before the allreduce. Returns this rank's status after it, for the caller's
+ * is agreed, with the fingerprint, before the allreduce (weights that differ between
+ * ranks would give each rank another layout). Returns this rank's status after it, for the caller's
  * next agreement; on failure the caller calls engine_csr_discard. */
 mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local);
 /* After the structures were committed to the next layout: rebuild the rebased row

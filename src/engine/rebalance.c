@@ -294,7 +294,8 @@ mal_status_t mal_rebalance(const double *weights)
     st = check_weights(weights);
     if (engine.matrices != NULL) {
         engine_relayout_t r = {.u = engine.comm, .me_u = engine.rank, .old_procs = engine.size,
-                               .me_n = engine.rank, .n_n = engine.size, .weights = weights};
+                               .me_n = engine.rank, .n_n = engine.size, .weights = weights,
+                               .fingerprint = st ? 0 : rebalance_fingerprint(weights)};
         st = engine_csr_relayout(&r, st);
     }
     if (!st)
