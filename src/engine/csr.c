@@ -532,7 +532,7 @@ static mal_status_t alloc_next_local(int me_n)
     return MAL_OK;
 }
 
-static double *even_weights(int n)
+double *engine_even_weights(int n)
 {
     double *w = malloc((size_t)n * sizeof *w);
     for (int r = 0; w != NULL && r < n; r++)
@@ -545,7 +545,7 @@ mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local)
     int count = count_matrices();
     size_t per = 2 * ((size_t)r->n_n + 1);
     engine_relayout_t rr = *r;
-    double *even = r->weights ? NULL : even_weights(r->n_n);
+    double *even = r->weights ? NULL : engine_even_weights(r->n_n);
     rr.weights = r->weights ? r->weights : even;
     int64_t *sums = calloc(per * (size_t)count, sizeof *sums);
     mal_status_t st = local;

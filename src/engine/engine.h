@@ -214,6 +214,9 @@ bool engine_one_sided(void);
 typedef enum { EPOCH_OPEN, EPOCH_FLUSH, EPOCH_CLOSE } epoch_step_t;
 mal_status_t engine_epoch(MPI_Win win, epoch_step_t step);
 
+/* n weights of 1 (malloc'd, NULL without memory): what NULL weights mean. */
+double *engine_even_weights(int n);
+
 /* One finite, non-negative weight per rank, at least one positive (not NULL). */
 mal_status_t engine_check_weights(const double *weights, int n, const char *call);
 

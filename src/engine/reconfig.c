@@ -21,16 +21,10 @@
 static mal_status_t new_layout(engine_reconfig_t *rc, engine_carry_t *c)
 {
     mal_array_t *a = c->array;
-    double *even = NULL;
-    const double *w = rc->weights;
-    if (w == NULL) {
-        even = malloc((size_t)rc->n_n * sizeof *even);
-        if (even == NULL)
-            return engine_fail(MAL_ERR_NOMEM, "no memory for %d weights", rc->n_n);
-        for (int r = 0; r < rc->n_n; r++)
-            even[r] = 1.0;
-        w = even;
-    }
+    double *even = rc->weights ? NULL : engine_even_weights(rc->n_n);
+    const double *w = rc->weights ? rc->weights : even;
+    if (w == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d weights", rc->n_n);
     /* min_rows is a rule for block parts; a replicated structure has none. */
     int64_t min_rows = a->distribution == MAL_BLOCK ? engine.config.min_rows : 0;
     partition_error_t err = PARTITION_OK;
