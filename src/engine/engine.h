@@ -279,6 +279,10 @@ typedef struct {
     double t_windows, t_redist; /* seconds                                       */
 } engine_reconfig_t;
 
+/* One carry per registered structure, in registry order, and n_of_u as the identity
+ * (an expansion keeps every rank; a shrink overwrites it). Released by
+ * engine_reconfig_release, also on failure. */
+mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc);
 /* Reconfiguration data phase (reconfig.c), run by every process of U with the same
  * structures in the same order: plan, create the new windows over N, move, agree over
  * U. `local` is this rank's status so far (a failure is agreed, not acted on alone).

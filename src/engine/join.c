@@ -414,29 +414,15 @@ static mal_status_t follow_joins(int64_t remaining, MPI_Comm *comm)
 
 static mal_status_t join_data(MPI_Comm comm, const join_header_t *h)
 {
-    int n = (int)h->new_procs, count = 0;
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
-        count++;
+    int n = (int)h->new_procs;
     engine_reconfig_t rc = {
         .action = MAL_ACTION_EXPAND, .u = comm, .n = comm, .n_u = n, .n_n = n,
-        .old_procs = (int)h->old_procs, .weights = h->weights, .count = count,
+        .old_procs = (int)h->old_procs, .weights = h->weights,
     };
     MPI_Comm_rank(comm, &rc.me_u);
     rc.me_n = rc.me_u;
-    rc.n_of_u = malloc((size_t)n * sizeof *rc.n_of_u);
-    rc.carries = calloc(count ? (size_t)count : 1, sizeof *rc.carries);
-    if (rc.n_of_u == NULL || rc.carries == NULL) {
-        fprintf(stderr, "libmal: a joining process has no memory to plan\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    for (int r = 0; r < n; r++)
-        rc.n_of_u[r] = r;
-    int i = 0;
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
-        rc.carries[i].target.win = MPI_WIN_NULL;
-        rc.carries[i++].array = a;
-    }
-    mal_status_t st = engine_reconfig_move(&rc, MAL_OK);
+    /* A planning failure is agreed with the parents inside engine_reconfig_move. */
+    mal_status_t st = engine_reconfig_move(&rc, engine_reconfig_prepare(&rc));
     mal_reconfig_stats_t stats = {
         .action = MAL_ACTION_EXPAND, .iteration = engine.iteration,
         .procs_before = (int)h->old_procs, .procs_after = st ? (int)h->old_procs : n,

@@ -231,6 +231,24 @@ static mal_status_t transfer(engine_reconfig_t *rc)
     return st;
 }
 
+mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
+{
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+        rc->count++;
+    rc->carries = calloc(rc->count ? (size_t)rc->count : 1, sizeof *rc->carries);
+    rc->n_of_u = malloc((size_t)rc->n_u * sizeof *rc->n_of_u);
+    if (rc->carries == NULL || rc->n_of_u == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory to plan a reconfiguration");
+    for (int r = 0; r < rc->n_u; r++)
+        rc->n_of_u[r] = r;
+    int i = 0;
+    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+        rc->carries[i].target.win = MPI_WIN_NULL;
+        rc->carries[i++].array = a;
+    }
+    return MAL_OK;
+}
+
 mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
 {
     double t0 = MPI_Wtime();

@@ -36,22 +36,6 @@ static void report_abandoned(mal_action_t action, mal_spawn_mode_t mode, mal_sta
     engine_report(engine.comm, &s);
 }
 
-static mal_status_t plan_structures(engine_reconfig_t *rc)
-{
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
-        rc->count++;
-    rc->carries = calloc(rc->count ? (size_t)rc->count : 1, sizeof *rc->carries);
-    rc->n_of_u = malloc((size_t)rc->n_u * sizeof *rc->n_of_u);
-    if (rc->carries == NULL || rc->n_of_u == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory to plan a reconfiguration");
-    int i = 0;
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
-        rc->carries[i].target.win = MPI_WIN_NULL;
-        rc->carries[i++].array = a;
-    }
-    return MAL_OK;
-}
-
 /* ---- expand ----------------------------------------------------------------------- */
 
 static mal_status_t check_expand(int count, mal_spawn_mode_t mode, const double *weights)
@@ -118,9 +102,7 @@ static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mod
     engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .u = merged, .n = merged,
                             .me_u = engine.rank, .me_n = engine.rank, .n_u = n, .n_n = n,
                             .old_procs = engine.size, .weights = weights};
-    mal_status_t st = plan_structures(&rc);
-    for (int r = 0; !st && r < n; r++)
-        rc.n_of_u[r] = r;
+    mal_status_t st = engine_reconfig_prepare(&rc);
     /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
     st = engine_reconfig_move(&rc, st);
     mal_reconfig_stats_t s = {
@@ -212,7 +194,7 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
     int p = engine.size, stay = 0;
     engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .u = engine.comm, .me_u = engine.rank,
                             .n_u = p, .old_procs = p, .weights = weights};
-    mal_status_t st = plan_structures(&rc);
+    mal_status_t st = engine_reconfig_prepare(&rc);
     for (int r = 0; r < p; r++) {
         if (rc.n_of_u != NULL)
             rc.n_of_u[r] = leaving[r] ? -1 : stay;
