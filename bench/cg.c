@@ -215,6 +215,8 @@ static bool solve(cg_t *c, carried_t *k, const options_t *o, int64_t *done)
     while (it < o->iters && !converged(k, it, o->tol)) {
         double norm = iterate_once(c, k);
         k->history[++it] = norm;
+        /* Floating-point operations of this rank's iteration: the monitor's work. */
+        mal_set_work(2.0 * (double)mal_csr_local_nnz(c->A) + 13.0 * (double)c->rows);
         mal_status_t st = mal_step();
         if (st == MAL_REMOVED)
             return false;

@@ -153,6 +153,20 @@ typedef struct {
     /** NULL-terminated arguments given to spawned processes (without the program name);
      *  NULL: this process's own arguments (/proc/self/cmdline). Default: NULL. */
     char *const *spawn_argv;
+    /** Iterations per sampling interval of the monitor: at the end of each one mal_step()
+     *  gathers every rank's figures (one small MPI_Allgather) and checks the last
+     *  prediction. Intervals restart at every reconfiguration. 0: MAL_SAMPLE_INTERVAL
+     *  from the environment, else 10. Must be 0..1000000. */
+    int sample_interval;
+    /** Iterations the monitor does not learn from after a reconfiguration or a detected
+     *  load change (Dyn-MPI's grace period; they are still counted as measured time).
+     *  -1: MAL_GRACE from the environment, else 5. Must be -1..1000000. */
+    int grace;
+    /** Calibration file of the prediction model, as written by mal-calibrate; NULL: the
+     *  MAL_CALIBRATION environment variable, else the documented defaults of
+     *  src/predict (said once at mal_init). A file that cannot be read or has a bad
+     *  line makes mal_init fail with MAL_ERR_ARG naming the line. Default: NULL. */
+    const char *calibration;
 } mal_config_t;
 
 /**
@@ -504,6 +518,9 @@ typedef struct {
     int procs_after;         /**< equals procs_before when it failed                */
     int64_t bytes_moved;     /**< bytes that changed owner, all structures          */
     double spawn_seconds;    /**< spawning and merging (expand)                     */
+    double process_seconds;  /**< changing the process set: spawning and merging
+                                  (expand, = spawn_seconds), splitting the released
+                                  processes off (shrink); 0 for a rebalance           */
     double window_seconds;   /**< creating the windows on the new communicator      */
     double redist_seconds;   /**< moving the data, including agreeing on success    */
     double total_seconds;    /**< the whole reconfiguration                         */
@@ -576,6 +593,81 @@ mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
  *       rows with MPI_Get before anyone leaves; survivors keep their relative order.
  */
 mal_status_t mal_shrink(int count, const int *ranks, const double *weights);
+
+/* ---------------------------------------------------------------------------------- */
+/* Monitoring and prediction.                                                          */
+/* ---------------------------------------------------------------------------------- */
+
+/**
+ * What the monitor measured on this process since mal_init(). An iteration is the time
+ * between two mal_step() calls, mal_step() itself excluded. Communication is the time in
+ * the application's MPI calls, counted by PMPI interposition: libmal defines MPI_Send,
+ * MPI_Recv, MPI_Sendrecv, MPI_Isend, MPI_Irecv, MPI_Wait, MPI_Waitall, MPI_Barrier,
+ * MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather, MPI_Allgatherv, MPI_Gather,
+ * MPI_Gatherv, MPI_Scatter, MPI_Scatterv, MPI_Alltoall and MPI_Alltoallv, which time the
+ * call and forward it to its PMPI_ entry point (nothing to change in the application;
+ * another PMPI tool in the same program would clash with these). Calls libmal makes
+ * itself are not counted. Waiting for a slower rank inside a collective counts as
+ * communication; the rest of the iteration is computation.
+ */
+typedef struct {
+    int64_t iterations;     /**< iterations measured                                 */
+    double wall_seconds;    /**< their wall time                                     */
+    double cpu_seconds;     /**< CPU time of the calling thread in them (<= wall)    */
+    double comm_seconds;    /**< time in the application's MPI communication calls   */
+    int64_t comm_calls;     /**< messages and collectives counted                    */
+    double comm_bytes;      /**< their bytes (as the prediction model counts them)   */
+    double work;            /**< work units: the counter's events, else what
+                                 mal_set_work() reported, else the rows held of the
+                                 largest block structure, per iteration              */
+    long long counter;      /**< total of the hardware counter (mal_monitor_counter()),
+                                 -1 when there is none                               */
+    double last_wall, last_cpu, last_comm, last_work; /**< the latest iteration     */
+    bool in_grace;          /**< the latest iteration was in a grace period          */
+    int64_t load_changes;   /**< load changes detected: the computation per work unit
+                                 left [best / 1.25, best * 1.25] in 2 iterations in a
+                                 row, best being its minimum since the last change   */
+} mal_monitor_t;
+
+/** @brief Copy this process's monitor totals. MAL_ERR_ARG for NULL. Not collective. */
+mal_status_t mal_monitor_read(mal_monitor_t *m);
+
+/** @brief The hardware counter the monitor uses ("PAPI_FP_OPS", "PAPI_DP_OPS",
+ *  "PAPI_TOT_INS"), or "none (reason)" when PAPI cannot count here (then computing power
+ *  comes from reported work). Never NULL. Not collective. */
+const char *mal_monitor_counter(void);
+
+/**
+ * @brief Report work done by this process in the current iteration (rows, nonzeros,
+ *        floating-point operations: any unit, the same on every rank). Calls add up.
+ * @return MAL_OK; MAL_ERR_ARG for a negative, NaN or infinite value;
+ *         MAL_ERR_NOT_INITIALIZED. Not collective.
+ * @note Computing power is work per second of computation (Flex-MPI's "counts" mode).
+ *       Without a hardware counter and without this call, the rows this rank holds of
+ *       its largest block structure are the work of each iteration.
+ */
+mal_status_t mal_set_work(double units);
+
+/** The model's prediction of the sampling interval that follows a reconfiguration, and
+ *  (once that interval has ended) what it measured. Times are seconds over the whole
+ *  interval: computation and communication are the slowest rank's computation and the
+ *  rest of the slowest rank's wall time; process and redistribution are the
+ *  reconfiguration's own (process_seconds, and redist_seconds + window_seconds). */
+typedef struct {
+    int64_t iteration;        /**< when the reconfiguration happened (0: none yet)   */
+    mal_action_t action;
+    int procs_before, procs_after;
+    int64_t interval;         /**< iterations of the interval predicted              */
+    double lambda;            /**< communication correction used (eqs. 4-5)          */
+    double comp, comm, process, redist;      /**< predicted                          */
+    bool measured;            /**< the measured fields below are filled              */
+    double comp_measured, comm_measured, process_measured, redist_measured;
+} mal_prediction_t;
+
+/** @brief The prediction made at the most recent reconfiguration that could be predicted
+ *  (one sampling interval of measurements before it) and what followed. A process that
+ *  joined in it has none. MAL_ERR_ARG for NULL. Not collective. */
+mal_status_t mal_last_prediction(mal_prediction_t *p);
 
 /**
  * @brief Figures of the most recent reconfiguration (expand, shrink, or a plan's

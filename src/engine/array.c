@@ -69,7 +69,7 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
      * barrier keeps other ranks' puts from arriving before this memset has run. */
     if (bytes > 0)
         memset(b.base, 0, (size_t)bytes);
-    MPI_Barrier(comm);
+    PMPI_Barrier(comm);
     engine.windows++;
     *buf = b;
     return MAL_OK;

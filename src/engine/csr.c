@@ -337,7 +337,7 @@ mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_
     mal_array_t *parts[3];
     if (!(st = engine_agree(st, fp, "mal_csr_set_rows"))) {
         int64_t mine[2] = {local_rows, local_nnz};
-        st = engine_mpi_check(MPI_Allgather(mine, 2, MPI_INT64_T, counts, 2, MPI_INT64_T,
+        st = engine_mpi_check(PMPI_Allgather(mine, 2, MPI_INT64_T, counts, 2, MPI_INT64_T,
                                             engine.comm), "MPI_Allgather");
         /* Everyone has the same counts: a layout error is found on every rank. The
          * agreement covers a gather that failed on some ranks only. */
@@ -559,7 +559,7 @@ mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local)
     /* Everyone enters the allreduce or nobody does. */
     st = engine_agree_in(r->u, st, r->fingerprint, "nnz-weighted layout");
     if (!st)
-        st = engine_mpi_check(MPI_Allreduce(MPI_IN_PLACE, sums, (int)(per * (size_t)count),
+        st = engine_mpi_check(PMPI_Allreduce(MPI_IN_PLACE, sums, (int)(per * (size_t)count),
                                             MPI_INT64_T, MPI_SUM, r->u),
                               "MPI_Allreduce (nnz-weighted layout)");
     i = 0;

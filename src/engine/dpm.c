@@ -18,6 +18,7 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,10 +128,45 @@ static const char *config_or_env(const char *value, const char *env)
     return value != NULL ? value : getenv(env);
 }
 
+/* A count from the configuration, or from the environment when it has `unset`. */
+static mal_status_t resolve_count(int value, int unset, const char *env, int fallback,
+                                  int min, const char *field, int *out)
+{
+    const char *text = value == unset ? getenv(env) : NULL;
+    long v = value == unset ? fallback : value;
+    if (text != NULL && *text != '\0') {
+        char *end;
+        errno = 0;
+        v = strtol(text, &end, 10);
+        if (errno || *end != '\0' || v < min || v > 1000000)
+            return engine_fail(MAL_ERR_ARG, "mal_init: %s='%s' is not an integer in %d..1000000",
+                               env, text, min);
+    } else if (v < min || v > 1000000) {
+        return engine_fail(MAL_ERR_ARG, "mal_init: config->%s (%ld) must be in %d..1000000",
+                           field, v, min);
+    }
+    *out = (int)v;
+    return MAL_OK;
+}
+
+static mal_status_t resolve_monitor(const mal_config_t *cfg, engine_settings_t *s)
+{
+    mal_status_t st = resolve_count(cfg->sample_interval, 0, "MAL_SAMPLE_INTERVAL", 10, 1,
+                                    "sample_interval", &s->sample_interval);
+    if (!st)
+        st = resolve_count(cfg->grace, -1, "MAL_GRACE", 5, 0, "grace", &s->grace);
+    s->calibration = dup_or_null(config_or_env(cfg->calibration, "MAL_CALIBRATION"));
+    if (!st)
+        st = engine_monitor_params(s->calibration, &s->params);
+    return st;
+}
+
 mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t *out)
 {
     engine_settings_t s = {0};
     mal_status_t st = resolve_spawn_mode(cfg->spawn_mode, &s.spawn_mode);
+    if (!st)
+        st = resolve_monitor(cfg, &s);
     const char *quiet = getenv("MAL_QUIET");
     s.summary = cfg->summary && !(quiet != NULL && strcmp(quiet, "1") == 0);
     const char *plan = config_or_env(cfg->plan, "MAL_PLAN");
@@ -159,14 +195,18 @@ void engine_settings_free(engine_settings_t *s)
     free(s->report);
     free(s->hosts);
     free(s->program);
+    free(s->calibration);
     *s = (engine_settings_t){0};
 }
 
 /* What every rank must share: the plan decides collective actions on every rank. */
 uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash)
 {
-    int mode = (int)s->spawn_mode;
-    hash = engine_hash(hash, &mode, sizeof mode);
+    int v[3] = {(int)s->spawn_mode, s->sample_interval, s->grace};
+    hash = engine_hash(hash, v, sizeof v);
+    /* Field by field: the struct's padding is not initialised. */
+    hash = engine_hash(hash, &s->params, offsetof(predict_params_t, cores));
+    hash = engine_hash(hash, &s->params.cores, sizeof s->params.cores);
     return engine_hash(hash, s->plan, strlen(s->plan));
 }
 
@@ -188,6 +228,11 @@ static char *host_for(const char *hosts, int index)
         host[len] = '\0';
     }
     return host;
+}
+
+char *engine_spawn_host(int index)
+{
+    return host_for(engine.settings.hosts, (int)(engine.spawned + index));
 }
 
 /* Whether the name resolves. An unknown host is refused here rather than by the MPI

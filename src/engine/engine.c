@@ -19,6 +19,7 @@ mal_status_t mal_config_init(mal_config_t *config)
         .min_rows = 0,
         .log_errors = true,
         .summary = true,
+        .grace = -1,
     };
     return MAL_OK;
 }
@@ -179,6 +180,7 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     engine.method = method;
     engine.count_limit = limit;
     engine.last.method = method;
+    engine_monitor_init(&engine.settings.params, true);
     return MAL_OK;
 }
 
@@ -192,6 +194,7 @@ mal_status_t mal_finalize(void)
         engine_array_destroy(a);
     }
     engine_csr_free_all();
+    engine_monitor_finalize();
     if (engine.comm != MPI_COMM_NULL)
         MPI_Comm_free(&engine.comm);
     /* MPI finalizes whole jobs: meet the rest of this one (parked if released). */
@@ -266,7 +269,7 @@ mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerp
      * max and min (as max of its negation); 62 bits keep the negation in range. */
     int64_t fp = (int64_t)(fingerprint >> 2);
     int64_t v[4] = {-(int64_t)local, local ? rank : -1, fp, -fp};
-    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, comm);
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, comm);
     if (local)
         return local;
     if (rc != MPI_SUCCESS)

@@ -4,6 +4,7 @@
 
 #include "mal.h"
 #include "partition.h"
+#include "predict.h"
 #include "schedule.h"
 
 #include <stdint.h>
@@ -87,6 +88,10 @@ typedef struct {
     char **argv;                /* its arguments, NULL-terminated                   */
     mal_spawn_mode_t spawn_mode;/* resolved: never MAL_SPAWN_DEFAULT                */
     bool summary;
+    int sample_interval;        /* resolved: >= 1                                   */
+    int grace;                  /* resolved: >= 0                                   */
+    char *calibration;          /* calibration file, NULL for the defaults          */
+    predict_params_t params;    /* the model's machine parameters                   */
 } engine_settings_t;
 
 typedef struct {
@@ -342,6 +347,45 @@ mal_status_t engine_send_join_info(MPI_Comm pair, int remaining, int new_procs,
                                    const double *weights);
 /* Tell children that their spawn is abandoned (before they joined). */
 void engine_send_join_abort(MPI_Comm pair);
+
+/* ---- monitoring and prediction (monitor.c, pmpi.c) ---- */
+
+/* The model's parameters: the file's, or the defaults for a NULL path. */
+mal_status_t engine_monitor_params(const char *path, predict_params_t *out);
+/* Start measuring (mal_init, a join); `announce`: rank 0 says once what it counts. */
+void engine_monitor_init(const predict_params_t *params, bool announce);
+void engine_monitor_finalize(void);
+/* Whether pmpi.c counts the application's calls. libmal's own calls are not the
+ * application's communication: inside libmal, call the PMPI_ names of the functions
+ * pmpi.c defines (test_monitor checks the counts are exact). */
+bool engine_monitor_counting(void);
+/* One intercepted MPI call: its time, and (call) its bytes as one message or collective. */
+void engine_monitor_comm(predict_op_t op, double bytes, double seconds, bool call);
+/* mal_step: close the iteration that ends, then (after the step's own work) open the
+ * next; engine_monitor_step gathers the interval when it is complete (collective). */
+void engine_monitor_end_iteration(void);
+void engine_monitor_step(void);
+void engine_monitor_begin_iteration(void);
+/* Before a reconfiguration that every rank of mal_comm() is making (collective):
+ * predict the interval after it. old_of_new[k] is the current rank of new rank k, -1
+ * for a new process; weights (NULL: even) are the new set's; `changed` processes come
+ * or go. */
+void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_new,
+                            int procs_after, const double *weights);
+/* While it is planned: the transfer plan of one structure, other copies, new windows. */
+void engine_monitor_plan(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
+                         int64_t row_bytes, predict_rma_mode_t mode);
+void engine_monitor_copy(int part, int64_t bytes, int64_t ops, bool remote);
+void engine_monitor_window(int64_t bytes);
+/* After it (engine_report): what it cost; the next interval starts. */
+void engine_monitor_reconfigured(const mal_reconfig_stats_t *s);
+/* Cores of this host (hwloc), at least 1. */
+int engine_host_cores(void);
+/* Host name of the index-th process an expansion would spawn next (malloc'd), NULL
+ * when no host list is configured. */
+char *engine_spawn_host(int index);
+/* "expand", "shrink", "rebalance" or "none". */
+const char *engine_action_name(mal_action_t a);
 
 /* Free the registered and carried values (step.c). */
 void engine_free_values(void);

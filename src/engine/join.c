@@ -98,6 +98,10 @@ static void pack_settings(pack_t *p)
     put_i64(p, engine.count_limit);
     put_i64(p, s->spawn_mode);
     put_i64(p, s->summary);
+    put_i64(p, s->sample_interval);
+    put_i64(p, s->grace);
+    put(p, &s->params, sizeof s->params);
+    put_str(p, s->calibration);
     put_str(p, s->plan);
     put_str(p, s->report);
     put_str(p, s->hosts);
@@ -169,9 +173,9 @@ static void pack_values(pack_t *p)
 
 static mal_status_t send_message(MPI_Comm pair, const void *data, int64_t len)
 {
-    int rc = MPI_Bcast(&len, 1, MPI_INT64_T, 0, pair);
+    int rc = PMPI_Bcast(&len, 1, MPI_INT64_T, 0, pair);
     if (rc == MPI_SUCCESS && len > 0)
-        rc = MPI_Bcast((void *)data, (int)len, MPI_BYTE, 0, pair);
+        rc = PMPI_Bcast((void *)data, (int)len, MPI_BYTE, 0, pair);
     return engine_mpi_check(rc, "MPI_Bcast (join information)");
 }
 
@@ -225,6 +229,10 @@ static void unpack_settings(unpack_t *u)
     engine.count_limit = get_i64(u);
     s->spawn_mode = (mal_spawn_mode_t)get_i64(u);
     s->summary = get_i64(u) != 0;
+    s->sample_interval = (int)get_i64(u);
+    s->grace = (int)get_i64(u);
+    get(u, &s->params, sizeof s->params);
+    s->calibration = get_str(u);
     s->plan = get_str(u);
     s->report = get_str(u);
     s->hosts = get_str(u);
@@ -381,7 +389,7 @@ static void unpack_join_info(unpack_t *u, join_header_t *h)
  * (the parents would otherwise wait for it in the join). */
 static unsigned char *receive_join_info(MPI_Comm pair, int64_t *len)
 {
-    MPI_Bcast(len, 1, MPI_INT64_T, 0, pair);
+    PMPI_Bcast(len, 1, MPI_INT64_T, 0, pair);
     if (*len <= 0)
         return NULL;
     unsigned char *data = malloc((size_t)*len);
@@ -390,7 +398,7 @@ static unsigned char *receive_join_info(MPI_Comm pair, int64_t *len)
                 "information\n", (long long)*len);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    MPI_Bcast(data, (int)*len, MPI_BYTE, 0, pair);
+    PMPI_Bcast(data, (int)*len, MPI_BYTE, 0, pair);
     return data;
 }
 
@@ -399,7 +407,7 @@ static mal_status_t follow_joins(int64_t remaining, MPI_Comm *comm)
 {
     for (int64_t i = 0; i < remaining; i++) {
         int ok = 0;
-        MPI_Bcast(&ok, 1, MPI_INT, 0, *comm);
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, *comm);
         if (!ok)
             engine_leave_abandoned(comm);
         MPI_Comm next;
@@ -471,7 +479,9 @@ mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg)
     MPI_Comm_size(comm, &engine.size);
     engine_set_logging(cfg->log_errors);
     schedule_parse(engine.settings.plan, &engine.schedule, NULL, 0);
+    engine_monitor_init(&engine.settings.params, false);
     st = join_data(comm, &h);
+    engine_monitor_begin_iteration(); /* the first iteration starts now */
     free(h.weights);
     if (st)
         engine_leave_abandoned(&engine.comm);

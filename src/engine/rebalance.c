@@ -167,6 +167,10 @@ static mal_status_t ensure_spare(move_t *m, int *created)
     }
     /* Free first: growing must not need room for three buffers. A NULL caps still takes
      * part in the collective allocation, as a failure. */
+    int64_t biggest = 0;
+    for (int r = 0; r < p && caps != NULL; r++)
+        biggest = caps[r] > biggest ? caps[r] : biggest;
+    engine_monitor_window(biggest * a->row_bytes);
     engine_buffer_free(spare);
     mal_status_t st = engine_buffer_alloc(spare, a->row_bytes, caps);
     free(caps);
@@ -257,6 +261,23 @@ static void commit(rebalance_t *rb)
     }
 }
 
+/* The model's view of one move: the plan's copies, and the local copy of the rows that
+ * stay when the part moves to the spare buffer. */
+static void predict_move(const move_t *m)
+{
+    const mal_array_t *a = m->array;
+    engine_monitor_plan(a->bounds, m->new_bounds, engine.size, a->row_bytes,
+                        engine.method == MAL_REDIST_RMA_GET ? PREDICT_RMA_PULL
+                                                            : PREDICT_RMA_SPLIT);
+    for (int r = 0; r < engine.size && !m->in_place; r++) {
+        int64_t lo = a->bounds[r] > m->new_bounds[r] ? a->bounds[r] : m->new_bounds[r];
+        int64_t hi = a->bounds[r + 1] < m->new_bounds[r + 1] ? a->bounds[r + 1]
+                                                             : m->new_bounds[r + 1];
+        if (hi > lo)
+            engine_monitor_copy(r, (hi - lo) * a->row_bytes, 0, false);
+    }
+}
+
 static void record_stats(const rebalance_t *rb, int created, bool changed, double t0)
 {
     mal_rebalance_stats_t s = {.method = engine.method, .windows_created = created,
@@ -309,6 +330,9 @@ mal_status_t mal_rebalance(const double *weights)
     st = engine_agree(st, st ? 0 : rebalance_fingerprint(weights), "mal_rebalance");
     int created = 0;
     if (!st && changed) {
+        for (int i = 0; i < rb.n; i++)
+            if (rb.moves[i].changed)
+                predict_move(&rb.moves[i]);
         for (int i = 0; i < rb.n && !st; i++)
             if (rb.moves[i].changed)
                 st = prepare_target(&rb.moves[i], &created);

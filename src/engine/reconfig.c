@@ -129,6 +129,39 @@ static mal_status_t plan_carry(engine_reconfig_t *rc, engine_carry_t *c)
     return MAL_OK;
 }
 
+/* The model's view of one carry: one-sided copies of block rows (the old owners push
+ * in an expansion, the new ones pull in a shrink), the replicated rows the old owners
+ * push to joiners, local copies into the new window, and the window itself. */
+static void predict_carry(const engine_reconfig_t *rc, const engine_carry_t *c)
+{
+    const mal_array_t *a = c->array;
+    bool expand = rc->action == MAL_ACTION_EXPAND;
+    int64_t rb = a->row_bytes, biggest = 0;
+    for (int k = 0; k < rc->n_n; k++)
+        biggest = c->caps[k] > biggest ? c->caps[k] : biggest;
+    engine_monitor_window(biggest * rb);
+    if (a->distribution == MAL_BLOCK)
+        engine_monitor_plan(c->old_bounds, c->new_bounds, rc->n_u, rb,
+                            expand ? PREDICT_RMA_PUSH : PREDICT_RMA_PULL);
+    for (int r = 0; r < rc->old_procs; r++) {
+        if (rc->n_of_u[r] < 0)
+            continue;
+        int64_t stay = a->global_rows;
+        if (a->distribution == MAL_BLOCK) {
+            int64_t lo = c->old_bounds[r] > c->new_bounds[r] ? c->old_bounds[r]
+                                                             : c->new_bounds[r];
+            int64_t hi = c->old_bounds[r + 1] < c->new_bounds[r + 1] ? c->old_bounds[r + 1]
+                                                                     : c->new_bounds[r + 1];
+            stay = hi > lo ? hi - lo : 0;
+        } else if (expand) { /* an even slice to every joiner */
+            int64_t joiners = rc->n_u - rc->old_procs;
+            engine_monitor_copy(r, (a->global_rows / rc->old_procs + 1) * rb * joiners,
+                                joiners, true);
+        }
+        engine_monitor_copy(r, stay * rb, 0, false);
+    }
+}
+
 /* The new windows, over N, in registry order on every process of N. */
 static mal_status_t create_targets(engine_reconfig_t *rc)
 {
@@ -261,6 +294,8 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
     }
     for (int i = 0; i < rc->count && !st; i++)
         st = plan_carry(rc, &rc->carries[i]);
+    for (int i = 0; i < rc->count && !st; i++)
+        predict_carry(rc, &rc->carries[i]);
     /* Window creation is collective over N: everyone of U learns of a planning failure
      * first, so nobody is left inside it. */
     st = engine_agree_in(rc->u, st, 0, "reconfiguration plan");

@@ -225,7 +225,7 @@ mal_status_t engine_redist_alltoallv(const engine_plan_t *plan)
         MPI_Datatype row;
         MPI_Type_contiguous((int)plan->row_bytes, MPI_BYTE, &row);
         MPI_Type_commit(&row);
-        st = engine_mpi_check(MPI_Alltoallv(plan->src, sc, sd, row, plan->dst, rc, rd, row,
+        st = engine_mpi_check(PMPI_Alltoallv(plan->src, sc, sd, row, plan->dst, rc, rd, row,
                                             plan->comm),
                               "MPI_Alltoallv");
         MPI_Type_free(&row);
@@ -275,9 +275,9 @@ static mal_status_t post_segment(const engine_plan_t *plan, char *base, int64_t 
         int n = (int)(bytes - done < chunk ? bytes - done : chunk);
         MPI_Request *req = &reqs[(*nreq)++];
         *req = MPI_REQUEST_NULL;
-        int rc = is_send ? MPI_Isend(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
+        int rc = is_send ? PMPI_Isend(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
                                      plan->comm, req)
-                         : MPI_Irecv(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
+                         : PMPI_Irecv(base + off + done, n, MPI_BYTE, peer, REDIST_TAG,
                                      plan->comm, req);
         if (rc != MPI_SUCCESS)
             return engine_mpi_check(rc, is_send ? "MPI_Isend" : "MPI_Irecv");
@@ -304,5 +304,5 @@ mal_status_t engine_redist_p2p(const engine_plan_t *plan)
         return st;
     }
     engine_copy_local(plan);
-    return engine_mpi_check(MPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    return engine_mpi_check(PMPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
 }

@@ -60,7 +60,7 @@ static mal_status_t spawn_step(MPI_Comm members, int per_call, int index, int re
             st = engine_send_join_info(pair, remaining, new_procs, weights);
     }
     int ok = !st;
-    MPI_Bcast(&ok, 1, MPI_INT, 0, members);
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, members);
     if (ok)
         st = engine_join_members(members, pair, joined);
     else if (engine.rank != 0)
@@ -108,7 +108,8 @@ static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mod
     mal_reconfig_stats_t s = {
         .action = MAL_ACTION_EXPAND, .spawn_mode = mode, .iteration = engine.iteration,
         .procs_before = engine.size, .procs_after = st ? engine.size : n,
-        .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .window_seconds = rc.t_windows,
+        .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .process_seconds = spawn,
+        .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st};
     engine_report(merged, &s);
     if (!st) {
@@ -124,6 +125,23 @@ static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mod
     return st;
 }
 
+/* The model's prediction before processes come or go: new rank k was old_of_new[k]. */
+static void predict_resize(mal_action_t action, int count, const bool *leaving,
+                           const double *weights)
+{
+    int p = engine.size, n = action == MAL_ACTION_EXPAND ? p + count : p - count, k = 0;
+    int *old_of_new = malloc((size_t)n * sizeof *old_of_new);
+    if (old_of_new == NULL)
+        return;
+    for (int r = 0; r < p; r++)
+        if (leaving == NULL || !leaving[r])
+            old_of_new[k++] = r;
+    while (k < n)
+        old_of_new[k++] = -1;
+    engine_monitor_predict(action, count, old_of_new, n, weights);
+    free(old_of_new);
+}
+
 mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
 {
     double t0 = MPI_Wtime();
@@ -137,6 +155,8 @@ mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
                                                       engine.size + count),
                       "mal_expand");
     MPI_Comm merged = engine.comm;
+    if (!st)
+        predict_resize(MAL_ACTION_EXPAND, count, NULL, weights);
     if (!st)
         st = spawn_and_join(count, mode, weights, &merged);
     if (st) {
@@ -201,8 +221,10 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
         stay += !leaving[r];
     }
     rc.n_n = stay;
+    double t_split = MPI_Wtime();
     int rc_split = MPI_Comm_split(engine.comm, leaving[engine.rank] ? MPI_UNDEFINED : 0,
                                   engine.rank, &rc.n);
+    t_split = MPI_Wtime() - t_split;
     if (!st)
         st = engine_mpi_check(rc_split, "MPI_Comm_split");
     if (rc.n != MPI_COMM_NULL) {
@@ -213,7 +235,7 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
     source_epochs(EPOCH_CLOSE);
     mal_reconfig_stats_t s = {
         .action = MAL_ACTION_SHRINK, .iteration = engine.iteration, .procs_before = p,
-        .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in,
+        .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
         .window_seconds = rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
     engine_report(engine.comm, &s);
@@ -256,9 +278,11 @@ mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
         report_abandoned(MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);
         return st;
     }
+    predict_resize(MAL_ACTION_SHRINK, count, leaving, weights);
     st = shrink_data(leaving, weights, t0);
     free(leaving);
     if (st)
         return st;
     return engine.removed ? MAL_REMOVED : MAL_RECONFIGURED;
 }
+

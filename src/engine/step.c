@@ -81,7 +81,7 @@ void engine_free_values(void)
     }
 }
 
-static const char *action_name(mal_action_t a)
+const char *engine_action_name(mal_action_t a)
 {
     switch (a) {
     case MAL_ACTION_EXPAND: return "expand";
@@ -131,11 +131,12 @@ static void write_json(const mal_reconfig_stats_t *s)
         return;
     }
     fprintf(f, "{\"iteration\":%lld,\"action\":\"%s\",\"procs_before\":%d,\"procs_after\":%d,"
-            "\"bytes_moved\":%lld,\"spawn_s\":%.6f,\"windows_s\":%.6f,\"redist_s\":%.6f,"
+            "\"bytes_moved\":%lld,\"spawn_s\":%.6f,\"process_s\":%.6f,\"windows_s\":%.6f,"
+            "\"redist_s\":%.6f,"
             "\"total_s\":%.6f,\"bandwidth_Bps\":%.0f,\"method\":\"%s\",\"outcome\":\"%s\"",
-            (long long)s->iteration, action_name(s->action), s->procs_before, s->procs_after,
-            (long long)s->bytes_moved, s->spawn_seconds, s->window_seconds, s->redist_seconds,
-            s->total_seconds, bandwidth(s), mal_redist_name(engine.method),
+            (long long)s->iteration, engine_action_name(s->action), s->procs_before, s->procs_after,
+            (long long)s->bytes_moved, s->spawn_seconds, s->process_seconds, s->window_seconds,
+            s->redist_seconds, s->total_seconds, bandwidth(s), mal_redist_name(engine.method),
             status_name(s->status));
     if (s->action == MAL_ACTION_EXPAND)
         fprintf(f, ",\"spawn_mode\":\"%s\"",
@@ -152,7 +153,7 @@ static void print_summary(const mal_reconfig_stats_t *s)
 {
     printf("libmal: it %lld %s %d -> %d procs, %.2f MiB moved, spawn %.3f s, windows "
            "%.3f s, redist %.3f s (%.0f MB/s), total %.3f s: %s%s\n",
-           (long long)s->iteration, action_name(s->action), s->procs_before, s->procs_after,
+           (long long)s->iteration, engine_action_name(s->action), s->procs_before, s->procs_after,
            (double)s->bytes_moved / (1 << 20), s->spawn_seconds, s->window_seconds,
            s->redist_seconds, bandwidth(s) / 1e6, s->total_seconds,
            s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? status_name(s->status) : "");
@@ -163,18 +164,20 @@ static void print_summary(const mal_reconfig_stats_t *s)
 
 void engine_report(MPI_Comm comm, mal_reconfig_stats_t *local)
 {
-    double t[4] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
-                   local->total_seconds};
+    double t[5] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
+                   local->total_seconds, local->process_seconds};
     int64_t bytes = local->bytes_moved;
-    MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_SUM, comm);
+    PMPI_Allreduce(MPI_IN_PLACE, t, 5, MPI_DOUBLE, MPI_MAX, comm);
+    PMPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_SUM, comm);
     mal_reconfig_stats_t s = *local;
     s.spawn_seconds = t[0];
     s.window_seconds = t[1];
     s.redist_seconds = t[2];
     s.total_seconds = t[3];
+    s.process_seconds = t[4];
     s.bytes_moved = bytes;
     engine.reconfig = s;
+    engine_monitor_reconfigured(&s);
     int rank;
     MPI_Comm_rank(comm, &rank);
     if (rank != 0)
@@ -193,8 +196,15 @@ static mal_status_t planned_rebalance(const schedule_action_t *act)
     if (act->count != engine.size)
         st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
                          "processes", (long long)act->iteration, act->count, engine.size);
-    else
+    else {
+        int *same = malloc((size_t)engine.size * sizeof *same);
+        for (int r = 0; same != NULL && r < engine.size; r++)
+            same[r] = r;
+        if (same != NULL) /* every rank alike: the plan and its checks agree */
+            engine_monitor_predict(MAL_ACTION_REBALANCE, 0, same, engine.size, act->weights);
+        free(same);
         st = mal_rebalance(act->weights);
+    }
     mal_rebalance_stats_t r = engine.last;
     mal_reconfig_stats_t s = {
         .action = MAL_ACTION_REBALANCE, .iteration = engine.iteration,
@@ -222,6 +232,19 @@ static mal_status_t run_action(const schedule_action_t *act)
     return engine_fail(MAL_ERR_ARG, "plan entry of unknown kind %d", (int)act->kind);
 }
 
+/* The plan's action for the iteration that just ended, if any. */
+static mal_status_t planned_action(void)
+{
+    const schedule_t *plan = &engine.schedule;
+    while (engine.next_action < plan->count &&
+           plan->actions[engine.next_action].iteration < engine.iteration)
+        engine.next_action++;
+    if (engine.next_action >= plan->count ||
+        plan->actions[engine.next_action].iteration != engine.iteration)
+        return MAL_CONTINUE;
+    return run_action(&plan->actions[engine.next_action++]);
+}
+
 mal_status_t mal_step(void)
 {
     if (engine.initialized && engine.removed)
@@ -229,14 +252,12 @@ mal_status_t mal_step(void)
     mal_status_t st = engine_require_init("mal_step");
     if (st)
         return st;
+    engine_monitor_end_iteration();
     engine.iteration++;
-    const schedule_t *plan = &engine.schedule;
-    while (engine.next_action < plan->count &&
-           plan->actions[engine.next_action].iteration < engine.iteration)
-        engine.next_action++;
-    /* Between plan entries a step is a counter increment: no communication. */
-    if (engine.next_action >= plan->count ||
-        plan->actions[engine.next_action].iteration != engine.iteration)
-        return MAL_CONTINUE;
-    return run_action(&plan->actions[engine.next_action++]);
+    /* Between sampling intervals and plan entries a step communicates nothing. */
+    engine_monitor_step();
+    st = planned_action();
+    if (st != MAL_REMOVED)
+        engine_monitor_begin_iteration();
+    return st;
 }

@@ -1,0 +1,685 @@
+/* Unit tests of src/predict: every expected value is worked out by hand from the
+ * formulas in predict.h, never recomputed with the code under test. */
+#include "predict.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unittest.h"
+
+/* Hand-written expectations are exact decimals or simple fractions; 1e-12 relative
+ * absorbs only the rounding of the arithmetic, never a wrong term. */
+static int near(double got, double want)
+{
+    if (isinf(want))
+        return got == want;
+    return fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want));
+}
+
+/* CHECK for a number: says what was got and wanted. */
+#define CHECK_NEAR(got, want, ...) check_near(__LINE__, (got), (want), __VA_ARGS__)
+
+static void check_near(int line, double got, double want, const char *fmt, ...)
+{
+    if (near(got, want))
+        return;
+    failures++;
+    fprintf(stderr, "%s:%d: got %.17g, want %.17g: ", __FILE__, line, got, want);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* alpha = 1, beta = 0.5, gamma = 0.25 and nothing else, so each term is visible. */
+static predict_params_t hockney(void)
+{
+    predict_params_t m = {0};
+    m.alpha = 1.0;
+    m.beta = 0.5;
+    m.gamma = 0.25;
+    return m;
+}
+
+/* ---- communication ----------------------------------------------------------------- */
+
+static void test_op_names(void)
+{
+    CHECK(strcmp(predict_op_name(PREDICT_OP_SEND), "send") == 0, "send");
+    CHECK(strcmp(predict_op_name(PREDICT_OP_BARRIER), "barrier") == 0, "barrier");
+    CHECK(strcmp(predict_op_name(PREDICT_OP_ALLREDUCE), "allreduce") == 0, "allreduce");
+    CHECK(strcmp(predict_op_name(PREDICT_OP_ALLTOALL), "alltoall") == 0, "alltoall");
+    CHECK(strcmp(predict_op_name(PREDICT_OP_COUNT), "?") == 0, "count is out of range");
+    CHECK(strcmp(predict_op_name((predict_op_t)-1), "?") == 0, "negative op");
+}
+
+static void test_send_and_barrier(void)
+{
+    predict_params_t m = hockney();
+    /* alpha + n beta = 1 + 500, whatever p, including a self message at p = 1. */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_SEND, 1, 1000), 501, "send p=1");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_SEND, 16, 1000), 501, "send p=16");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_SEND, 4, -5), 1, "send negative bytes");
+    /* L alpha with L = 0, 1, 2, 2, 3, 3, 4 */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BARRIER, 1, 0), 0, "barrier p=1");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BARRIER, 2, 0), 1, "barrier p=2");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BARRIER, 3, 0), 2, "barrier p=3");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BARRIER, 4, 0), 2, "barrier p=4");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BARRIER, 5, 0), 3, "barrier p=5");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BARRIER, 8, 0), 3, "barrier p=8");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BARRIER, 16, 0), 4, "barrier p=16");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BARRIER, 17, 0), 5, "barrier p=17");
+}
+
+static void test_bcast(void)
+{
+    predict_params_t m = hockney();
+    /* short: L (1 + 500) */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 2, 1000), 501, "bcast p=2");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 3, 1000), 1002, "bcast p=3");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 4, 1000), 1002, "bcast p=4");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 8, 1000), 1503, "bcast p=8 short");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 16, 1000), 2004, "bcast p=16 short");
+    /* 16 KiB but fewer than 8 processes: still binomial, 2 (1 + 8192) */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 4, 16384), 16386, "bcast p=4 long");
+    /* long: (L + p - 1) + 2 (p-1)/p 16384 0.5 = (3 + 7) + 14336 and (4 + 15) + 15360 */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 8, 16384), 14346, "bcast p=8 long");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 16, 16384), 15379, "bcast p=16 long");
+    /* the switch: 12287 bytes is 3 (1 + 6143.5), 12288 is 10 + 7/8 12288 */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 8, 12287), 18433.5, "bcast below 12 KiB");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 8, 12288), 10762, "bcast at 12 KiB");
+    /* negative bytes count as 0: L alpha */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_BCAST, 4, -10), 2, "bcast negative bytes");
+}
+
+/* REDUCE and ALLREDUCE have the same formulas. */
+static void test_reduce(predict_op_t op, const char *name)
+{
+    predict_params_t m = hockney();
+    /* short, n = 1000: L (1 + 500 + 250) */
+    CHECK_NEAR(predict_op_cost(&m, op, 2, 1000), 751, "%s p=2", name);
+    CHECK_NEAR(predict_op_cost(&m, op, 3, 1000), 1502, "%s p=3", name);
+    CHECK_NEAR(predict_op_cost(&m, op, 4, 1000), 1502, "%s p=4", name);
+    CHECK_NEAR(predict_op_cost(&m, op, 8, 1000), 2253, "%s p=8", name);
+    CHECK_NEAR(predict_op_cost(&m, op, 16, 1000), 3004, "%s p=16", name);
+    /* 2 KiB is still short: L (1 + 1024 + 512) */
+    CHECK_NEAR(predict_op_cost(&m, op, 8, 2048), 4611, "%s at 2 KiB", name);
+    /* long, n = 4096: 2 L + (p-1)/p (4096 + 1024) */
+    CHECK_NEAR(predict_op_cost(&m, op, 2, 4096), 2562, "%s p=2 long", name);
+    CHECK_NEAR(predict_op_cost(&m, op, 3, 4096), 4.0 + 10240.0 / 3.0, "%s p=3 long", name);
+    CHECK_NEAR(predict_op_cost(&m, op, 4, 4096), 3844, "%s p=4 long", name);
+    CHECK_NEAR(predict_op_cost(&m, op, 8, 4096), 4486, "%s p=8 long", name);
+    CHECK_NEAR(predict_op_cost(&m, op, 16, 4096), 4808, "%s p=16 long", name);
+    /* 2049 bytes, p = 2: 2 + 1/2 (2049 + 512.25) */
+    CHECK_NEAR(predict_op_cost(&m, op, 2, 2049), 1282.625, "%s just above 2 KiB", name);
+}
+
+static void test_gathers_and_alltoall(void)
+{
+    predict_params_t m = hockney();
+    /* allgather short, n = 1000: L + (p-1)/p 500 */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLGATHER, 2, 1000), 251, "allgather p=2");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLGATHER, 3, 1000), 2.0 + 1000.0 / 3.0,
+               "allgather p=3");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLGATHER, 4, 1000), 377, "allgather p=4");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLGATHER, 8, 1000), 440.5, "allgather p=8");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLGATHER, 16, 1000), 472.75, "allgather p=16");
+    /* below 80 KiB: 2 + 3/4 40959.5; at 80 KiB, ring: (p-1) + (p-1)/p 40960 */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLGATHER, 4, 81919), 30721.625,
+               "allgather below 80 KiB");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLGATHER, 2, 81920), 20481, "allgather ring p=2");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLGATHER, 4, 81920), 30723, "allgather ring p=4");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLGATHER, 16, 81920), 38415,
+               "allgather ring p=16");
+    /* gather and scatter: L + (p-1)/p n/2 at every size */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_GATHER, 4, 1000), 377, "gather p=4");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_GATHER, 4, 100000), 37502, "gather p=4 large");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_SCATTER, 8, 100000), 43753, "scatter p=8");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_SCATTER, 3, 1000), 2.0 + 1000.0 / 3.0,
+               "scatter p=3");
+    /* alltoall: (p-1) (1 + n/p 0.5) */
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLTOALL, 2, 1000), 251, "alltoall p=2");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLTOALL, 3, 1000), 2.0 + 1000.0 / 3.0,
+               "alltoall p=3");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLTOALL, 4, 1000), 378, "alltoall p=4");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLTOALL, 8, 1000), 444.5, "alltoall p=8");
+    CHECK_NEAR(predict_op_cost(&m, PREDICT_OP_ALLTOALL, 16, 1000), 483.75, "alltoall p=16");
+}
+
+static void test_single_process(void)
+{
+    predict_params_t m = hockney();
+    for (int op = PREDICT_OP_BARRIER; op < PREDICT_OP_COUNT; op++) {
+        CHECK(predict_op_cost(&m, (predict_op_t)op, 1, 100000) == 0, "%s p=1",
+              predict_op_name((predict_op_t)op));
+        CHECK(predict_op_cost(&m, (predict_op_t)op, 0, 1000) == 0, "%s p=0",
+              predict_op_name((predict_op_t)op));
+    }
+}
+
+static void test_comm_model(void)
+{
+    predict_params_t m = hockney();
+    predict_comm_profile_t prof = {{0}, {0}};
+    CHECK(predict_comm_model(&m, &prof, 4, 10) == 0, "empty profile");
+    prof.calls[PREDICT_OP_SEND] = 2;
+    prof.bytes[PREDICT_OP_SEND] = 1000;
+    prof.calls[PREDICT_OP_ALLREDUCE] = 1;
+    prof.bytes[PREDICT_OP_ALLREDUCE] = 1000;
+    prof.calls[PREDICT_OP_BARRIER] = 3;
+    /* p = 4: 2 * 501 + 1502 + 3 * 2 = 2510 per iteration */
+    CHECK_NEAR(predict_comm_model(&m, &prof, 4, 10), 25100, "profile at p=4");
+    /* p = 1: only the sends cost, 2 * 501 */
+    CHECK_NEAR(predict_comm_model(&m, &prof, 1, 10), 10020, "profile at p=1");
+    CHECK_NEAR(predict_comm_model(&m, &prof, 4, 0.5), 1255, "half an iteration");
+}
+
+static void test_lambda(void)
+{
+    CHECK_NEAR(predict_lambda(2, 3), 1.5, "real / model");
+    CHECK(2 * predict_lambda(2, 3) == 3, "model * lambda reproduces the measurement");
+    CHECK_NEAR(0.3 * predict_lambda(0.3, 0.7), 0.7, "model * lambda, inexact");
+    CHECK(predict_lambda(0, 1) == 1, "no model");
+    CHECK(predict_lambda(1, 0) == 1, "nothing measured");
+    CHECK(predict_lambda(0, 0) == 1, "neither");
+    CHECK(predict_lambda(-1, 2) == 1, "negative model");
+    CHECK(predict_lambda(2, -1) == 1, "negative measurement");
+}
+
+/* ---- computation and processes ------------------------------------------------------ */
+
+static void test_extrapolate(void)
+{
+    double constant[3] = {4, 4, 4}, line[3] = {3, 5, 7}, falling[3] = {10, 6, 2};
+    CHECK_NEAR(predict_extrapolate(constant, 3), 4, "constant series");
+    CHECK_NEAR(predict_extrapolate(line, 3), 9, "exact line");
+    CHECK(predict_extrapolate(falling, 3) == 0, "10, 6, 2 would give -2: clamped");
+    /* 1, 2, 2, 3: mean index 1.5, mean 2, slope 3 / 5, so 2 + 0.6 * 2.5 */
+    double noisy[4] = {1, 2, 2, 3};
+    CHECK_NEAR(predict_extrapolate(noisy, 4), 3.5, "least squares");
+    double two[2] = {10, 8};
+    CHECK_NEAR(predict_extrapolate(two, 2), 6, "two points");
+    double one = 7, negative = -3;
+    CHECK(predict_extrapolate(&one, 1) == 7, "n = 1");
+    CHECK(predict_extrapolate(&negative, 1) == 0, "n = 1 is never negative either");
+    CHECK(predict_extrapolate(NULL, 0) == 0, "n = 0");
+    CHECK(predict_extrapolate(NULL, -1) == 0, "n < 0");
+}
+
+static void test_power_and_comp(void)
+{
+    CHECK(predict_shared_power(10, 2, 4) == 10, "more cores than processes");
+    CHECK(predict_shared_power(10, 2, 2) == 10, "one core each");
+    CHECK_NEAR(predict_shared_power(10, 4, 2), 5, "two processes per core");
+    CHECK_NEAR(predict_shared_power(10, 3, 2), 20.0 / 3.0, "three on two cores");
+
+    double work[3] = {2, 4, 6}, balanced[3] = {1, 2, 3}, skewed[3] = {1, 1, 3};
+    CHECK_NEAR(predict_comp(3, work, balanced), 12.0 / 6.0, "balanced: sum / sum");
+    CHECK_NEAR(predict_comp(3, work, skewed), 4, "the slowest part wins");
+    double idle_work[2] = {0, 4}, idle_power[2] = {0, 2};
+    CHECK_NEAR(predict_comp(2, idle_work, idle_power), 2, "zero-work part skipped");
+    double stuck_work[2] = {1, 4};
+    CHECK(isinf(predict_comp(2, stuck_work, idle_power)), "work without power");
+    CHECK(predict_comp(0, NULL, NULL) == 0, "no parts");
+}
+
+static void test_spawn_remove(void)
+{
+    predict_params_t m = {0};
+    m.spawn_seconds = 0.5;
+    m.remove_seconds = 0.25;
+    CHECK(predict_spawn(&m, 0) == 0 && predict_remove(&m, 0) == 0, "nothing to do");
+    CHECK_NEAR(predict_spawn(&m, 1), 0.5, "spawn 1");
+    CHECK_NEAR(predict_spawn(&m, 4), 2, "spawn 4");
+    CHECK_NEAR(predict_remove(&m, 1), 0.25, "remove 1");
+    CHECK_NEAR(predict_remove(&m, 4), 1, "remove 4");
+}
+
+/* ---- redistribution ------------------------------------------------------------------ */
+
+static int load_is(const predict_load_t *l, int64_t bytes, int64_t ops)
+{
+    return l->remote_bytes == bytes && l->ops == ops;
+}
+
+static void test_plan_load_pair(void)
+{
+    /* [0,4,8] -> [0,2,8]: rows 2..3 move from part 0 to part 1, the rest stays. */
+    int64_t ob[3] = {0, 4, 8}, nb[3] = {0, 2, 8};
+    predict_load_t l[2] = {{0, 0, 77}, {0, 0, 0}};
+    predict_plan_load(ob, nb, 2, 8, PREDICT_RMA_PULL, l);
+    CHECK(load_is(&l[0], 0, 0) && load_is(&l[1], 16, 1), "pull: the destination gets all");
+    CHECK(l[0].local_bytes == 77, "local bytes are the caller's");
+    memset(l, 0, sizeof l);
+    predict_plan_load(ob, nb, 2, 8, PREDICT_RMA_PUSH, l);
+    CHECK(load_is(&l[0], 16, 1) && load_is(&l[1], 0, 0), "push: the source puts all");
+    memset(l, 0, sizeof l);
+    predict_plan_load(ob, nb, 2, 8, PREDICT_RMA_SPLIT, l);
+    CHECK(load_is(&l[0], 8, 1) && load_is(&l[1], 8, 1), "split: one pair copies half each");
+    /* accumulation: a second structure of 100-byte rows adds 200 bytes and an op */
+    memset(l, 0, sizeof l);
+    predict_plan_load(ob, nb, 2, 8, PREDICT_RMA_PULL, l);
+    predict_plan_load(ob, nb, 2, 100, PREDICT_RMA_PULL, l);
+    CHECK(load_is(&l[0], 0, 0) && load_is(&l[1], 216, 2), "two structures add up: %lld/%lld",
+          (long long)l[1].remote_bytes, (long long)l[1].ops);
+    memset(l, 0, sizeof l);
+    predict_plan_load(ob, ob, 2, 8, PREDICT_RMA_SPLIT, l);
+    CHECK(load_is(&l[0], 0, 0) && load_is(&l[1], 0, 0), "nothing moves");
+}
+
+static void test_plan_load_expand_shrink(void)
+{
+    /* expansion: the joiner (part 1, empty before) takes rows 3..5 of part 0 */
+    int64_t before[3] = {0, 6, 6}, after[3] = {0, 3, 6};
+    predict_load_t l[2] = {{0}};
+    predict_plan_load(before, after, 2, 4, PREDICT_RMA_PUSH, l);
+    CHECK(load_is(&l[0], 12, 1) && load_is(&l[1], 0, 0), "expansion push");
+    memset(l, 0, sizeof l);
+    predict_plan_load(before, after, 2, 4, PREDICT_RMA_PULL, l);
+    CHECK(load_is(&l[0], 0, 0) && load_is(&l[1], 12, 1), "expansion pull");
+    /* split of 3 rows with in = out = 3: 3 * 3 / 6 = 1.5 rounds to 2 pushed, 1 pulled */
+    memset(l, 0, sizeof l);
+    predict_plan_load(before, after, 2, 4, PREDICT_RMA_SPLIT, l);
+    CHECK(load_is(&l[0], 8, 1) && load_is(&l[1], 4, 1), "expansion split %lld/%lld",
+          (long long)l[0].remote_bytes, (long long)l[1].remote_bytes);
+    /* shrink: the leaver (part 1, empty after) hands its 3 rows to part 0 */
+    memset(l, 0, sizeof l);
+    predict_plan_load(after, before, 2, 4, PREDICT_RMA_PULL, l);
+    CHECK(load_is(&l[0], 12, 1) && load_is(&l[1], 0, 0), "shrink pull");
+}
+
+static void test_plan_load_one_to_all(void)
+{
+    /* [0,9,9,9] -> [0,3,6,9], 1-byte rows: part 0 sends 3 rows to each of 1 and 2.
+     * Split: 3 * in 3 / (in 3 + out 6) = 1 row pushed per segment, 2 pulled. */
+    int64_t ob[4] = {0, 9, 9, 9}, nb[4] = {0, 3, 6, 9};
+    predict_load_t l[3] = {{0}};
+    predict_plan_load(ob, nb, 3, 1, PREDICT_RMA_SPLIT, l);
+    CHECK(load_is(&l[0], 2, 2) && load_is(&l[1], 2, 1) && load_is(&l[2], 2, 1),
+          "one-to-all split");
+    memset(l, 0, sizeof l);
+    predict_plan_load(ob, nb, 3, 1, PREDICT_RMA_PUSH, l);
+    CHECK(load_is(&l[0], 6, 2) && load_is(&l[1], 0, 0) && load_is(&l[2], 0, 0),
+          "one-to-all push");
+    memset(l, 0, sizeof l);
+    predict_plan_load(ob, nb, 3, 1, PREDICT_RMA_PULL, l);
+    CHECK(load_is(&l[0], 0, 0) && load_is(&l[1], 3, 1) && load_is(&l[2], 3, 1),
+          "one-to-all pull");
+}
+
+static predict_params_t redist_params(int cores)
+{
+    predict_params_t m = {0};
+    m.epoch_seconds = 1;
+    m.window_seconds = 0.5;
+    m.window_byte_seconds = 0.001;
+    m.get_latency = 0.1;
+    m.get_bandwidth = 100;
+    m.copy_bandwidth = 1000;
+    m.cores = cores;
+    return m;
+}
+
+static void test_redist(void)
+{
+    predict_params_t m = redist_params(2);
+    /* t = 0.2 + 1 + 1 = 2.2, 0, 0.1 + 0.5 = 0.6: the max 2.2 beats 2.8 / 2 cores */
+    predict_load_t one_busy[3] = {{100, 2, 1000}, {0, 0, 0}, {50, 1, 0}};
+    CHECK_NEAR(predict_redist(&m, 3, one_busy, 0, 0), 1 + 2.2, "max regime");
+    /* four ranks of 1 s each on 2 cores: 4 / 2 = 2 beats the max 1; windows
+     * 3 * 0.5 and 2000 * 0.001 come on top */
+    predict_load_t even[4] = {{100, 0, 0}, {100, 0, 0}, {100, 0, 0}, {100, 0, 0}};
+    CHECK_NEAR(predict_redist(&m, 4, even, 0, 0), 1 + 2, "sum / cores regime");
+    CHECK_NEAR(predict_redist(&m, 4, even, 3, 2000), 1 + 1.5 + 2 + 2, "with windows");
+    predict_params_t four = redist_params(4);
+    CHECK_NEAR(predict_redist(&four, 4, even, 0, 0), 1 + 1, "one core each: the max");
+    predict_params_t none = redist_params(0);
+    CHECK_NEAR(predict_redist(&none, 4, even, 0, 0), 1 + 4, "cores 0 counts as 1");
+    CHECK_NEAR(predict_redist(&m, 0, NULL, 0, 0), 1, "nothing to copy: the epoch");
+}
+
+/* ---- one interval ---------------------------------------------------------------------- */
+
+static void test_interval(void)
+{
+    predict_interval_t t = {1, 2, 3, 4};
+    CHECK(predict_total(&t) == 10, "total");
+    CHECK_NEAR(predict_rel_error(110, 100), 0.1, "over");
+    CHECK_NEAR(predict_rel_error(90, 100), -0.1, "under");
+    CHECK(predict_rel_error(100, 100) == 0, "exact");
+    CHECK(predict_rel_error(0, 0) == 0, "both zero");
+    CHECK(predict_rel_error(5, 0) == INFINITY, "nothing measured, something predicted");
+    CHECK(predict_rel_error(-5, 0) == -INFINITY, "negative over zero");
+}
+
+/* ---- calibration file ------------------------------------------------------------------ */
+
+static void fill_sentinel(predict_params_t *p)
+{
+    memset(p, 0xA5, sizeof *p);
+}
+
+static int same_params(const predict_params_t *a, const predict_params_t *b)
+{
+    /* bit-identical fields, padding aside */
+    return memcmp(&a->alpha, &b->alpha, sizeof a->alpha) == 0 &&
+           memcmp(&a->beta, &b->beta, sizeof a->beta) == 0 &&
+           memcmp(&a->gamma, &b->gamma, sizeof a->gamma) == 0 &&
+           memcmp(&a->get_bandwidth, &b->get_bandwidth, sizeof a->get_bandwidth) == 0 &&
+           memcmp(&a->get_latency, &b->get_latency, sizeof a->get_latency) == 0 &&
+           memcmp(&a->copy_bandwidth, &b->copy_bandwidth, sizeof a->copy_bandwidth) == 0 &&
+           memcmp(&a->epoch_seconds, &b->epoch_seconds, sizeof a->epoch_seconds) == 0 &&
+           memcmp(&a->window_seconds, &b->window_seconds, sizeof a->window_seconds) == 0 &&
+           memcmp(&a->window_byte_seconds, &b->window_byte_seconds,
+                  sizeof a->window_byte_seconds) == 0 &&
+           memcmp(&a->spawn_seconds, &b->spawn_seconds, sizeof a->spawn_seconds) == 0 &&
+           memcmp(&a->remove_seconds, &b->remove_seconds, sizeof a->remove_seconds) == 0 &&
+           a->cores == b->cores;
+}
+
+/* Parse `text` as file "test.cal" into *out. */
+static int parse_text(const char *text, predict_params_t *out, char *err, size_t errlen)
+{
+    FILE *f = tmpfile();
+    if (!f) {
+        CHECK(0, "tmpfile failed");
+        return -2;
+    }
+    fputs(text, f);
+    rewind(f);
+    int rc = predict_params_parse(f, "test.cal", out, err, errlen);
+    fclose(f);
+    return rc;
+}
+
+static void test_defaults(void)
+{
+    predict_params_t p;
+    predict_params_default(&p);
+    CHECK(p.alpha == 2e-6 && p.beta == 2.5e-10 && p.gamma == 5e-10, "hockney defaults");
+    CHECK(p.get_bandwidth == 5e9 && p.get_latency == 2e-6 && p.copy_bandwidth == 8e9,
+          "copy defaults");
+    CHECK(p.epoch_seconds == 1e-4 && p.window_seconds == 1e-4 &&
+              p.window_byte_seconds == 1e-10, "window defaults");
+    CHECK(p.spawn_seconds == 0.08 && p.remove_seconds == 1e-3 && p.cores == 2,
+          "process defaults");
+}
+
+static void test_round_trip(void)
+{
+    predict_params_t p = {
+        .alpha = 1.0 / 3.0, .beta = 0.1, .gamma = 1e-300, .get_bandwidth = 5e9 + 0.5,
+        .get_latency = 2e-6, .copy_bandwidth = 1.0 / 7.0, .epoch_seconds = 0,
+        .window_seconds = 123456789.125, .window_byte_seconds = 4.9e-324,
+        .spawn_seconds = 0.08, .remove_seconds = 1e300, .cores = 7,
+    };
+    FILE *f = tmpfile();
+    CHECK(f != NULL, "tmpfile");
+    if (!f)
+        return;
+    CHECK(predict_params_write(f, &p, "calibrated on host x\nsecond line") == 0, "write");
+    rewind(f);
+    char text[4096];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = '\0';
+    const char *comment = "# calibrated on host x\n# second line\n";
+    CHECK(strncmp(text, comment, strlen(comment)) == 0,
+          "header as comments: %.60s", text);
+    rewind(f);
+    predict_params_t back;
+    fill_sentinel(&back);
+    char err[256] = "";
+    CHECK(predict_params_parse(f, "round", &back, err, sizeof err) == 0, "read back: %s", err);
+    CHECK(same_params(&p, &back), "every field bit-identical");
+    fclose(f);
+
+    predict_params_default(&p);
+    f = tmpfile();
+    CHECK(f && predict_params_write(f, &p, NULL) == 0, "write without header");
+    if (!f)
+        return;
+    rewind(f);
+    fill_sentinel(&back);
+    CHECK(predict_params_parse(f, "defaults", &back, err, sizeof err) == 0, "%s", err);
+    CHECK(same_params(&p, &back), "defaults round trip");
+    fclose(f);
+}
+
+static void test_write_error(void)
+{
+    FILE *full = fopen("/dev/full", "w");
+    if (!full)
+        return; /* not Linux: nothing to test */
+    predict_params_t p;
+    predict_params_default(&p);
+    CHECK(predict_params_write(full, &p, "header") == -1, "write error reported");
+    fclose(full);
+}
+
+static void test_good_file(void)
+{
+    const char *text = "# calibration of the test host\n"
+                       "\n"
+                       "   alpha\t=\t1e-6   # per message\n"
+                       "beta=2e-10\n"
+                       "   \t  \n"
+                       "gamma = 3e-10#no space\n"
+                       "  # indented comment\n"
+                       "get_bandwidth = 4e9\r\n"
+                       "get_latency = 0\n"
+                       "copy_bandwidth = 6.5e9\n"
+                       "epoch_seconds = 1e-4\n"
+                       "window_seconds = 2e-4\n"
+                       "window_byte_seconds = 3e-10\n"
+                       "spawn_seconds = 0.25\n"
+                       "remove_seconds = 0.0125\n"
+                       "cores = 16"; /* no final newline */
+    predict_params_t p;
+    fill_sentinel(&p);
+    char err[256] = "";
+    CHECK(parse_text(text, &p, err, sizeof err) == 0, "good file refused: %s", err);
+    CHECK(p.alpha == 1e-6 && p.beta == 2e-10 && p.gamma == 3e-10, "hockney values");
+    CHECK(p.get_bandwidth == 4e9 && p.get_latency == 0 && p.copy_bandwidth == 6.5e9,
+          "copy values");
+    CHECK(p.epoch_seconds == 1e-4 && p.window_seconds == 2e-4 &&
+              p.window_byte_seconds == 3e-10, "window values");
+    CHECK(p.spawn_seconds == 0.25 && p.remove_seconds == 0.0125 && p.cores == 16,
+          "process values");
+}
+
+/* The twelve lines of a good file; line k (1-based) holds good_lines[k - 1]. */
+static const char *const good_lines[] = {
+    "alpha = 1e-6",           "beta = 2e-10",          "gamma = 3e-10",
+    "get_bandwidth = 4e9",    "get_latency = 1e-6",    "copy_bandwidth = 6e9",
+    "epoch_seconds = 1e-4",   "window_seconds = 1e-4", "window_byte_seconds = 1e-10",
+    "spawn_seconds = 0.1",    "remove_seconds = 0.01", "cores = 2",
+};
+#define NLINES ((int)(sizeof good_lines / sizeof good_lines[0]))
+
+/* The good file with line `replace` (1-based, 0 for none) replaced by `with` (NULL
+ * drops it) and `extra` (may be NULL) appended as a last line. */
+static void build_file(char *buf, size_t size, int replace, const char *with,
+                       const char *extra)
+{
+    buf[0] = '\0';
+    for (int k = 1; k <= NLINES; k++) {
+        const char *line = k == replace ? with : good_lines[k - 1];
+        if (line)
+            snprintf(buf + strlen(buf), size - strlen(buf), "%s\n", line);
+    }
+    if (extra)
+        snprintf(buf + strlen(buf), size - strlen(buf), "%s\n", extra);
+}
+
+/* The file must be refused, with every one of `expect` (NULL-terminated) in the message
+ * and *out untouched. */
+static void expect_refused(const char *text, const char *what, const char *const *expect)
+{
+    predict_params_t p, sentinel;
+    fill_sentinel(&p);
+    fill_sentinel(&sentinel);
+    char err[512] = "";
+    CHECK(parse_text(text, &p, err, sizeof err) == -1, "%s: accepted", what);
+    for (const char *const *e = expect; *e; e++)
+        CHECK(strstr(err, *e) != NULL, "%s: '%s' not in message \"%s\"", what, *e, err);
+    CHECK(memcmp(&p, &sentinel, sizeof p) == 0, "%s: *out was changed", what);
+}
+
+static void refuse_line(int replace, const char *with, const char *extra, const char *what,
+                        const char *const *expect)
+{
+    char buf[4096];
+    build_file(buf, sizeof buf, replace, with, extra);
+    expect_refused(buf, what, expect);
+}
+
+static void test_bad_values(void)
+{
+    refuse_line(0, NULL, "alphaa = 1", "unknown key",
+                (const char *const[]){"test.cal:13:", "unknown key 'alphaa'", NULL});
+    refuse_line(2, "beta = abc", NULL, "not a number",
+                (const char *const[]){"test.cal:2:", "'beta'", "not a number", "abc", NULL});
+    refuse_line(3, "gamma = 1.0x", NULL, "trailing garbage",
+                (const char *const[]){"test.cal:3:", "'gamma'", "1.0x", NULL});
+    refuse_line(3, "gamma = 1.0 2.0", NULL, "two numbers",
+                (const char *const[]){"test.cal:3:", "'gamma'", NULL});
+    refuse_line(1, "alpha =", NULL, "empty value",
+                (const char *const[]){"test.cal:1:", "'alpha'", NULL});
+    refuse_line(1, "alpha = -1", NULL, "negative",
+                (const char *const[]){"test.cal:1:", "'alpha'", NULL});
+    refuse_line(7, "epoch_seconds = nan", NULL, "NaN",
+                (const char *const[]){"test.cal:7:", "'epoch_seconds'", NULL});
+    refuse_line(8, "window_seconds = inf", NULL, "infinity",
+                (const char *const[]){"test.cal:8:", "'window_seconds'", NULL});
+    refuse_line(9, "window_byte_seconds = 1e999", NULL, "overflow",
+                (const char *const[]){"test.cal:9:", "'window_byte_seconds'", NULL});
+    refuse_line(4, "get_bandwidth = 0", NULL, "zero get bandwidth",
+                (const char *const[]){"test.cal:4:", "'get_bandwidth'", NULL});
+    refuse_line(6, "copy_bandwidth = 0", NULL, "zero copy bandwidth",
+                (const char *const[]){"test.cal:6:", "'copy_bandwidth'", NULL});
+    refuse_line(12, "cores = 1.5", NULL, "fractional cores",
+                (const char *const[]){"test.cal:12:", "'cores'", NULL});
+    refuse_line(12, "cores = 0", NULL, "zero cores",
+                (const char *const[]){"test.cal:12:", "'cores'", NULL});
+    refuse_line(12, "cores = 1e10", NULL, "cores beyond int",
+                (const char *const[]){"test.cal:12:", "'cores'", NULL});
+}
+
+static void test_bad_structure(void)
+{
+    refuse_line(0, NULL, "beta = 1", "duplicate key",
+                (const char *const[]){"test.cal:13:", "'beta' appears twice",
+                                      "first on line 2", NULL});
+    refuse_line(5, "get_latency 2e-6", NULL, "no '='",
+                (const char *const[]){"test.cal:5:", "expected 'key = value'", NULL});
+    refuse_line(5, "= 2e-6", NULL, "no key",
+                (const char *const[]){"test.cal:5:", "expected 'key = value'", NULL});
+    refuse_line(3, NULL, NULL, "missing key",
+                (const char *const[]){"test.cal: missing key 'gamma'", NULL});
+    refuse_line(12, "# cores = 2", NULL, "commented out key",
+                (const char *const[]){"test.cal: missing key 'cores'", NULL});
+    expect_refused("", "empty file", (const char *const[]){"missing key 'alpha'", NULL});
+}
+
+/* A line of 1023 characters fits, one of 1024 does not. */
+static void test_long_lines(void)
+{
+    char comment[1100], buf[4096];
+    memset(comment, ' ', sizeof comment);
+    comment[0] = '#';
+    comment[1023] = '\0';
+    build_file(buf, sizeof buf, 0, NULL, comment);
+    predict_params_t p;
+    char err[256] = "";
+    CHECK(parse_text(buf, &p, err, sizeof err) == 0, "1023 characters refused: %s", err);
+    comment[1023] = ' ';
+    comment[1024] = '\0';
+    build_file(buf, sizeof buf, 0, NULL, comment);
+    expect_refused(buf, "1024 characters", (const char *const[]){"test.cal:13:", "longer", NULL});
+    build_file(buf, sizeof buf, 0, NULL, NULL);
+    memmove(buf + 1030, buf, strlen(buf) + 1); /* a 1029-character first line */
+    memset(buf, ' ', 1030);
+    buf[1029] = '\n';
+    expect_refused(buf, "long first line", (const char *const[]){"test.cal:1:", NULL});
+}
+
+static void test_read_path(void)
+{
+    predict_params_t p, sentinel;
+    fill_sentinel(&p);
+    fill_sentinel(&sentinel);
+    char err[512] = "";
+    const char *missing = "/nonexistent-dir/predict.cal";
+    CHECK(predict_params_read(missing, &p, err, sizeof err) == -1, "missing file accepted");
+    CHECK(strstr(err, "/nonexistent-dir/predict.cal: cannot open: ") == err, "message %s", err);
+    CHECK(memcmp(&p, &sentinel, sizeof p) == 0, "*out changed on a missing file");
+
+    char path[] = "/tmp/test_predict_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "w");
+    predict_params_t written;
+    predict_params_default(&written);
+    written.cores = 5;
+    CHECK(f && predict_params_write(f, &written, "test") == 0, "write file");
+    if (f)
+        fclose(f);
+    CHECK(predict_params_read(path, &p, err, sizeof err) == 0, "read file: %s", err);
+    CHECK(same_params(&p, &written), "file round trip");
+    unlink(path);
+}
+
+/* A tiny or absent message buffer must not be overrun. */
+static void test_small_error_buffer(void)
+{
+    char buf[4096], err[8];
+    predict_params_t p;
+    build_file(buf, sizeof buf, 2, "beta = abc", NULL);
+    memset(err, 'x', sizeof err);
+    CHECK(parse_text(buf, &p, err, 4) == -1 && err[3] == '\0' && err[4] == 'x',
+          "message cut to the buffer");
+    CHECK(parse_text(buf, &p, NULL, 0) == -1, "no message buffer");
+}
+
+int main(void)
+{
+    test_op_names();
+    test_send_and_barrier();
+    test_bcast();
+    test_reduce(PREDICT_OP_REDUCE, "reduce");
+    test_reduce(PREDICT_OP_ALLREDUCE, "allreduce");
+    test_gathers_and_alltoall();
+    test_single_process();
+    test_comm_model();
+    test_lambda();
+    test_extrapolate();
+    test_power_and_comp();
+    test_spawn_remove();
+    test_plan_load_pair();
+    test_plan_load_expand_shrink();
+    test_plan_load_one_to_all();
+    test_redist();
+    test_interval();
+    test_defaults();
+    test_round_trip();
+    test_write_error();
+    test_good_file();
+    test_bad_values();
+    test_bad_structure();
+    test_long_lines();
+    test_read_path();
+    test_small_error_buffer();
+    if (failures) {
+        printf("test_predict: %d checks failed\n", failures);
+        return 1;
+    }
+    printf("test_predict: PASS\n");
+    return 0;
+}

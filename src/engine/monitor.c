@@ -1,0 +1,735 @@
+/* Monitoring: what every iteration cost on this process, summed per sampling interval and
+ * gathered at its end; and, around each reconfiguration, the model's prediction of the
+ * interval that follows, checked against what that interval then measured.
+ *
+ * An iteration is the time between two mal_step calls (mal_step itself excluded). Its
+ * computation is its wall time minus the time spent in the application's MPI calls
+ * (pmpi.c), so waiting for a slower rank counts as communication, as in Flex-MPI.
+ * Work per iteration comes from, in order: a PAPI counter (floating-point operations,
+ * else instructions), the work the application reports (mal_set_work), the rows held of
+ * the largest registered block structure. These VMs have no PMU, so the second and third
+ * are what runs here. */
+#include "engine.h"
+#include "predict.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+#ifdef MAL_HAVE_PAPI
+#include <papi.h>
+#endif
+
+#define HISTORY 4               /* intervals the work extrapolation looks back on     */
+#define LOAD_CHANGE 1.25        /* cost per work unit off the window's best by this   */
+#define LOAD_STRIKES 2          /* ... in this many iterations in a row: load changed */
+
+/* One rank's sums over a sampling interval, gathered as doubles at its end. Steady
+ * iterations are those outside grace periods: the prediction learns from them only. */
+typedef struct {
+    double iterations, wall, comp, comm;                 /* every iteration          */
+    double steady, steady_wall, steady_comp, steady_work; /* outside grace            */
+    double host, cores;     /* where this rank runs: hash of the name, its cores      */
+    double calls[PREDICT_OP_COUNT], bytes[PREDICT_OP_COUNT]; /* steady communication  */
+} interval_t;
+
+#define INTERVAL_DOUBLES ((int)(sizeof(interval_t) / sizeof(double)))
+
+typedef struct {
+    bool on;
+    predict_params_t params;
+    /* the iteration in progress */
+    double wall0, cpu0;
+    long long counter0;
+    double comm, work;
+    bool work_reported;
+    double calls[PREDICT_OP_COUNT], bytes[PREDICT_OP_COUNT];
+    /* the interval in progress */
+    int64_t start;              /* iteration that ended just before it began           */
+    interval_t cur;
+    int grace_left, strikes;
+    double best_cost;           /* least computation per work unit since the last
+                                 * change (Dyn-MPI's minimum over iterations)         */
+    mal_monitor_t totals;
+    /* the last gathered interval of every rank */
+    interval_t *all;
+    int nall;
+    double history[HISTORY];    /* total steady work per iteration, oldest first      */
+    int nhistory;
+    /* the prediction being made (during a reconfiguration) or checked (after it) */
+    bool predicting, pending;
+    mal_prediction_t pred;
+    predict_load_t *load;
+    int nload, windows;
+    int64_t window_bytes;
+    /* hardware counter */
+    int papi_set;
+    char counter_name[160];
+} monitor_t;
+
+static monitor_t mon;
+
+/* ---- clocks and counters ------------------------------------------------------------ */
+
+static double clock_seconds(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static long long counter_read(void)
+{
+#ifdef MAL_HAVE_PAPI
+    long long v = 0;
+    if (mon.papi_set != -1 && PAPI_read(mon.papi_set, &v) == PAPI_OK)
+        return v;
+#endif
+    return -1;
+}
+
+#ifdef MAL_HAVE_PAPI
+static bool counter_try(int event)
+{
+    char name[PAPI_MAX_STR_LEN];
+    if (PAPI_query_event(event) != PAPI_OK || PAPI_create_eventset(&mon.papi_set) != PAPI_OK)
+        return false;
+    if (PAPI_add_event(mon.papi_set, event) == PAPI_OK && PAPI_start(mon.papi_set) == PAPI_OK &&
+        PAPI_event_code_to_name(event, name) == PAPI_OK) {
+        snprintf(mon.counter_name, sizeof mon.counter_name, "%s", name);
+        return true;
+    }
+    PAPI_cleanup_eventset(mon.papi_set);
+    PAPI_destroy_eventset(&mon.papi_set);
+    mon.papi_set = PAPI_NULL;
+    return false;
+}
+#endif
+
+/* Floating-point operations where the CPU counts them, else instructions; otherwise say
+ * why not, once. */
+static void counter_start(void)
+{
+    mon.papi_set = -1;
+#ifdef MAL_HAVE_PAPI
+    int version = (int)PAPI_VER_CURRENT;
+    if (PAPI_is_initialized() == PAPI_NOT_INITED)
+        version = PAPI_library_init(PAPI_VER_CURRENT);
+    if (version != (int)PAPI_VER_CURRENT) {
+        snprintf(mon.counter_name, sizeof mon.counter_name,
+                 "none (PAPI_library_init failed: %s)", PAPI_strerror(version));
+        return;
+    }
+    mon.papi_set = PAPI_NULL;
+    const int events[] = {PAPI_FP_OPS, PAPI_DP_OPS, PAPI_TOT_INS};
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        if (counter_try(events[i]))
+            return;
+    mon.papi_set = -1;
+    snprintf(mon.counter_name, sizeof mon.counter_name,
+             "none (PAPI %d.%d: no PAPI_FP_OPS, PAPI_DP_OPS or PAPI_TOT_INS here, as in a "
+             "VM without PMU)", PAPI_VERSION_MAJOR(PAPI_VERSION),
+             PAPI_VERSION_MINOR(PAPI_VERSION));
+#else
+    snprintf(mon.counter_name, sizeof mon.counter_name, "none (built without PAPI)");
+#endif
+}
+
+static void counter_stop(void)
+{
+#ifdef MAL_HAVE_PAPI
+    if (mon.papi_set != -1) {
+        long long v;
+        PAPI_stop(mon.papi_set, &v);
+        PAPI_cleanup_eventset(mon.papi_set);
+        PAPI_destroy_eventset(&mon.papi_set);
+    }
+#endif
+    mon.papi_set = -1;
+}
+
+/* ---- where this rank runs ------------------------------------------------------------ */
+
+static double host_hash(const char *name)
+{
+    /* 52 bits survive the trip through a double exactly. */
+    return (double)(engine_hash(ENGINE_HASH_SEED, name, strlen(name)) >> 12);
+}
+
+int engine_host_cores(void)
+{
+    static int cores;
+    if (cores > 0)
+        return cores;
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) == 0) {
+        if (hwloc_topology_load(topo) == 0)
+            cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+        hwloc_topology_destroy(topo);
+    }
+    if (cores < 1) { /* no topology: count what the OS offers */
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        cores = online > 0 ? (int)online : 1;
+    }
+    return cores;
+}
+
+static double this_host(void)
+{
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    return host_hash(name);
+}
+
+/* ---- calibration ---------------------------------------------------------------------- */
+
+mal_status_t engine_monitor_params(const char *path, predict_params_t *out)
+{
+    predict_params_default(out);
+    if (path == NULL || *path == '\0')
+        return MAL_OK;
+    char err[512];
+    if (predict_params_read(path, out, err, sizeof err) != 0)
+        return engine_fail(MAL_ERR_ARG, "mal_init: calibration %s", err);
+    return MAL_OK;
+}
+
+/* ---- life cycle ----------------------------------------------------------------------- */
+
+static void begin_interval(void)
+{
+    mon.start = engine.iteration;
+    mon.cur = (interval_t){.host = this_host(), .cores = engine_host_cores()};
+}
+
+/* After a reconfiguration or a load change: forget the reference, wait a grace period. */
+static void relearn(void)
+{
+    mon.best_cost = INFINITY;
+    mon.strikes = 0;
+    mon.grace_left = engine.settings.grace;
+}
+
+void engine_monitor_init(const predict_params_t *params, bool announce)
+{
+    free(mon.all);
+    free(mon.load);
+    mon = (monitor_t){.on = true, .params = *params};
+    counter_start();
+    begin_interval();
+    relearn();
+    engine_monitor_begin_iteration();
+    if (announce && engine.rank == 0 && engine.settings.summary) {
+        printf("libmal: monitor: hardware counter %s; computing power from %s\n",
+               mon.counter_name, mon.papi_set != -1 ? "it" :
+               "the work reported with mal_set_work (else the rows held) per second of "
+               "computation");
+        printf("libmal: model: %s\n", engine.settings.calibration != NULL
+               ? engine.settings.calibration
+               : "no calibration file (mal_config_t.calibration or MAL_CALIBRATION; "
+                 "mal-calibrate writes one): documented defaults");
+        fflush(stdout);
+    }
+}
+
+void engine_monitor_finalize(void)
+{
+    counter_stop();
+    free(mon.all);
+    free(mon.load);
+    mon = (monitor_t){.papi_set = -1};
+}
+
+bool engine_monitor_counting(void)
+{
+    return mon.on;
+}
+
+void engine_monitor_comm(predict_op_t op, double bytes, double seconds, bool call)
+{
+    mon.comm += seconds;
+    if (call) {
+        mon.calls[op] += 1;
+        mon.bytes[op] += bytes;
+    }
+}
+
+/* ---- one iteration ----------------------------------------------------------------------- */
+
+/* Rows of the largest block structure this rank holds: the work of a row-parallel
+ * sweep when the application reports none (for a matrix: its nonzeros). */
+static double rows_held(void)
+{
+    double best = -1, rows = 0;
+    for (const mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+        double bytes = (double)a->global_rows * (double)a->row_bytes;
+        if (a->distribution == MAL_BLOCK && bytes > best) {
+            best = bytes;
+            rows = (double)(a->bounds[engine.rank + 1] - a->bounds[engine.rank]);
+        }
+    }
+    return rows;
+}
+
+void engine_monitor_begin_iteration(void)
+{
+    mon.comm = mon.work = 0;
+    mon.work_reported = false;
+    memset(mon.calls, 0, sizeof mon.calls);
+    memset(mon.bytes, 0, sizeof mon.bytes);
+    /* Wall first, CPU last: the CPU interval then lies inside the wall interval. */
+    mon.wall0 = clock_seconds(CLOCK_MONOTONIC);
+    mon.cpu0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+    mon.counter0 = counter_read();
+}
+
+/* Dyn-MPI: a cost per work unit far from the window's best, several times in a row,
+ * means the load changed: what was learnt no longer holds, wait out a grace period. */
+static bool load_changed(double cost)
+{
+    double best = mon.best_cost;
+    bool off = isfinite(best) && (cost > best * LOAD_CHANGE || cost * LOAD_CHANGE < best);
+    mon.strikes = off ? mon.strikes + 1 : 0;
+    return mon.strikes >= LOAD_STRIKES;
+}
+
+static void add_steady(double wall, double comp, double work)
+{
+    interval_t *c = &mon.cur;
+    double cost = work > 0 ? comp / work : INFINITY;
+    if (load_changed(cost)) { /* what this interval learnt no longer holds */
+        mon.totals.load_changes++;
+        c->steady = c->steady_wall = c->steady_comp = c->steady_work = 0;
+        memset(c->calls, 0, sizeof c->calls);
+        memset(c->bytes, 0, sizeof c->bytes);
+        relearn();
+        return;
+    }
+    c->steady += 1;
+    c->steady_wall += wall;
+    c->steady_comp += comp;
+    c->steady_work += work;
+    if (cost < mon.best_cost)
+        mon.best_cost = cost;
+    for (int op = 0; op < PREDICT_OP_COUNT; op++) {
+        c->calls[op] += mon.calls[op];
+        c->bytes[op] += mon.bytes[op];
+    }
+}
+
+void engine_monitor_end_iteration(void)
+{
+    if (!mon.on)
+        return;
+    double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - mon.cpu0;
+    double wall = clock_seconds(CLOCK_MONOTONIC) - mon.wall0;
+    long long ctr = counter_read();
+    double comm = mon.comm < wall ? mon.comm : wall;
+    double work = ctr >= 0 ? (double)(ctr - mon.counter0)
+                  : mon.work_reported ? mon.work : rows_held();
+    mal_monitor_t *t = &mon.totals;
+    t->iterations++;
+    t->wall_seconds += wall;
+    t->cpu_seconds += cpu;
+    t->comm_seconds += comm;
+    t->work += work;
+    t->counter = ctr >= 0 ? t->counter + (ctr - mon.counter0) : -1;
+    for (int op = 0; op < PREDICT_OP_COUNT; op++) {
+        t->comm_calls += (int64_t)mon.calls[op];
+        t->comm_bytes += mon.bytes[op];
+    }
+    t->last_wall = wall;
+    t->last_cpu = cpu;
+    t->last_comm = comm;
+    t->last_work = work;
+    t->in_grace = mon.grace_left > 0;
+    interval_t *c = &mon.cur;
+    c->iterations += 1;
+    c->wall += wall;
+    c->comp += wall - comm;
+    c->comm += comm;
+    if (mon.grace_left > 0)
+        mon.grace_left--;
+    else
+        add_steady(wall, wall - comm, work);
+}
+
+mal_status_t mal_set_work(double units)
+{
+    mal_status_t st = engine_require_init("mal_set_work");
+    if (st)
+        return st;
+    if (!(units >= 0) || !isfinite(units))
+        return engine_fail(MAL_ERR_ARG, "mal_set_work: units is %g, must be finite and >= 0",
+                           units);
+    mon.work += units;
+    mon.work_reported = true;
+    return MAL_OK;
+}
+
+mal_status_t mal_monitor_read(mal_monitor_t *m)
+{
+    mal_status_t st = engine_require_init("mal_monitor_read");
+    if (st)
+        return st;
+    if (m == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_monitor_read: m is NULL");
+    *m = mon.totals;
+    return MAL_OK;
+}
+
+const char *mal_monitor_counter(void)
+{
+    return mon.on ? mon.counter_name : "none (libmal is not initialised)";
+}
+
+/* ---- the interval, gathered ------------------------------------------------------------ */
+
+/* Collective over mal_comm(): every rank's sums of the interval that ends now. */
+static void gather_interval(void)
+{
+    interval_t *all = malloc((size_t)engine.size * sizeof *all);
+    if (all == NULL) { /* a few bytes per rank: the others are already in the gather */
+        fprintf(stderr, "libmal: rank %d: no memory to gather the monitoring interval\n",
+                engine.rank);
+        MPI_Abort(engine.comm, 1);
+    }
+    PMPI_Allgather(&mon.cur, INTERVAL_DOUBLES, MPI_DOUBLE, all, INTERVAL_DOUBLES, MPI_DOUBLE,
+                  engine.comm);
+    free(mon.all);
+    mon.all = all;
+    mon.nall = engine.size;
+}
+
+/* Processes on each rank's host, from the gathered host hashes. */
+static int procs_on_host(const double *hosts, int n, double host)
+{
+    int k = 0;
+    for (int r = 0; r < n; r++)
+        k += hosts[r] == host;
+    return k;
+}
+
+/* What the interval that followed a reconfiguration measured: its slowest computation,
+ * and the rest of its slowest wall time as communication. */
+static void measured_interval(const interval_t *all, int n, double scale, double *comp,
+                              double *comm)
+{
+    double wall = 0, c = 0;
+    for (int r = 0; r < n; r++) {
+        wall = fmax(wall, all[r].wall);
+        c = fmax(c, all[r].comp);
+    }
+    *comp = c * scale;
+    *comm = (wall - c) * scale;
+}
+
+static void report_prediction(void);
+
+/* The interval after a reconfiguration has ended (or was cut short by the next one):
+ * record what it measured beside what was predicted. */
+static void check_prediction(void)
+{
+    if (!mon.pending || mon.all == NULL || mon.all[0].iterations <= 0)
+        return;
+    double scale = (double)mon.pred.interval / mon.all[0].iterations;
+    measured_interval(mon.all, mon.nall, scale, &mon.pred.comp_measured,
+                      &mon.pred.comm_measured);
+    mon.pred.measured = true;
+    mon.pending = false;
+    report_prediction();
+}
+
+static void learn_work(void)
+{
+    double w = 0;
+    for (int r = 0; r < mon.nall; r++)
+        if (mon.all[r].steady > 0)
+            w += mon.all[r].steady_work / mon.all[r].steady;
+    if (mon.nhistory == HISTORY) {
+        memmove(mon.history, mon.history + 1, (HISTORY - 1) * sizeof *mon.history);
+        mon.nhistory--;
+    }
+    mon.history[mon.nhistory++] = w;
+}
+
+static void close_interval(void)
+{
+    gather_interval();
+    if (mon.all != NULL) {
+        check_prediction();
+        learn_work();
+    }
+    begin_interval();
+}
+
+void engine_monitor_step(void)
+{
+    if (mon.on && engine.iteration - mon.start >= engine.settings.sample_interval)
+        close_interval();
+}
+
+/* ---- prediction ------------------------------------------------------------------------- */
+
+/* Mean communication per iteration over the ranks that had steady iterations. */
+static void comm_profile(predict_comm_profile_t *prof)
+{
+    memset(prof, 0, sizeof *prof);
+    int n = 0;
+    for (int r = 0; r < mon.nall; r++) {
+        const interval_t *a = &mon.all[r];
+        if (a->steady <= 0)
+            continue;
+        n++;
+        for (int op = 0; op < PREDICT_OP_COUNT; op++) {
+            prof->calls[op] += a->calls[op] / a->steady;
+            prof->bytes[op] += a->calls[op] > 0 ? a->bytes[op] / a->calls[op] : 0;
+        }
+    }
+    for (int op = 0; op < PREDICT_OP_COUNT && n > 0; op++) {
+        prof->calls[op] /= n;
+        prof->bytes[op] /= n;
+    }
+}
+
+/* Steady time per iteration: slowest computation, and slowest wall minus it. */
+static void steady_split(double *comp, double *comm)
+{
+    double wall = 0, c = 0;
+    for (int r = 0; r < mon.nall; r++) {
+        const interval_t *a = &mon.all[r];
+        if (a->steady > 0) {
+            wall = fmax(wall, a->steady_wall / a->steady);
+            c = fmax(c, a->steady_comp / a->steady);
+        }
+    }
+    *comp = c;
+    *comm = wall - c;
+}
+
+/* Work per computation second of an old rank, as if it had a core of its own. */
+static double core_power(int r)
+{
+    const interval_t *a = &mon.all[r];
+    if (a->steady <= 0 || a->steady_comp <= 0)
+        return 0;
+    int sharing = 0;
+    for (int q = 0; q < mon.nall; q++)
+        sharing += mon.all[q].host == a->host;
+    return a->steady_work / a->steady_comp /
+           predict_shared_power(1.0, sharing, (int)a->cores);
+}
+
+/* Hosts of the new set: old ranks stay where they are, new ones start on rank 0's host
+ * (or the configured host list's, whose cores are taken as rank 0's). */
+static void new_hosts(const int *old_of_new, int n, double *hosts, double *cores)
+{
+    int spawned = 0;
+    for (int k = 0; k < n; k++) {
+        int o = old_of_new[k];
+        if (o >= 0) {
+            hosts[k] = mon.all[o].host;
+            cores[k] = mon.all[o].cores;
+            continue;
+        }
+        hosts[k] = mon.all[0].host;
+        cores[k] = mon.all[0].cores;
+        char *h = engine_spawn_host(spawned++);
+        if (h != NULL)
+            hosts[k] = host_hash(h);
+        free(h);
+    }
+}
+
+static double predict_comp_next(const int *old_of_new, int n, const double *weights)
+{
+    double *v = calloc(4 * (size_t)n, sizeof *v);
+    if (v == NULL)
+        return NAN;
+    double *hosts = v, *cores = v + n, *work = v + 2 * n, *power = v + 3 * n;
+    new_hosts(old_of_new, n, hosts, cores);
+    double mean = 0, wsum = 0;
+    int known = 0;
+    for (int r = 0; r < mon.nall; r++) {
+        double p = core_power(r);
+        mean += p;
+        known += p > 0;
+    }
+    mean = known ? mean / known : 0;
+    for (int k = 0; k < n; k++)
+        wsum += weights ? weights[k] : 1.0;
+    double total = predict_extrapolate(mon.history, mon.nhistory);
+    for (int k = 0; k < n; k++) {
+        int o = old_of_new[k];
+        double p = o >= 0 && core_power(o) > 0 ? core_power(o) : mean;
+        power[k] = predict_shared_power(p, procs_on_host(hosts, n, hosts[k]), (int)cores[k]);
+        work[k] = total * (weights ? weights[k] : 1.0) / wsum;
+    }
+    double t = predict_comp(n, work, power);
+    free(v);
+    return t;
+}
+
+void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_new,
+                            int procs_after, const double *weights)
+{
+    if (!mon.on)
+        return;
+    if (engine.iteration > mon.start) /* the same on every rank: gather what is new */
+        close_interval();
+    check_prediction();          /* a reconfiguration came before the interval ended */
+    mon.predicting = false;
+    if (mon.all == NULL || mon.nhistory == 0)
+        return;
+    double comp_it, comm_it;
+    steady_split(&comp_it, &comm_it);
+    predict_comm_profile_t prof;
+    comm_profile(&prof);
+    double lambda = predict_lambda(predict_comm_model(&mon.params, &prof, mon.nall, 1),
+                                   comm_it);
+    int64_t len = engine.settings.sample_interval;
+    double comp = predict_comp_next(old_of_new, procs_after, weights);
+    if (!isfinite(comp) || comp_it <= 0)
+        return;
+    mon.pred = (mal_prediction_t){
+        .iteration = engine.iteration, .action = action, .procs_before = engine.size,
+        .procs_after = procs_after, .interval = len, .lambda = lambda,
+        .comp = comp * (double)len,
+        .comm = lambda * predict_comm_model(&mon.params, &prof, procs_after, (double)len),
+        .process = action == MAL_ACTION_EXPAND   ? predict_spawn(&mon.params, changed)
+                   : action == MAL_ACTION_SHRINK ? predict_remove(&mon.params, changed)
+                                                 : 0.0};
+    free(mon.load);
+    mon.nload = 0;
+    mon.windows = 0;
+    mon.window_bytes = 0;
+    mon.load = NULL;
+    mon.predicting = true;
+}
+
+/* ---- the transfer plan, as the engine builds it ----------------------------------------- */
+
+static bool ensure_load(int nparts)
+{
+    if (!mon.predicting)
+        return false;
+    if (mon.nload < nparts) {
+        predict_load_t *l = realloc(mon.load, (size_t)nparts * sizeof *l);
+        if (l == NULL) {
+            mon.predicting = false;
+            return false;
+        }
+        memset(l + mon.nload, 0, (size_t)(nparts - mon.nload) * sizeof *l);
+        mon.load = l;
+        mon.nload = nparts;
+    }
+    return true;
+}
+
+void engine_monitor_plan(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
+                         int64_t row_bytes, predict_rma_mode_t mode)
+{
+    if (ensure_load(nparts))
+        predict_plan_load(old_bounds, new_bounds, nparts, row_bytes, mode, mon.load);
+}
+
+void engine_monitor_copy(int part, int64_t bytes, int64_t ops, bool remote)
+{
+    if (!ensure_load(part + 1))
+        return;
+    *(remote ? &mon.load[part].remote_bytes : &mon.load[part].local_bytes) += bytes;
+    mon.load[part].ops += ops;
+}
+
+void engine_monitor_window(int64_t bytes)
+{
+    if (!mon.predicting)
+        return;
+    mon.windows++;
+    mon.window_bytes += bytes;
+}
+
+/* The one-sided model for rma and rma-get; the baselines as Hockney messages. */
+static double predicted_redist(void)
+{
+    predict_params_t m = mon.params;
+    if (!engine_one_sided()) {
+        m.get_latency = m.alpha;
+        m.get_bandwidth = m.beta > 0 ? 1.0 / m.beta : m.get_bandwidth;
+    }
+    return predict_redist(&m, mon.nload, mon.load, mon.windows, mon.window_bytes);
+}
+
+void engine_monitor_reconfigured(const mal_reconfig_stats_t *s)
+{
+    if (!mon.on)
+        return;
+    if (mon.predicting) {
+        mon.predicting = false;
+        if (s->status == MAL_OK) {
+            mon.pred.redist = predicted_redist();
+            mon.pred.process_measured = s->process_seconds;
+            mon.pred.redist_measured = s->redist_seconds + s->window_seconds;
+            mon.pending = true;
+        }
+    }
+    /* Whatever happened, the next interval starts now, after a grace period. */
+    begin_interval();
+    relearn();
+}
+
+mal_status_t mal_last_prediction(mal_prediction_t *p)
+{
+    mal_status_t st = engine_require_init("mal_last_prediction");
+    if (st)
+        return st;
+    if (p == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_last_prediction: p is NULL");
+    *p = mon.pred;
+    return MAL_OK;
+}
+
+/* ---- report ------------------------------------------------------------------------------ */
+
+static void print_term(const char *name, double pred, double meas)
+{
+    printf(" %s %.4f/%.4f s (%+.1f%%)", name, pred, meas,
+           100.0 * predict_rel_error(pred, meas));
+}
+
+static void report_prediction(void)
+{
+    if (engine.rank != 0)
+        return;
+    const mal_prediction_t *p = &mon.pred;
+    if (engine.settings.report != NULL) {
+        FILE *f = fopen(engine.settings.report, "a");
+        if (f != NULL) {
+            fprintf(f, "{\"kind\":\"prediction\",\"iteration\":%lld,\"action\":\"%s\","
+                    "\"procs_before\":%d,\"procs_after\":%d,\"interval\":%lld,"
+                    "\"lambda\":%.6f,\"comp_pred_s\":%.6f,\"comp_meas_s\":%.6f,"
+                    "\"comm_pred_s\":%.6f,\"comm_meas_s\":%.6f,\"process_pred_s\":%.6f,"
+                    "\"process_meas_s\":%.6f,\"redist_pred_s\":%.6f,\"redist_meas_s\":%.6f}\n",
+                    (long long)p->iteration, engine_action_name(p->action), p->procs_before,
+                    p->procs_after, (long long)p->interval, p->lambda, p->comp,
+                    p->comp_measured, p->comm, p->comm_measured, p->process,
+                    p->process_measured, p->redist, p->redist_measured);
+            fclose(f);
+        }
+    }
+    if (!engine.settings.summary)
+        return;
+    printf("libmal: predicted/measured after the %s at it %lld (%d -> %d procs, %lld its):",
+           engine_action_name(p->action), (long long)p->iteration, p->procs_before,
+           p->procs_after, (long long)p->interval);
+    print_term("comp", p->comp, p->comp_measured);
+    print_term("comm", p->comm, p->comm_measured);
+    print_term("process", p->process, p->process_measured);
+    print_term("redist", p->redist, p->redist_measured);
+    printf("\n");
+    fflush(stdout);
+}

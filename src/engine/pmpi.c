@@ -1,0 +1,183 @@
+/* PMPI interposition: the application's communication, timed for the monitor.
+ *
+ * libmal defines the MPI calls the examples (and typical iterative codes) use; each one
+ * forwards to its PMPI_ entry point and, while the monitor counts (between mal_step
+ * calls, outside libmal's own calls), adds its time and its size as the prediction model
+ * counts it (predict_op_t). Point-to-point completion calls (receives, waits) add time
+ * only: the message was counted when it was sent. */
+#include "engine.h"
+
+static double type_bytes(MPI_Datatype type, double count)
+{
+    int size = 0;
+    if (type != MPI_DATATYPE_NULL)
+        PMPI_Type_size(type, &size);
+    return count * size;
+}
+
+static double comm_procs(MPI_Comm comm)
+{
+    int n = 1;
+    PMPI_Comm_size(comm, &n);
+    return n;
+}
+
+static double sum_counts(const int *counts, MPI_Comm comm)
+{
+    double total = 0;
+    int n = (int)comm_procs(comm);
+    for (int r = 0; r < n && counts != NULL; r++)
+        total += counts[r];
+    return total;
+}
+
+/* Forward the call; when counting, time it and record `bytes` (evaluated afterwards). */
+#define MAL_TIMED(op, is_call, bytes, call)                                             \
+    do {                                                                                \
+        if (!engine_monitor_counting())                                                 \
+            return call;                                                                \
+        double t0_ = PMPI_Wtime();                                                      \
+        int rc_ = call;                                                                 \
+        engine_monitor_comm(op, bytes, PMPI_Wtime() - t0_, is_call);                     \
+        return rc_;                                                                     \
+    } while (0)
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_SEND, true, type_bytes(type, count),
+              PMPI_Send(buf, count, type, dest, tag, comm));
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+              MPI_Comm comm, MPI_Request *request)
+{
+    MAL_TIMED(PREDICT_OP_SEND, true, type_bytes(type, count),
+              PMPI_Isend(buf, count, type, dest, tag, comm, request));
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    MAL_TIMED(PREDICT_OP_SEND, false, 0, PMPI_Recv(buf, count, type, source, tag, comm, status));
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    MAL_TIMED(PREDICT_OP_SEND, false, 0,
+              PMPI_Irecv(buf, count, type, source, tag, comm, request));
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                 int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                 int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    MAL_TIMED(PREDICT_OP_SEND, true, type_bytes(sendtype, sendcount),
+              PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                            recvtype, source, recvtag, comm, status));
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    MAL_TIMED(PREDICT_OP_SEND, false, 0, PMPI_Wait(request, status));
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    MAL_TIMED(PREDICT_OP_SEND, false, 0, PMPI_Waitall(count, requests, statuses));
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_BARRIER, true, 0, PMPI_Barrier(comm));
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_BCAST, true, type_bytes(type, count),
+              PMPI_Bcast(buf, count, type, root, comm));
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               int root, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_REDUCE, true, type_bytes(type, count),
+              PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                  MPI_Op op, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_ALLREDUCE, true, type_bytes(type, count),
+              PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm));
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_ALLGATHER, true, type_bytes(recvtype, recvcount * comm_procs(comm)),
+              PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm));
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_ALLGATHER, true, type_bytes(recvtype, sum_counts(recvcounts, comm)),
+              PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, comm));
+}
+
+/* Gathers and scatters: the root's counts are the only ones known everywhere, so the
+ * size is taken from the non-root side (every process's own block) times the processes. */
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_GATHER, true, type_bytes(sendtype, sendcount * comm_procs(comm)),
+              PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                          comm));
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_GATHER, true, type_bytes(sendtype, sendcount * comm_procs(comm)),
+              PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                           recvtype, root, comm));
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_SCATTER, true, type_bytes(recvtype, recvcount * comm_procs(comm)),
+              PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm));
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_SCATTER, true, type_bytes(recvtype, recvcount * comm_procs(comm)),
+              PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                            recvtype, root, comm));
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_ALLTOALL, true, type_bytes(sendtype, sendcount * comm_procs(comm)),
+              PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm));
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    MAL_TIMED(PREDICT_OP_ALLTOALL, true, type_bytes(sendtype, sum_counts(sendcounts, comm)),
+              PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm));
+}

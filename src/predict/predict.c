@@ -1,0 +1,554 @@
+/* The computational prediction model (pure; see predict.h for every formula). */
+#include "predict.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+/* ---- machine parameters ---------------------------------------------------------- */
+
+/* Measured by mal-calibrate on the 2-core development VM. */
+static const predict_params_t default_params = {
+    .alpha = 2e-6,
+    .beta = 2.5e-10,
+    .gamma = 5e-10,
+    .get_bandwidth = 5e9,
+    .get_latency = 2e-6,
+    .copy_bandwidth = 8e9,
+    .epoch_seconds = 1e-4,
+    .window_seconds = 1e-4,
+    .window_byte_seconds = 1e-10,
+    .spawn_seconds = 0.08,
+    .remove_seconds = 1e-3,
+    .cores = 2,
+};
+
+void predict_params_default(predict_params_t *p)
+{
+    *p = default_params;
+}
+
+/* What values a key accepts; a bandwidth of 0 would make every copy infinitely long. */
+typedef enum { FIELD_POSITIVE, FIELD_NONNEGATIVE, FIELD_CORES } field_kind_t;
+
+/* One key of the calibration file. This table alone drives reading, checking and
+ * writing, so a new parameter is one more line here. */
+typedef struct {
+    const char *key;
+    size_t offset;
+    field_kind_t kind;
+    const char *unit;
+} field_t;
+
+#define FIELD(name, kind, unit) {#name, offsetof(predict_params_t, name), kind, unit}
+
+static const field_t fields[] = {
+    FIELD(alpha, FIELD_NONNEGATIVE, "seconds per message"),
+    FIELD(beta, FIELD_NONNEGATIVE, "seconds per byte sent"),
+    FIELD(gamma, FIELD_NONNEGATIVE, "seconds per byte reduced"),
+    FIELD(get_bandwidth, FIELD_POSITIVE, "bytes per second, one-sided, all ranks at once"),
+    FIELD(get_latency, FIELD_NONNEGATIVE, "seconds per get or put"),
+    FIELD(copy_bandwidth, FIELD_POSITIVE, "bytes per second, local memcpy"),
+    FIELD(epoch_seconds, FIELD_NONNEGATIVE, "seconds per redistribution"),
+    FIELD(window_seconds, FIELD_NONNEGATIVE, "seconds per window created"),
+    FIELD(window_byte_seconds, FIELD_NONNEGATIVE, "seconds per byte of window created"),
+    FIELD(spawn_seconds, FIELD_NONNEGATIVE, "seconds per process spawned"),
+    FIELD(remove_seconds, FIELD_NONNEGATIVE, "seconds per process released"),
+    FIELD(cores, FIELD_CORES, "cores of the calibrated host"),
+};
+
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+/* Longest line of a calibration file, without its newline. */
+#define MAX_LINE_CHARS 1023
+/* Longest value quoted in a message, so the message is never cut before its end. */
+#define QUOTE_MAX 60
+
+static double *double_field(predict_params_t *p, const field_t *f)
+{
+    return (double *)((char *)p + f->offset);
+}
+
+static int *int_field(predict_params_t *p, const field_t *f)
+{
+    return (int *)((char *)p + f->offset);
+}
+
+static double read_double(const predict_params_t *p, const field_t *f)
+{
+    return *(const double *)((const char *)p + f->offset);
+}
+
+static int read_int(const predict_params_t *p, const field_t *f)
+{
+    return *(const int *)((const char *)p + f->offset);
+}
+
+static const field_t *find_field(const char *key)
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (strcmp(fields[i].key, key) == 0)
+            return &fields[i];
+    return NULL;
+}
+
+/* The state of one parse: values go to a private copy so *out survives any error. */
+typedef struct {
+    const char *name;
+    char *err;
+    size_t errlen;
+    int line;
+    int first_line[NFIELDS]; /* 0 while the key has not been seen */
+    predict_params_t values;
+} parse_state_t;
+
+PRINTF_LIKE(3, 4)
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t len = strlen(s);
+    while (len > 0 && isspace((unsigned char)s[len - 1]))
+        s[--len] = '\0';
+    return s;
+}
+
+/* The whole text must be the number: "1.0x" is a typo, not 1.0. */
+static int parse_finite(const char *text, double *x)
+{
+    char *end;
+    if (*text == '\0')
+        return -1;
+    *x = strtod(text, &end);
+    return *end == '\0' && isfinite(*x) ? 0 : -1;
+}
+
+static int store_value(parse_state_t *s, const field_t *f, const char *value)
+{
+    double x;
+    if (parse_finite(value, &x) < 0)
+        return fail(s->err, s->errlen, "%s:%d: '%s' is not a number: '%.*s'", s->name,
+                    s->line, f->key, QUOTE_MAX, value);
+    switch (f->kind) {
+    case FIELD_POSITIVE:
+        if (!(x > 0))
+            return fail(s->err, s->errlen, "%s:%d: '%s' must be > 0: '%.*s'", s->name,
+                        s->line, f->key, QUOTE_MAX, value);
+        break;
+    case FIELD_NONNEGATIVE:
+        if (!(x >= 0))
+            return fail(s->err, s->errlen, "%s:%d: '%s' must be >= 0: '%.*s'", s->name,
+                        s->line, f->key, QUOTE_MAX, value);
+        break;
+    case FIELD_CORES:
+        if (!(x >= 1 && x <= INT_MAX && x == floor(x)))
+            return fail(s->err, s->errlen, "%s:%d: '%s' must be an integer >= 1: '%.*s'",
+                        s->name, s->line, f->key, QUOTE_MAX, value);
+        *int_field(&s->values, f) = (int)x;
+        return 0;
+    }
+    *double_field(&s->values, f) = x;
+    return 0;
+}
+
+static int parse_line(parse_state_t *s, char *text)
+{
+    text[strcspn(text, "#")] = '\0';
+    char *key = trim(text);
+    if (*key == '\0')
+        return 0;
+    char *eq = strchr(key, '=');
+    if (!eq || eq == key)
+        return fail(s->err, s->errlen, "%s:%d: expected 'key = value'", s->name, s->line);
+    *eq = '\0';
+    key = trim(key);
+    const field_t *f = find_field(key);
+    if (!f)
+        return fail(s->err, s->errlen, "%s:%d: unknown key '%.*s'", s->name, s->line,
+                    QUOTE_MAX, key);
+    size_t index = (size_t)(f - fields);
+    if (s->first_line[index])
+        return fail(s->err, s->errlen, "%s:%d: '%s' appears twice (first on line %d)",
+                    s->name, s->line, f->key, s->first_line[index]);
+    s->first_line[index] = s->line;
+    return store_value(s, f, trim(eq + 1));
+}
+
+/* 1: a line is in buf (newline removed); 0: end of input; -1: the line does not fit.
+ * A line of exactly MAX_LINE_CHARS fills the buffer, so the next character decides. */
+static int read_line(FILE *in, char *buf, size_t size)
+{
+    if (!fgets(buf, (int)size, in))
+        return 0;
+    size_t len = strlen(buf);
+    if (len > 0 && buf[len - 1] == '\n') {
+        buf[len - 1] = '\0';
+        return 1;
+    }
+    int next = getc(in);
+    return next == EOF || next == '\n' ? 1 : -1;
+}
+
+static int check_complete(const parse_state_t *s)
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (!s->first_line[i])
+            return fail(s->err, s->errlen, "%s: missing key '%s'", s->name, fields[i].key);
+    return 0;
+}
+
+int predict_params_parse(FILE *in, const char *name, predict_params_t *out, char *err,
+                         size_t errlen)
+{
+    parse_state_t s = {.name = name, .err = err, .errlen = errlen};
+    char buf[MAX_LINE_CHARS + 1];
+    for (;;) {
+        int got = read_line(in, buf, sizeof buf);
+        if (got == 0)
+            break;
+        s.line++;
+        if (got < 0)
+            return fail(err, errlen, "%s:%d: line longer than %d characters", name, s.line,
+                        MAX_LINE_CHARS);
+        if (parse_line(&s, buf) < 0)
+            return -1;
+    }
+    if (ferror(in))
+        return fail(err, errlen, "%s: read error after line %d", name, s.line);
+    if (check_complete(&s) < 0)
+        return -1;
+    *out = s.values;
+    return 0;
+}
+
+int predict_params_read(const char *path, predict_params_t *out, char *err, size_t errlen)
+{
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    int rc = predict_params_parse(in, path, out, err, errlen);
+    fclose(in);
+    return rc;
+}
+
+/* Each line of `header` becomes one '#' line; a final newline adds no empty line. */
+static void write_comment(FILE *out, const char *header)
+{
+    while (*header) {
+        size_t len = strcspn(header, "\n");
+        fprintf(out, "# %.*s\n", (int)len, header);
+        header += len;
+        if (*header == '\n')
+            header++;
+    }
+}
+
+static void write_field(FILE *out, const predict_params_t *p, const field_t *f)
+{
+    /* %.17g round-trips every double exactly. */
+    if (f->kind == FIELD_CORES)
+        fprintf(out, "%-19s = %d  # %s\n", f->key, read_int(p, f), f->unit);
+    else
+        fprintf(out, "%-19s = %.17g  # %s\n", f->key, read_double(p, f), f->unit);
+}
+
+int predict_params_write(FILE *out, const predict_params_t *p, const char *header)
+{
+    if (header)
+        write_comment(out, header);
+    for (size_t i = 0; i < NFIELDS; i++)
+        write_field(out, p, &fields[i]);
+    /* Errors stick to the stream, so one check after a flush sees any of them. */
+    return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+/* ---- communication ---------------------------------------------------------------- */
+
+/* MPICH's default switch points between the algorithms of each collective. */
+#define BCAST_SHORT_BYTES 12288.0
+#define BCAST_MIN_PROCS 8
+#define REDUCE_SHORT_BYTES 2048.0
+#define ALLGATHER_SHORT_BYTES 81920.0
+
+static const char *const op_names[PREDICT_OP_COUNT] = {
+    "send", "barrier", "bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
+    "alltoall",
+};
+
+const char *predict_op_name(predict_op_t op)
+{
+    return (unsigned)op < PREDICT_OP_COUNT ? op_names[op] : "?";
+}
+
+/* Rounds of a binomial tree or of recursive doubling; integers, so exact powers of two
+ * cannot round up through a floating log. */
+static int ceil_log2(int p)
+{
+    int rounds = 0;
+    for (long long reach = 1; reach < p; reach *= 2)
+        rounds++;
+    return rounds;
+}
+
+/* The cost terms every collective formula is built from. */
+typedef struct {
+    const predict_params_t *m;
+    int p;
+    int rounds;    /* L = ceil(log2 p)                             */
+    double n;      /* bytes                                        */
+    double spread; /* (p - 1) / p: the share of the data that moves */
+} collective_t;
+
+static double bcast_cost(const collective_t *c)
+{
+    const predict_params_t *m = c->m;
+    if (c->n < BCAST_SHORT_BYTES || c->p < BCAST_MIN_PROCS)
+        return c->rounds * (m->alpha + c->n * m->beta);
+    return (c->rounds + c->p - 1) * m->alpha + 2 * c->spread * c->n * m->beta;
+}
+
+/* REDUCE and ALLREDUCE share their formulas. */
+static double reduce_cost(const collective_t *c)
+{
+    const predict_params_t *m = c->m;
+    if (c->n <= REDUCE_SHORT_BYTES)
+        return c->rounds * (m->alpha + c->n * m->beta + c->n * m->gamma);
+    return 2 * c->rounds * m->alpha + 2 * c->spread * c->n * m->beta +
+           c->spread * c->n * m->gamma;
+}
+
+static double allgather_cost(const collective_t *c)
+{
+    double latency = c->n < ALLGATHER_SHORT_BYTES ? c->rounds : c->p - 1;
+    return latency * c->m->alpha + c->spread * c->n * c->m->beta;
+}
+
+/* GATHER and SCATTER: a binomial tree. */
+static double tree_cost(const collective_t *c)
+{
+    return c->rounds * c->m->alpha + c->spread * c->n * c->m->beta;
+}
+
+static double alltoall_cost(const collective_t *c)
+{
+    return (c->p - 1) * (c->m->alpha + c->n / c->p * c->m->beta);
+}
+
+static double collective_cost(predict_op_t op, const collective_t *c)
+{
+    switch (op) {
+    case PREDICT_OP_BARRIER:
+        return c->rounds * c->m->alpha;
+    case PREDICT_OP_BCAST:
+        return bcast_cost(c);
+    case PREDICT_OP_REDUCE:
+    case PREDICT_OP_ALLREDUCE:
+        return reduce_cost(c);
+    case PREDICT_OP_ALLGATHER:
+        return allgather_cost(c);
+    case PREDICT_OP_GATHER:
+    case PREDICT_OP_SCATTER:
+        return tree_cost(c);
+    case PREDICT_OP_ALLTOALL:
+        return alltoall_cost(c);
+    default:
+        return 0;
+    }
+}
+
+double predict_op_cost(const predict_params_t *m, predict_op_t op, int p, double bytes)
+{
+    double n = bytes > 0 ? bytes : 0; /* also turns a NaN into 0 */
+    if (op == PREDICT_OP_SEND)
+        return m->alpha + n * m->beta;
+    if (p <= 1)
+        return 0;
+    collective_t c = {m, p, ceil_log2(p), n, (double)(p - 1) / p};
+    return collective_cost(op, &c);
+}
+
+double predict_comm_model(const predict_params_t *m, const predict_comm_profile_t *per_iter,
+                          int p, double iterations)
+{
+    double per_iteration = 0;
+    for (int op = 0; op < PREDICT_OP_COUNT; op++)
+        per_iteration += per_iter->calls[op] *
+                         predict_op_cost(m, (predict_op_t)op, p, per_iter->bytes[op]);
+    return per_iteration * iterations;
+}
+
+double predict_lambda(double model_prev, double real_prev)
+{
+    return model_prev > 0 && real_prev > 0 ? real_prev / model_prev : 1.0;
+}
+
+/* ---- computation ------------------------------------------------------------------ */
+
+double predict_extrapolate(const double *history, int n)
+{
+    if (n <= 0)
+        return 0;
+    /* Centred on the mean index, the least-squares slope needs no second pass. */
+    double mean_x = (n - 1) / 2.0, sum_y = 0, sxy = 0, sxx = 0;
+    for (int i = 0; i < n; i++)
+        sum_y += history[i];
+    double mean_y = sum_y / n;
+    for (int i = 0; i < n; i++) {
+        sxy += (i - mean_x) * (history[i] - mean_y);
+        sxx += (i - mean_x) * (i - mean_x);
+    }
+    double slope = sxx > 0 ? sxy / sxx : 0; /* n == 1: no slope, the value itself */
+    double next = mean_y + slope * (n - mean_x);
+    return next > 0 ? next : 0;
+}
+
+double predict_shared_power(double core_power, int procs, int cores)
+{
+    if (cores < 1)
+        cores = 1;
+    if (procs <= cores)
+        return core_power;
+    return core_power * cores / procs;
+}
+
+double predict_comp(int n, const double *work, const double *power)
+{
+    double slowest = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(work[i] > 0))
+            continue;
+        double t = power[i] > 0 ? work[i] / power[i] : INFINITY;
+        if (t > slowest)
+            slowest = t;
+    }
+    return slowest;
+}
+
+/* ---- process creation and removal ------------------------------------------------- */
+
+double predict_spawn(const predict_params_t *m, int nprocs)
+{
+    return nprocs > 0 ? nprocs * m->spawn_seconds : 0;
+}
+
+double predict_remove(const predict_params_t *m, int nprocs)
+{
+    return nprocs > 0 ? nprocs * m->remove_seconds : 0;
+}
+
+/* ---- redistribution --------------------------------------------------------------- */
+
+/* Rows of a segment its source copies; the destination copies the rest. */
+static int64_t pushed_rows(predict_rma_mode_t mode, int64_t rows, int64_t dst_in,
+                           int64_t src_out)
+{
+    switch (mode) {
+    case PREDICT_RMA_PULL:
+        return 0;
+    case PREDICT_RMA_PUSH:
+        return rows;
+    default:
+        return partition_push_rows(rows, dst_in, src_out);
+    }
+}
+
+static void add_share(predict_load_t *rank, int64_t rows, int64_t row_bytes)
+{
+    if (rows <= 0)
+        return;
+    rank->remote_bytes += rows * row_bytes;
+    rank->ops++;
+}
+
+void predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
+                       int64_t row_bytes, predict_rma_mode_t mode, predict_load_t *load)
+{
+    if (nparts < 1)
+        return;
+    size_t count = (size_t)nparts;
+    partition_segment_t *segs = malloc(count * sizeof *segs);
+    int64_t *in = malloc(count * sizeof *in);
+    int64_t *out = malloc(count * sizeof *out);
+    if (segs && in && out) {
+        partition_flows(old_bounds, new_bounds, nparts, in, out);
+        for (int d = 0; d < nparts; d++) {
+            size_t n = partition_plan_recv(old_bounds, nparts, new_bounds, nparts, d, segs);
+            for (size_t i = 0; i < n; i++) {
+                int src = segs[i].peer;
+                if (src == d)
+                    continue;
+                int64_t push = pushed_rows(mode, segs[i].rows, in[d], out[src]);
+                add_share(&load[d], segs[i].rows - push, row_bytes);
+                add_share(&load[src], push, row_bytes);
+            }
+        }
+    }
+    free(segs);
+    free(in);
+    free(out);
+}
+
+static double copy_seconds(const predict_params_t *m, const predict_load_t *rank)
+{
+    return (double)rank->ops * m->get_latency + (double)rank->remote_bytes / m->get_bandwidth +
+           (double)rank->local_bytes / m->copy_bandwidth;
+}
+
+double predict_redist(const predict_params_t *m, int nparts, const predict_load_t *load,
+                      int windows, int64_t window_bytes)
+{
+    int cores = m->cores < 1 ? 1 : m->cores;
+    double longest = 0, total = 0;
+    for (int r = 0; r < nparts; r++) {
+        double t = copy_seconds(m, &load[r]);
+        total += t;
+        if (t > longest)
+            longest = t;
+    }
+    /* No rank finishes before its own copies, and the cores are shared by all. */
+    double shared = total / cores;
+    double copy = longest > shared ? longest : shared;
+    return m->epoch_seconds + windows * m->window_seconds +
+           (double)window_bytes * m->window_byte_seconds + copy;
+}
+
+/* ---- one interval ----------------------------------------------------------------- */
+
+double predict_total(const predict_interval_t *t)
+{
+    return t->comp + t->comm + t->process + t->redist;
+}
+
+double predict_rel_error(double predicted, double measured)
+{
+    if (measured == 0) {
+        if (predicted == 0)
+            return 0;
+        return predicted > 0 ? INFINITY : -INFINITY;
+    }
+    return (predicted - measured) / measured;
+}

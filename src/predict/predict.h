@@ -1,0 +1,182 @@
+/* The computational prediction model (CPM) of Flex-MPI §4.5, pure: numbers in, numbers
+ * out, no MPI. Private to libmal (never installed); the engine, mal-calibrate, the
+ * validation benchmark and (later) the simulator use it.
+ *
+ * T_interval = T_computation + T_communication + T_process + T_redistribution   (eq. 2)
+ */
+#ifndef MAL_PREDICT_H
+#define MAL_PREDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- machine parameters (the calibration file) ------------------------------------- */
+
+/* What mal-calibrate measures. Times in seconds, sizes in bytes. */
+typedef struct {
+    double alpha;               /* Hockney latency of one message                       */
+    double beta;                /* Hockney transfer time per byte                       */
+    double gamma;               /* reduction arithmetic per byte                        */
+    double get_bandwidth;       /* bytes/s one rank copies one-sided, all ranks at once */
+    double get_latency;         /* per one-sided operation (one get or put)             */
+    double copy_bandwidth;      /* bytes/s of a local memcpy                            */
+    double epoch_seconds;       /* fixed cost of one redistribution (epochs, agreement)  */
+    double window_seconds;      /* per window created                                   */
+    double window_byte_seconds; /* per byte of window created (allocation, first epoch) */
+    double spawn_seconds;       /* per process spawned and merged (eq. 6)               */
+    double remove_seconds;      /* per process released (eq. 7)                         */
+    int cores;                  /* cores of the host the calibration ran on             */
+} predict_params_t;
+
+/* The documented defaults (mal-calibrate on a 2-core development VM), used when no
+ * calibration file is given. */
+void predict_params_default(predict_params_t *p);
+
+/* Read a calibration file: "key = value" lines, '#' starts a comment, blank lines are
+ * ignored; every key of predict_params_t must appear exactly once, with a finite number
+ * (>= 0; > 0 for the bandwidths; cores an integer >= 1). On error returns -1, leaves
+ * *out unchanged and writes to err (errlen bytes) a message naming the file and line:
+ * "FILE:LINE: unknown key 'x'", "FILE:LINE: 'alpha' is not a number: 'abc'",
+ * "FILE:LINE: 'beta' appears twice (first on line 3)", "FILE:LINE: expected 'key =
+ * value'", "FILE: missing key 'gamma'" (a partial file), "FILE: cannot open: ...".
+ * Returns 0 on success. predict_params_parse does the same for an open stream (name is
+ * used in messages only). */
+int predict_params_read(const char *path, predict_params_t *out, char *err, size_t errlen);
+int predict_params_parse(FILE *in, const char *name, predict_params_t *out, char *err,
+                         size_t errlen);
+
+/* Write every key, one per line with a comment giving its unit, in a form
+ * predict_params_read reads back to the same values (%.17g). Returns 0, or -1 on a write
+ * error. `header` (may be NULL) is written first as '#' comment lines. */
+int predict_params_write(FILE *out, const predict_params_t *p, const char *header);
+
+/* ---- communication (Hockney model over MPICH's algorithms) ------------------------- */
+
+/* Operations the monitor tells apart. Bytes per call are, by operation:
+ * SEND: the message (a send, a receive or a sendrecv half, counted once per message);
+ * BARRIER: 0; BCAST, REDUCE, ALLREDUCE: the buffer; ALLGATHER, GATHER, SCATTER: all
+ * the gathered (scattered) bytes together; ALLTOALL: the bytes one process sends. */
+typedef enum {
+    PREDICT_OP_SEND = 0,
+    PREDICT_OP_BARRIER,
+    PREDICT_OP_BCAST,
+    PREDICT_OP_REDUCE,
+    PREDICT_OP_ALLREDUCE,
+    PREDICT_OP_ALLGATHER,
+    PREDICT_OP_GATHER,
+    PREDICT_OP_SCATTER,
+    PREDICT_OP_ALLTOALL,
+    PREDICT_OP_COUNT
+} predict_op_t;
+
+/* Name of an operation ("send", "allreduce", ...); "?" when out of range. */
+const char *predict_op_name(predict_op_t op);
+
+/* Cost of one call with p processes and n bytes, from the cost formulas of the
+ * algorithms MPICH uses (Thakur, Rabenseifner, Gropp 2005), with L = ceil(log2 p):
+ *  SEND       alpha + n beta                     (also with p = 1: a self message)
+ *  BARRIER    L alpha                            (dissemination)
+ *  BCAST      n < 12 KiB or p < 8: L (alpha + n beta)                    (binomial)
+ *             else (L + p - 1) alpha + 2 (p-1)/p n beta    (scatter + ring allgather)
+ *  REDUCE     n <= 2 KiB: L (alpha + n beta + n gamma)                    (binomial)
+ *             else 2 L alpha + 2 (p-1)/p n beta + (p-1)/p n gamma      (Rabenseifner)
+ *  ALLREDUCE  n <= 2 KiB: L (alpha + n beta + n gamma)           (recursive doubling)
+ *             else 2 L alpha + 2 (p-1)/p n beta + (p-1)/p n gamma      (Rabenseifner)
+ *  ALLGATHER  n < 80 KiB: L alpha + (p-1)/p n beta          (recursive doubling/Bruck)
+ *             else (p-1) alpha + (p-1)/p n beta                                (ring)
+ *  GATHER, SCATTER  L alpha + (p-1)/p n beta                                (binomial)
+ *  ALLTOALL   (p-1) (alpha + n/p beta)                                      (pairwise)
+ * Every collective costs 0 with p <= 1. Negative n counts as 0. */
+double predict_op_cost(const predict_params_t *m, predict_op_t op, int p, double bytes);
+
+/* What an application communicated, per iteration on one process: calls of each
+ * operation and their mean bytes per call (see predict_op_t). */
+typedef struct {
+    double calls[PREDICT_OP_COUNT];
+    double bytes[PREDICT_OP_COUNT];
+} predict_comm_profile_t;
+
+/* Hockney time of `iterations` iterations of the profile with p processes: the sum over
+ * operations of calls * predict_op_cost(op, p, bytes). Message sizes are assumed not to
+ * depend on p (the examples exchange whole vectors and scalars). */
+double predict_comm_model(const predict_params_t *m, const predict_comm_profile_t *per_iter,
+                          int p, double iterations);
+
+/* The correction of eqs. 4-5: lambda = real / model of the previous interval, so that
+ * model * lambda reproduces what was measured; 1 when either is not positive (no
+ * communication to learn from). (The paper prints eq. 4 with estimated / real, which
+ * would amplify the error it means to remove; the ratio used here corrects it.) */
+double predict_lambda(double model_prev, double real_prev);
+
+/* ---- computation (eq. 3) ------------------------------------------------------------ */
+
+/* Linear extrapolation (least squares over the n values, oldest first) of the next value
+ * of a regular series: the work of the next interval from the past ones. n == 1 returns
+ * that value; n <= 0 returns 0. Never negative. */
+double predict_extrapolate(const double *history, int n);
+
+/* Computing power a process gets when `procs` processes share `cores` cores of a host:
+ * core_power * min(1, cores / procs); cores < 1 counts as 1. */
+double predict_shared_power(double core_power, int procs, int cores);
+
+/* eq. 3 for unequal parts: the computation ends when the slowest process ends,
+ * max over i of work[i] / power[i] (parts with no work are skipped; a part with work and
+ * no power gives +infinity). With work proportional to power it equals
+ * sum(work) / sum(power), the paper's form. */
+double predict_comp(int n, const double *work, const double *power);
+
+/* ---- process creation and removal (eqs. 6-7) ---------------------------------------- */
+
+double predict_spawn(const predict_params_t *m, int nprocs);
+double predict_remove(const predict_params_t *m, int nprocs);
+
+/* ---- redistribution of a transfer plan (one-sided) ---------------------------------- */
+
+/* Who copies the rows of a segment in the one-sided executors. */
+typedef enum {
+    PREDICT_RMA_SPLIT = 0, /* destination pulls, source pushes, shares by
+                              partition_push_rows (method rma)                     */
+    PREDICT_RMA_PULL,      /* destination gets everything (rma-get, shrink)         */
+    PREDICT_RMA_PUSH       /* source puts everything (expansion)                    */
+} predict_rma_mode_t;
+
+/* Copy work of one rank in a redistribution. */
+typedef struct {
+    int64_t remote_bytes; /* bytes this rank moves with gets and puts           */
+    int64_t ops;          /* gets and puts it issues                            */
+    int64_t local_bytes;  /* bytes it copies locally (memcpy); set by the caller  */
+} predict_load_t;
+
+/* Add to load[0..nparts) the work of moving one structure of `row_bytes`-byte rows from
+ * old_bounds to new_bounds (nparts + 1 entries each, same nparts: leavers and joiners
+ * are empty parts), executed in `mode`: for each segment of partition_plan_recv, the
+ * rank that copies a share gets its bytes and one op (a share of 0 rows costs nothing).
+ * Rows that stay on their rank are not counted (whether they need a local copy is the
+ * caller's knowledge). `load` is accumulated, not cleared, so several structures add up. */
+void predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
+                       int64_t row_bytes, predict_rma_mode_t mode, predict_load_t *load);
+
+/* Time of a redistribution: epoch_seconds + windows * window_seconds + window_bytes *
+ * window_byte_seconds + the copy time, where rank r needs
+ * t_r = ops_r get_latency + remote_bytes_r / get_bandwidth + local_bytes_r / copy_bandwidth
+ * and at most `cores` ranks copy at once: copy time = max(max_r t_r, sum_r t_r / cores).
+ * `windows` and `window_bytes` are what the busiest rank creates. */
+double predict_redist(const predict_params_t *m, int nparts, const predict_load_t *load,
+                      int windows, int64_t window_bytes);
+
+/* ---- one interval ------------------------------------------------------------------- */
+
+/* The four terms of eq. 2 for one sampling interval, seconds. */
+typedef struct {
+    double comp, comm, process, redist;
+} predict_interval_t;
+
+/* comp + comm + process + redist. */
+double predict_total(const predict_interval_t *t);
+
+/* Relative error of a prediction, (predicted - measured) / measured; 0 when both are 0,
+ * +-infinity when only measured is 0. */
+double predict_rel_error(double predicted, double measured);
+
+#endif /* MAL_PREDICT_H */
