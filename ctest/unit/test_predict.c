@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,17 +398,25 @@ static int parse_text(const char *text, predict_params_t *out, char *err, size_t
     return rc;
 }
 
+/* The defaults are a valid calibration: written out, the reader accepts them as they are. */
 static void test_defaults(void)
 {
-    predict_params_t p;
+    predict_params_t p, back;
     predict_params_default(&p);
-    CHECK(p.alpha == 2e-6 && p.beta == 2.5e-10 && p.gamma == 5e-10, "hockney defaults");
-    CHECK(p.get_bandwidth == 5e9 && p.get_latency == 2e-6 && p.copy_bandwidth == 8e9,
-          "copy defaults");
-    CHECK(p.epoch_seconds == 1e-4 && p.window_seconds == 1e-4 &&
-              p.window_byte_seconds == 1e-10, "window defaults");
-    CHECK(p.spawn_seconds == 0.08 && p.remove_seconds == 1e-3 && p.cores == 2,
-          "process defaults");
+    char buf[4096] = "", err[256] = "";
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    CHECK(f != NULL && predict_params_write(f, &p, "defaults") == 0, "write defaults");
+    if (f != NULL)
+        fclose(f);
+    f = fmemopen(buf, strlen(buf), "r");
+    CHECK(f != NULL && predict_params_parse(f, "defaults", &back, err, sizeof err) == 0,
+          "defaults refused: %s", err);
+    if (f != NULL)
+        fclose(f);
+    CHECK(memcmp(&p, &back, offsetof(predict_params_t, cores)) == 0 && p.cores == back.cores,
+          "defaults changed on the way");
+    CHECK(p.alpha > 0 && p.beta > 0 && p.spawn_seconds > 0 && p.cores >= 1,
+          "a default the model cannot use");
 }
 
 static void test_round_trip(void)

@@ -27,6 +27,7 @@
 #define HISTORY 4               /* intervals the work extrapolation looks back on     */
 #define LOAD_CHANGE 1.25        /* cost per work unit off the window's best by this   */
 #define LOAD_STRIKES 2          /* ... in this many iterations in a row: load changed */
+#define LAMBDA_PROCS 256        /* process counts whose lambda is remembered          */
 
 /* One rank's sums over a sampling interval, gathered as doubles at its end. Steady
  * iterations are those outside grace periods: the prediction learns from them only. */
@@ -60,6 +61,9 @@ typedef struct {
     int nall;
     double history[HISTORY];    /* total steady work per iteration, oldest first      */
     int nhistory;
+    double lambda[LAMBDA_PROCS];/* the latest correction learnt with p processes, 0
+                                 * when none: a configuration met before is predicted
+                                 * with its own correction                            */
     /* the prediction being made (during a reconfiguration) or checked (after it) */
     bool predicting, pending;
     mal_prediction_t pred;
@@ -457,14 +461,38 @@ static void learn_work(void)
     mon.history[mon.nhistory++] = w;
 }
 
+static void steady_split(double *comp, double *comm);
+static void comm_profile(predict_comm_profile_t *prof);
+
+/* Eq. 4 for the interval just gathered, remembered for this process count. */
+static void learn_lambda(void)
+{
+    double comp_it, comm_it;
+    steady_split(&comp_it, &comm_it);
+    predict_comm_profile_t prof;
+    comm_profile(&prof);
+    double model = predict_comm_model(&mon.params, &prof, mon.nall, 1);
+    if (model > 0 && comm_it > 0 && mon.nall < LAMBDA_PROCS)
+        mon.lambda[mon.nall] = predict_lambda(model, comm_it);
+}
+
 static void close_interval(void)
 {
     gather_interval();
     if (mon.all != NULL) {
         check_prediction();
         learn_work();
+        learn_lambda();
     }
     begin_interval();
+}
+
+/* The correction for p processes: learnt with p if ever, else the current one's. */
+static double lambda_for(int p)
+{
+    if (p < LAMBDA_PROCS && mon.lambda[p] > 0)
+        return mon.lambda[p];
+    return mon.nall < LAMBDA_PROCS && mon.lambda[mon.nall] > 0 ? mon.lambda[mon.nall] : 1.0;
 }
 
 void engine_monitor_step(void)
@@ -589,8 +617,7 @@ void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_
     steady_split(&comp_it, &comm_it);
     predict_comm_profile_t prof;
     comm_profile(&prof);
-    double lambda = predict_lambda(predict_comm_model(&mon.params, &prof, mon.nall, 1),
-                                   comm_it);
+    double lambda = lambda_for(procs_after);
     int64_t len = engine.settings.sample_interval;
     double comp = predict_comp_next(old_of_new, procs_after, weights);
     if (!isfinite(comp) || comp_it <= 0)

@@ -22,17 +22,17 @@
 
 /* Measured by mal-calibrate on the 2-core development VM. */
 static const predict_params_t default_params = {
-    .alpha = 2e-6,
-    .beta = 2.5e-10,
-    .gamma = 5e-10,
-    .get_bandwidth = 5e9,
-    .get_latency = 2e-6,
-    .copy_bandwidth = 8e9,
-    .epoch_seconds = 1e-4,
-    .window_seconds = 1e-4,
-    .window_byte_seconds = 1e-10,
-    .spawn_seconds = 0.08,
-    .remove_seconds = 1e-3,
+    .alpha = 5.1e-7,
+    .beta = 1.27e-10,
+    .gamma = 1.33e-10,
+    .get_bandwidth = 5.17e9,
+    .get_latency = 1.6e-7,
+    .copy_bandwidth = 8.45e9,
+    .epoch_seconds = 2.7e-6,
+    .window_seconds = 1.7e-4,
+    .window_byte_seconds = 6.4e-10,
+    .spawn_seconds = 0.044,
+    .remove_seconds = 7.7e-5,
     .cores = 2,
 };
 

@@ -1,0 +1,798 @@
+/* mal-calibrate: measures the machine parameters of the prediction model
+ * (predict_params_t, src/predict/predict.h) and writes them as a calibration file.
+ *
+ *   tools/malrun -n 2 build/bench/mal-calibrate [-o FILE] [--quick]
+ *
+ * Runs with exactly 2 initial processes. They first time point-to-point messages, a
+ * local reduction, one-sided gets, memcpy, window creation and one libmal rebalance on a
+ * duplicate of mal_comm(). Then a plan makes mal_step() add one process and release it
+ * again, several times, and libmal's own figures of those reconfigurations give the
+ * spawn and removal costs. A spawned process runs this same main() with the same
+ * arguments: it joins inside mal_init(), skips every measurement (mal_is_initial() is
+ * false), takes part in the loop from mal_iteration() on until it is released, and
+ * leaves. Rank 0 prints a table and writes the file.
+ *
+ * Every figure is a median over repetitions, after a warm-up (these machines are small
+ * and noisy); where both ranks work at once, each repetition counts the slower one. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* gethostname, gmtime_r, unsetenv */
+#endif
+
+#include "mal.h"
+#include "predict.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KIB ((size_t)1 << 10)
+#define MIB ((size_t)1 << 20)
+
+#define SMALLEST_MESSAGE ((size_t)8)
+#define LARGEST_MESSAGE (4 * MIB)
+#define SLOPE_FROM (64 * KIB)   /* ping-pong sizes that determine beta              */
+#define MAX_SIZES 16
+#define REDUCE_BYTES (16 * MIB)
+#define GET_WINDOW_BYTES (64 * MIB)
+#define GET_BYTES (32 * MIB)
+#define LATENCY_BYTES 8
+#define COPY_BYTES (64 * MIB)
+#define WINDOW_SMALL_BYTES (64 * KIB) /* small enough that the intercept is not noise */
+#define WINDOW_LARGE_BYTES (64 * MIB)
+#define EPOCH_ROWS 64
+#define MAX_REPS 1000           /* bound of every repetition count in reps_t      */
+#define MAX_CYCLES 64
+#define WARMUP_ROUNDS 5         /* untimed ping-pongs and gets before each series  */
+#define TAG 4242
+
+#define DEFAULT_OUTPUT "mal-calibration.txt"
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+
+/* Repetitions of each measurement. */
+typedef struct {
+    int small_messages; /* ping-pongs per size below SLOPE_FROM                 */
+    int large_messages; /* ping-pongs per size from SLOPE_FROM on               */
+    int bulk;           /* reductions, memcpys and 32 MiB get epochs            */
+    int latency;        /* 8-byte gets                                          */
+    int windows;        /* window cycles per size                               */
+    int epochs;         /* rebalances                                           */
+    int resize_cycles;  /* expansions by one process, each followed by a release */
+} reps_t;
+
+static const reps_t FULL_REPS = {1000, 40, 15, 1000, 7, 20, 5};
+static const reps_t QUICK_REPS = {200, 10, 5, 200, 3, 8, 2};
+
+typedef struct {
+    const char *output;
+    bool quick;
+} options_t;
+
+/* The parameters and what the table shows besides them. */
+typedef struct {
+    predict_params_t params;
+    double window_small_seconds, window_large_seconds;
+    int spawn_samples, remove_samples;
+} results_t;
+
+/* Remarks (clamped values, fallbacks) for the table and the file's header; rank 0. */
+static char notes[2048];
+
+static void add_note(const char *fmt, ...)
+{
+    size_t used = strlen(notes);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(notes + used, sizeof notes - used, fmt, ap);
+    va_end(ap);
+    used = strlen(notes);
+    if (used + 1 < sizeof notes)
+        strcat(notes, "\n");
+}
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+static int libmal_failed(const char *call, mal_status_t st)
+{
+    fprintf(stderr, "mal-calibrate: %s failed (%s): %s\n", call, mal_strerror(st),
+            mal_error_message());
+    return EXIT_FAILED;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[0..n), n >= 1; sorts v. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double max_over_ranks(MPI_Comm comm, double local)
+{
+    MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return local;
+}
+
+static int rank_of(MPI_Comm comm)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    return rank;
+}
+
+/* malloc on every rank or on none: a rank that cannot allocate must not leave the
+ * other waiting in the next collective. */
+static void *alloc_everywhere(MPI_Comm comm, size_t bytes, const char *what)
+{
+    void *p = malloc(bytes);
+    int ok = p != NULL;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
+    if (ok)
+        return p;
+    free(p);
+    if (rank_of(comm) == 0)
+        fprintf(stderr, "mal-calibrate: cannot allocate %zu MiB for %s\n", bytes / MIB, what);
+    return NULL;
+}
+
+/* Least-squares slope of y over x. */
+static double fit_slope(const double *x, const double *y, int n)
+{
+    double mx = 0, my = 0, sxy = 0, sxx = 0;
+    for (int i = 0; i < n; i++) {
+        mx += x[i] / n;
+        my += y[i] / n;
+    }
+    for (int i = 0; i < n; i++) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+    }
+    return sxx > 0 ? sxy / sxx : 0.0;
+}
+
+/* The model needs some parameters strictly positive, others non-negative; noise can
+ * push a fitted value below that. */
+static void clamp_below(double *value, double floor, const char *name, const char *why)
+{
+    if (*value >= floor)
+        return;
+    add_note("%s came out %.3g (%s); clamped to %g", name, *value, why, floor);
+    *value = floor;
+}
+
+/* Times fn on every rank at once: a barrier lines the ranks up, each repetition counts
+ * the slowest rank, the first `warmups` calls are not counted (first touches, lazy
+ * connections). fn returns 0, or nonzero on a failure all ranks share. */
+static int time_together(MPI_Comm comm, int warmups, int reps, int (*fn)(void *), void *ctx,
+                         double *median_seconds)
+{
+    double t[MAX_REPS];
+    for (int i = -warmups; i < reps; i++) {
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        if (fn(ctx) != 0)
+            return EXIT_FAILED;
+        double slowest = max_over_ranks(comm, MPI_Wtime() - t0);
+        if (i >= 0)
+            t[i] = slowest;
+    }
+    *median_seconds = median(t, reps);
+    return 0;
+}
+
+/* ---- alpha, beta: ping-pong ---------------------------------------------------------- */
+
+/* 8 B, then 16 B to 4 MiB in powers of 4. */
+static int message_sizes(size_t *sizes)
+{
+    int n = 0;
+    sizes[n++] = SMALLEST_MESSAGE;
+    for (size_t s = 2 * SMALLEST_MESSAGE; s <= LARGEST_MESSAGE; s *= 4)
+        sizes[n++] = s;
+    return n;
+}
+
+/* Median one-way time (round trip / 2) of `bytes`-byte messages; valid on rank 0,
+ * which starts each round trip. PMPI_ entry points: libmal's monitor interposes MPI_Send
+ * and MPI_Recv and times the PMPI_ call inside, so that is the cost the model must
+ * predict; through the wrapper alpha came out ~0.1 us (20%) higher here. */
+static double one_way_seconds(MPI_Comm comm, char *buf, size_t bytes, int reps)
+{
+    double t[MAX_REPS];
+    int rank = rank_of(comm), peer = 1 - rank, count = (int)bytes;
+    for (int i = -WARMUP_ROUNDS; i < reps; i++) {
+        double t0 = MPI_Wtime();
+        if (rank == 0) {
+            PMPI_Send(buf, count, MPI_BYTE, peer, TAG, comm);
+            PMPI_Recv(buf, count, MPI_BYTE, peer, TAG, comm, MPI_STATUS_IGNORE);
+        } else {
+            PMPI_Recv(buf, count, MPI_BYTE, peer, TAG, comm, MPI_STATUS_IGNORE);
+            PMPI_Send(buf, count, MPI_BYTE, peer, TAG, comm);
+        }
+        if (i >= 0)
+            t[i] = (MPI_Wtime() - t0) / 2;
+    }
+    return median(t, reps);
+}
+
+/* Hockney fit t = alpha + n beta. An ordinary least-squares line through all sizes is
+ * dominated by the large messages (their times are ~1000x the small ones), so its
+ * intercept is noise and can come out negative. Each parameter is taken from the sizes
+ * that determine it instead: alpha is the time of the smallest message (pure latency),
+ * beta the least-squares slope over the sizes >= 64 KiB, where the rendezvous protocol
+ * is in use and time grows linearly with size. */
+static void fit_hockney(const size_t *sizes, const double *one_way, int n, results_t *r)
+{
+    double x[MAX_SIZES], y[MAX_SIZES];
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (sizes[i] >= SLOPE_FROM) {
+            x[m] = (double)sizes[i];
+            y[m++] = one_way[i];
+        }
+    r->params.alpha = one_way[0];
+    r->params.beta = fit_slope(x, y, m);
+    clamp_below(&r->params.alpha, 1e-9, "alpha", "timer resolution");
+    clamp_below(&r->params.beta, 1e-12, "beta", "noisy large-message times");
+}
+
+static int measure_point_to_point(MPI_Comm comm, const reps_t *reps, results_t *r)
+{
+    char *buf = alloc_everywhere(comm, LARGEST_MESSAGE, "the ping-pong buffer");
+    if (buf == NULL)
+        return EXIT_FAILED;
+    memset(buf, 1, LARGEST_MESSAGE);
+    size_t sizes[MAX_SIZES];
+    double one_way[MAX_SIZES];
+    int n = message_sizes(sizes);
+    /* The first pass is a warm-up, discarded: right after the launch the first series
+     * came out up to 6x slow in some runs (the two processes not yet settled on their
+     * own cores), while the same size measured later never did. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            one_way[i] = one_way_seconds(comm, buf, sizes[i],
+                                         sizes[i] >= SLOPE_FROM ? reps->large_messages
+                                                                : reps->small_messages);
+    free(buf);
+    if (rank_of(comm) == 0)
+        fit_hockney(sizes, one_way, n, r);
+    return 0;
+}
+
+/* ---- gamma: local reduction ---------------------------------------------------------- */
+
+typedef struct {
+    double *in, *inout;
+    int count;
+} reduction_t;
+
+static int reduce_once(void *arg)
+{
+    reduction_t *red = arg;
+    MPI_Reduce_local(red->in, red->inout, red->count, MPI_DOUBLE, MPI_SUM);
+    return 0;
+}
+
+/* Both ranks reduce at once, as they do inside a collective, sharing memory bandwidth. */
+static int measure_reduction(MPI_Comm comm, const reps_t *reps, results_t *r)
+{
+    reduction_t red = {.count = (int)(REDUCE_BYTES / sizeof(double))};
+    red.in = alloc_everywhere(comm, REDUCE_BYTES, "the reduction input");
+    if (red.in == NULL)
+        return EXIT_FAILED;
+    red.inout = alloc_everywhere(comm, REDUCE_BYTES, "the reduction output");
+    if (red.inout == NULL) {
+        free(red.in);
+        return EXIT_FAILED;
+    }
+    for (int i = 0; i < red.count; i++) {
+        red.in[i] = 1.0;
+        red.inout[i] = 0.0;
+    }
+    double seconds;
+    int rc = time_together(comm, 1, reps->bulk, reduce_once, &red, &seconds);
+    r->params.gamma = seconds / (double)REDUCE_BYTES;
+    free(red.in);
+    free(red.inout);
+    return rc;
+}
+
+/* ---- get_bandwidth, get_latency: one-sided gets ------------------------------------- */
+
+typedef struct {
+    MPI_Win win;
+    char *dst;
+    int peer, count;
+} get_epoch_t;
+
+static int get_in_epoch(void *arg)
+{
+    get_epoch_t *g = arg;
+    MPI_Win_lock_all(0, g->win);
+    MPI_Get(g->dst, g->count, MPI_BYTE, g->peer, 0, g->count, MPI_BYTE, g->win);
+    MPI_Win_unlock_all(g->win);
+    return 0;
+}
+
+/* Created and dynamic windows returned wrong data with osc ucx on merged communicators
+ * (DESIGN.md): check that the gets really delivered the peer's bytes. */
+static int check_get_data(MPI_Comm comm, const get_epoch_t *g)
+{
+    char expected = (char)(g->peer + 1);
+    int ok = g->dst[0] == expected && g->dst[g->count - 1] == expected;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
+    if (!ok && rank_of(comm) == 0)
+        fprintf(stderr, "mal-calibrate: MPI_Get delivered wrong data (is osc ucx in use? "
+                        "run through tools/malrun)\n");
+    return ok ? 0 : EXIT_FAILED;
+}
+
+/* One 8-byte get completed with a flush, inside one open epoch; both ranks at once (so
+ * both are inside MPI, whatever progress the transport needs). Each rank's median, the
+ * slower rank's. */
+static double get_latency_seconds(MPI_Comm comm, const get_epoch_t *g, int reps)
+{
+    double t[MAX_REPS];
+    char buf[LATENCY_BYTES];
+    MPI_Barrier(comm);
+    MPI_Win_lock_all(0, g->win);
+    for (int i = -WARMUP_ROUNDS; i < reps; i++) {
+        double t0 = MPI_Wtime();
+        MPI_Get(buf, LATENCY_BYTES, MPI_BYTE, g->peer, 0, LATENCY_BYTES, MPI_BYTE, g->win);
+        MPI_Win_flush(g->peer, g->win);
+        if (i >= 0)
+            t[i] = MPI_Wtime() - t0;
+    }
+    MPI_Win_unlock_all(g->win);
+    return max_over_ranks(comm, median(t, reps));
+}
+
+/* MPI_Win_allocate: the window kind that works with osc ucx (DESIGN.md). */
+static int measure_one_sided(MPI_Comm comm, const reps_t *reps, results_t *r)
+{
+    get_epoch_t g = {.peer = 1 - rank_of(comm), .count = (int)GET_BYTES};
+    g.dst = alloc_everywhere(comm, GET_BYTES, "the get destination");
+    if (g.dst == NULL)
+        return EXIT_FAILED;
+    memset(g.dst, 0, GET_BYTES);
+    char *base;
+    MPI_Win_allocate((MPI_Aint)GET_WINDOW_BYTES, 1, MPI_INFO_NULL, comm, &base, &g.win);
+    memset(base, rank_of(comm) + 1, GET_WINDOW_BYTES); /* resident pages, known bytes */
+    MPI_Barrier(comm);
+    double seconds;
+    /* the warm-up epoch counts for nothing: the first epoch on a window is slow */
+    int rc = time_together(comm, 1, reps->bulk, get_in_epoch, &g, &seconds);
+    if (rc == 0)
+        rc = check_get_data(comm, &g);
+    r->params.get_bandwidth = (double)GET_BYTES / seconds;
+    if (rc == 0)
+        r->params.get_latency = get_latency_seconds(comm, &g, reps->latency);
+    MPI_Win_free(&g.win);
+    free(g.dst);
+    return rc;
+}
+
+/* ---- copy_bandwidth: memcpy --------------------------------------------------------- */
+
+typedef struct {
+    char *src, *dst;
+    size_t bytes;
+} copy_t;
+
+static volatile char copy_sink; /* a read of the copy, so it cannot be optimised away */
+
+static int copy_once(void *arg)
+{
+    copy_t *c = arg;
+    memcpy(c->dst, c->src, c->bytes);
+    copy_sink = c->dst[c->bytes / 2];
+    return 0;
+}
+
+static int measure_copy(MPI_Comm comm, const reps_t *reps, results_t *r)
+{
+    copy_t c = {.bytes = COPY_BYTES};
+    c.src = alloc_everywhere(comm, COPY_BYTES, "the memcpy source");
+    if (c.src == NULL)
+        return EXIT_FAILED;
+    c.dst = alloc_everywhere(comm, COPY_BYTES, "the memcpy destination");
+    if (c.dst == NULL) {
+        free(c.src);
+        return EXIT_FAILED;
+    }
+    memset(c.src, 7, COPY_BYTES); /* touched: page faults are not copy time */
+    memset(c.dst, 0, COPY_BYTES);
+    double seconds;
+    int rc = time_together(comm, 1, reps->bulk, copy_once, &c, &seconds);
+    r->params.copy_bandwidth = (double)COPY_BYTES / seconds;
+    free(c.src);
+    free(c.dst);
+    return rc;
+}
+
+/* ---- window_seconds, window_byte_seconds: creating a window ------------------------- */
+
+typedef struct {
+    MPI_Comm comm;
+    size_t bytes;
+    int peer;
+} window_cycle_t;
+
+/* What a redistribution pays per new window, done as libmal creates one: allocation,
+ * a memset of every page (libmal touches them at creation so that first-touch faults
+ * never land in the transfer), a barrier, the first (slow) epoch, and the free. Without
+ * the memset nothing is per byte: 1 MiB and 64 MiB cost the same ~0.1-0.2 ms here, while
+ * a touched 64 MiB window costs 0.05-0.13 s. */
+static int window_cycle(void *arg)
+{
+    window_cycle_t *w = arg;
+    char *base, byte;
+    MPI_Win win;
+    MPI_Win_allocate((MPI_Aint)w->bytes, 1, MPI_INFO_NULL, w->comm, &base, &win);
+    memset(base, 0, w->bytes);
+    MPI_Barrier(w->comm);
+    MPI_Win_lock_all(0, win);
+    MPI_Get(&byte, 1, MPI_BYTE, w->peer, 0, 1, MPI_BYTE, win);
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+    return 0;
+}
+
+/* A line through two sizes: the intercept is the cost per window, the slope per byte.
+ * The small size is one of 64 KiB, not 1 MiB: a touched 1 MiB window already costs
+ * about as much per byte as it costs fixed, so the intercept of a 1 MiB..64 MiB line
+ * came out around zero, negative in some runs. */
+static int measure_windows(MPI_Comm comm, const reps_t *reps, results_t *r)
+{
+    window_cycle_t w = {.comm = comm, .peer = 1 - rank_of(comm), .bytes = WINDOW_SMALL_BYTES};
+    int rc = time_together(comm, 1, reps->windows, window_cycle, &w, &r->window_small_seconds);
+    w.bytes = WINDOW_LARGE_BYTES;
+    if (rc == 0)
+        rc = time_together(comm, 1, reps->windows, window_cycle, &w, &r->window_large_seconds);
+    double slope = (r->window_large_seconds - r->window_small_seconds) /
+                   (double)(WINDOW_LARGE_BYTES - WINDOW_SMALL_BYTES);
+    r->params.window_byte_seconds = slope;
+    r->params.window_seconds = r->window_small_seconds - slope * (double)WINDOW_SMALL_BYTES;
+    if (rank_of(comm) == 0) {
+        clamp_below(&r->params.window_byte_seconds, 0.0, "window_byte_seconds",
+                    "large window no slower than small");
+        clamp_below(&r->params.window_seconds, 0.0, "window_seconds", "negative intercept");
+    }
+    return rc;
+}
+
+/* ---- epoch_seconds: the fixed cost of one libmal rebalance -------------------------- */
+
+typedef struct {
+    int calls;
+} rebalance_cycle_t;
+
+/* Alternates two layouts so every call moves a few rows; the structure is tiny, so the
+ * time is the rebalance's fixed part (agreement, epochs). */
+static int rebalance_once(void *arg)
+{
+    static const double skewed[2] = {1, 3}, even[2] = {1, 1};
+    rebalance_cycle_t *c = arg;
+    mal_status_t st = mal_rebalance(c->calls++ % 2 == 0 ? skewed : even);
+    return st == MAL_OK ? 0 : libmal_failed("mal_rebalance", st);
+}
+
+static int measure_epoch(MPI_Comm comm, const reps_t *reps, results_t *r)
+{
+    mal_array_t *a;
+    mal_status_t st = mal_alloc_window("mal_calibrate_epoch", MPI_DOUBLE, EPOCH_ROWS, 1,
+                                       MAL_BLOCK, &a);
+    if (st != MAL_OK)
+        return libmal_failed("mal_alloc_window", st);
+    rebalance_cycle_t c = {0};
+    /* two warm-ups: the first layout change may have to grow the buffers */
+    int rc = time_together(comm, 2, reps->epochs, rebalance_once, &c,
+                           &r->params.epoch_seconds);
+    /* freed before the resizes, so that they carry no data */
+    st = mal_free_window(a);
+    if (rc == 0 && st != MAL_OK)
+        rc = libmal_failed("mal_free_window", st);
+    return rc;
+}
+
+/* ---- cores -------------------------------------------------------------------------- */
+
+static int count_cores(void)
+{
+    hwloc_topology_t topo;
+    int cores = -1;
+    if (hwloc_topology_init(&topo) == 0) {
+        if (hwloc_topology_load(topo) == 0)
+            cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+        hwloc_topology_destroy(topo);
+    }
+    if (cores >= 1)
+        return cores;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    add_note("hwloc could not count the cores; used sysconf(_SC_NPROCESSORS_ONLN) = %ld",
+             online);
+    return online >= 1 ? (int)online : 1;
+}
+
+/* ---- the measurements on the initial processes -------------------------------------- */
+
+typedef int (*measurement_t)(MPI_Comm, const reps_t *, results_t *);
+
+static int measure_initial(const reps_t *reps, results_t *r)
+{
+    static const measurement_t measurements[] = {measure_point_to_point, measure_reduction,
+                                                 measure_one_sided, measure_copy,
+                                                 measure_windows, measure_epoch};
+    int size, rank = rank_of(mal_comm());
+    MPI_Comm_size(mal_comm(), &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "mal-calibrate: needs exactly 2 processes, got %d "
+                            "(run: tools/malrun -n 2 mal-calibrate ...)\n", size);
+        return EXIT_USAGE;
+    }
+    if (rank == 0)
+        r->params.cores = count_cores();
+    MPI_Comm comm;
+    MPI_Comm_dup(mal_comm(), &comm);
+    /* a failing MPI call in a measurement is unrecoverable: abort rather than hang */
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof measurements / sizeof *measurements; i++)
+        rc = measurements[i](comm, reps, r);
+    MPI_Comm_free(&comm);
+    return rc;
+}
+
+/* ---- spawn_seconds, remove_seconds: libmal's own reconfigurations ------------------- */
+
+/* "1:+1,2:-1,3:+1,4:-1,...": each expansion by one process is followed by the release of
+ * the last rank, which is the process just spawned. */
+static void resize_plan(int cycles, char *plan, size_t len)
+{
+    size_t used = 0;
+    plan[0] = '\0';
+    for (int i = 0; i < cycles && used < len; i++)
+        used += (size_t)snprintf(plan + used, len - used, "%s%d:+1,%d:-1", i ? "," : "",
+                                 2 * i + 1, 2 * i + 2);
+}
+
+typedef struct {
+    double expand[MAX_CYCLES], shrink[MAX_CYCLES];
+    int expands, shrinks;
+} resize_samples_t;
+
+static void record_reconfig(resize_samples_t *s)
+{
+    mal_reconfig_stats_t st;
+    if (mal_last_reconfig(&st) != MAL_OK || st.status != MAL_OK)
+        return;
+    if (st.action == MAL_ACTION_EXPAND && s->expands < MAX_CYCLES)
+        s->expand[s->expands++] = st.process_seconds;
+    else if (st.action == MAL_ACTION_SHRINK && s->shrinks < MAX_CYCLES)
+        s->shrink[s->shrinks++] = st.process_seconds;
+}
+
+/* Every process, spawned ones included, runs the loop from where it is; times are
+ * mal_last_reconfig()'s process_seconds (max over the ranks), read on the initial rank 0,
+ * which is never released. Returns MAL_OK, MAL_REMOVED or the failure. */
+static mal_status_t measure_resizes(int cycles, results_t *r)
+{
+    resize_samples_t s = {.expands = 0};
+    bool keeper = mal_is_initial() && rank_of(mal_comm()) == 0;
+    for (int64_t it = mal_iteration(); it < 2 * (int64_t)cycles; it++) {
+        mal_status_t st = mal_step();
+        if (st == MAL_REMOVED)
+            return st;
+        if (st < 0) {
+            libmal_failed("mal_step", st);
+            return st;
+        }
+        if (st == MAL_RECONFIGURED && keeper)
+            record_reconfig(&s);
+    }
+    if (!keeper)
+        return MAL_OK;
+    r->spawn_samples = s.expands;
+    r->remove_samples = s.shrinks;
+    r->params.spawn_seconds = s.expands ? median(s.expand, s.expands) : 0.0;
+    r->params.remove_seconds = s.shrinks ? median(s.shrink, s.shrinks) : 0.0;
+    if (s.expands < cycles || s.shrinks < cycles)
+        add_note("only %d expansions and %d releases of the %d planned reported their "
+                 "times", s.expands, s.shrinks, cycles);
+    return MAL_OK;
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+static void print_row(const char *name, double value, const char *unit, const char *how)
+{
+    printf("  %-20s %12.4g %-5s %s\n", name, value, unit, how);
+}
+
+static void print_table(const results_t *r, const reps_t *reps, bool quick, double seconds)
+{
+    const predict_params_t *p = &r->params;
+    char how[160];
+    printf("mal-calibrate: 2 processes, %s run, %.1f s; medians, max over ranks where both "
+           "work\n", quick ? "quick" : "full", seconds);
+    print_row("alpha", p->alpha, "s", "one-way time of an 8 B message (ping-pong)");
+    snprintf(how, sizeof how, "slope of ping-pongs of 64 KiB..4 MiB (%.2f GB/s)",
+             1e-9 / p->beta);
+    print_row("beta", p->beta, "s/B", how);
+    snprintf(how, sizeof how, "MPI_Reduce_local sum of 16 MiB of doubles (%.2f GB/s)",
+             1e-9 / p->gamma);
+    print_row("gamma", p->gamma, "s/B", how);
+    print_row("get_bandwidth", p->get_bandwidth, "B/s", "MPI_Get of 32 MiB per epoch, "
+              "both ranks at once");
+    print_row("get_latency", p->get_latency, "s", "8 B MPI_Get + MPI_Win_flush");
+    print_row("copy_bandwidth", p->copy_bandwidth, "B/s", "memcpy of 64 MiB");
+    snprintf(how, sizeof how, "mal_rebalance of %d doubles, weights {1,3} <-> {1,1}",
+             EPOCH_ROWS);
+    print_row("epoch_seconds", p->epoch_seconds, "s", how);
+    snprintf(how, sizeof how, "allocate + touch + first epoch + free: %zu KiB %.4f s, "
+             "%zu MiB %.4f s", WINDOW_SMALL_BYTES / KIB, r->window_small_seconds,
+             WINDOW_LARGE_BYTES / MIB, r->window_large_seconds);
+    print_row("window_seconds", p->window_seconds, "s", how);
+    print_row("window_byte_seconds", p->window_byte_seconds, "s/B", "slope of the same");
+    snprintf(how, sizeof how, "spawn + merge of 1 process by mal_step (%d of %d)",
+             r->spawn_samples, reps->resize_cycles);
+    print_row("spawn_seconds", p->spawn_seconds, "s", how);
+    snprintf(how, sizeof how, "release of 1 process by mal_step (%d of %d)",
+             r->remove_samples, reps->resize_cycles);
+    print_row("remove_seconds", p->remove_seconds, "s", how);
+    print_row("cores", p->cores, "", "hwloc cores of this host");
+    if (notes[0] != '\0')
+        printf("notes:\n%s", notes);
+}
+
+static void describe_run(char *header, size_t len, bool quick)
+{
+    char host[256] = "unknown";
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "unknown");
+    host[sizeof host - 1] = '\0';
+    char date[64] = "unknown";
+    time_t now = time(NULL);
+    struct tm utc;
+    if (gmtime_r(&now, &utc) != NULL)
+        strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &utc);
+    snprintf(header, len, "mal-calibrate (%s run) on host %s, %s, 2 processes\n%s",
+             quick ? "quick" : "full", host, date, notes);
+}
+
+static int write_file(const char *path, const results_t *r, bool quick)
+{
+    char header[sizeof notes + 512];
+    describe_run(header, sizeof header, quick);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "mal-calibrate: cannot open '%s' for writing: %s\n", path,
+                strerror(errno));
+        return EXIT_FAILED;
+    }
+    int failed = predict_params_write(f, &r->params, header) != 0;
+    failed |= fclose(f) != 0;
+    if (failed) {
+        fprintf(stderr, "mal-calibrate: writing '%s' failed: %s\n", path, strerror(errno));
+        return EXIT_FAILED;
+    }
+    printf("wrote %s\n", path);
+    return 0;
+}
+
+/* Rank 0 prints and writes; the exit code travels to rank 1 so both report a failure. */
+static int report(const results_t *r, const options_t *o, const reps_t *reps, double seconds)
+{
+    int rc = 0;
+    if (rank_of(mal_comm()) == 0) {
+        print_table(r, reps, o->quick, seconds);
+        rc = write_file(o->output, r, o->quick);
+        fflush(stdout);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, mal_comm());
+    return rc;
+}
+
+/* ---- main --------------------------------------------------------------------------- */
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: tools/malrun -n 2 mal-calibrate [-o FILE] [--quick]\n"
+                 "  -o FILE   calibration file to write (default " DEFAULT_OUTPUT ")\n"
+                 "  --quick   fewer repetitions (for tests; under ~10 s)\n");
+}
+
+typedef enum { PARSE_RUN, PARSE_HELP, PARSE_BAD } parse_result_t;
+
+/* Every rank parses (spawned processes get the same arguments); only rank 0 prints, so
+ * a bad argument sets `complaint` instead of printing it. */
+static parse_result_t parse_options(int argc, char **argv, options_t *o, char *complaint,
+                                    size_t len)
+{
+    *o = (options_t){.output = DEFAULT_OUTPUT};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            o->quick = true;
+        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            if (i + 1 == argc) {
+                snprintf(complaint, len, "%s needs a file name", argv[i]);
+                return PARSE_BAD;
+            }
+            o->output = argv[++i];
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            return PARSE_HELP;
+        } else {
+            snprintf(complaint, len, "unexpected argument '%s'", argv[i]);
+            return PARSE_BAD;
+        }
+    }
+    return PARSE_RUN;
+}
+
+static mal_status_t start_libmal(const reps_t *reps, char *plan, size_t plan_len)
+{
+    /* The calibration being made must not depend on an old one: with MAL_CALIBRATION
+     * naming the file this run is about to create, mal_init would fail. */
+    unsetenv("MAL_CALIBRATION");
+    mal_config_t cfg;
+    mal_config_init(&cfg);
+    resize_plan(reps->resize_cycles, plan, plan_len);
+    cfg.plan = plan;
+    cfg.summary = false;             /* the table says it all                        */
+    cfg.log_errors = false;          /* failures are printed here, with the call     */
+    cfg.redist = MAL_REDIST_RMA;     /* the one-sided engine is what the model costs */
+    return mal_init(MPI_COMM_WORLD, &cfg);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    options_t opt;
+    char complaint[256];
+    int exit_code = 0, world_rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    parse_result_t parsed = parse_options(argc, argv, &opt, complaint, sizeof complaint);
+    if (parsed != PARSE_RUN) {
+        if (world_rank == 0 && parsed == PARSE_BAD)
+            fprintf(stderr, "mal-calibrate: %s\n", complaint);
+        if (world_rank == 0)
+            usage(parsed == PARSE_HELP ? stdout : stderr);
+        MPI_Finalize();
+        return parsed == PARSE_HELP ? EXIT_SUCCESS : EXIT_USAGE;
+    }
+    const reps_t *reps = opt.quick ? &QUICK_REPS : &FULL_REPS;
+    char plan[32 * MAX_CYCLES];
+    mal_status_t st = start_libmal(reps, plan, sizeof plan);
+    if (st != MAL_OK) {
+        libmal_failed("mal_init", st);
+        MPI_Finalize();
+        return EXIT_FAILED;
+    }
+    results_t results;
+    memset(&results, 0, sizeof results);
+    predict_params_default(&results.params); /* any key this tool does not measure */
+    double t0 = MPI_Wtime();
+    if (mal_is_initial())
+        exit_code = measure_initial(reps, &results);
+    if (exit_code == 0)
+        st = measure_resizes(reps->resize_cycles, &results);
+    if (exit_code == 0 && st < 0)
+        exit_code = EXIT_FAILED;
+    if (exit_code == 0 && mal_is_initial())
+        exit_code = report(&results, &opt, reps, MPI_Wtime() - t0);
+    mal_finalize();
+    MPI_Finalize();
+    return exit_code;
+}
