@@ -368,7 +368,7 @@ void engine_monitor_step(void);
 void engine_monitor_begin_iteration(void);
 /* Before a reconfiguration that every rank of mal_comm() is making (collective):
  * predict the interval after it. old_of_new[k] is the current rank of new rank k, -1
- * for a new process; weights (NULL: even) are the new set's; `changed` processes come
+ * for a new process (NULL: ranks keep their numbers, the ones beyond are new); weights (NULL: even) are the new set's; `changed` processes come
  * or go. */
 void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_new,
                             int procs_after, const double *weights);

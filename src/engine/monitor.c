@@ -448,12 +448,17 @@ static void check_prediction(void)
     report_prediction();
 }
 
+/* Only an interval where every rank had steady iterations tells the total work: an
+ * interval spent in grace (or a rank's sums dropped by a load change) would add a false
+ * low point to the extrapolation. */
 static void learn_work(void)
 {
     double w = 0;
-    for (int r = 0; r < mon.nall; r++)
-        if (mon.all[r].steady > 0)
-            w += mon.all[r].steady_work / mon.all[r].steady;
+    for (int r = 0; r < mon.nall; r++) {
+        if (mon.all[r].steady <= 0)
+            return;
+        w += mon.all[r].steady_work / mon.all[r].steady;
+    }
     if (mon.nhistory == HISTORY) {
         memmove(mon.history, mon.history + 1, (HISTORY - 1) * sizeof *mon.history);
         mon.nhistory--;
@@ -503,10 +508,13 @@ void engine_monitor_step(void)
 
 /* ---- prediction ------------------------------------------------------------------------- */
 
-/* Mean communication per iteration over the ranks that had steady iterations. */
+/* Communication per iteration: calls averaged over the ranks that had steady
+ * iterations, bytes per call over all their calls (a rank that never made a call does
+ * not shrink the size of the others' messages). */
 static void comm_profile(predict_comm_profile_t *prof)
 {
     memset(prof, 0, sizeof *prof);
+    double calls[PREDICT_OP_COUNT] = {0};
     int n = 0;
     for (int r = 0; r < mon.nall; r++) {
         const interval_t *a = &mon.all[r];
@@ -515,12 +523,13 @@ static void comm_profile(predict_comm_profile_t *prof)
         n++;
         for (int op = 0; op < PREDICT_OP_COUNT; op++) {
             prof->calls[op] += a->calls[op] / a->steady;
-            prof->bytes[op] += a->calls[op] > 0 ? a->bytes[op] / a->calls[op] : 0;
+            calls[op] += a->calls[op];
+            prof->bytes[op] += a->bytes[op];
         }
     }
-    for (int op = 0; op < PREDICT_OP_COUNT && n > 0; op++) {
-        prof->calls[op] /= n;
-        prof->bytes[op] /= n;
+    for (int op = 0; op < PREDICT_OP_COUNT; op++) {
+        prof->calls[op] = n > 0 ? prof->calls[op] / n : 0;
+        prof->bytes[op] = calls[op] > 0 ? prof->bytes[op] / calls[op] : 0;
     }
 }
 
@@ -552,13 +561,22 @@ static double core_power(int r)
            predict_shared_power(1.0, sharing, (int)a->cores);
 }
 
+/* The current rank of new rank k; without a map, ranks keep their numbers and the
+ * ranks beyond the current ones are new. */
+static int old_rank(const int *old_of_new, int k)
+{
+    if (old_of_new != NULL)
+        return old_of_new[k];
+    return k < mon.nall ? k : -1;
+}
+
 /* Hosts of the new set: old ranks stay where they are, new ones start on rank 0's host
  * (or the configured host list's, whose cores are taken as rank 0's). */
 static void new_hosts(const int *old_of_new, int n, double *hosts, double *cores)
 {
     int spawned = 0;
     for (int k = 0; k < n; k++) {
-        int o = old_of_new[k];
+        int o = old_rank(old_of_new, k);
         if (o >= 0) {
             hosts[k] = mon.all[o].host;
             cores[k] = mon.all[o].cores;
@@ -592,7 +610,7 @@ static double predict_comp_next(const int *old_of_new, int n, const double *weig
         wsum += weights ? weights[k] : 1.0;
     double total = predict_extrapolate(mon.history, mon.nhistory);
     for (int k = 0; k < n; k++) {
-        int o = old_of_new[k];
+        int o = old_rank(old_of_new, k);
         double p = o >= 0 && core_power(o) > 0 ? core_power(o) : mean;
         power[k] = predict_shared_power(p, procs_on_host(hosts, n, hosts[k]), (int)cores[k]);
         work[k] = total * (weights ? weights[k] : 1.0) / wsum;
@@ -695,6 +713,15 @@ void engine_monitor_reconfigured(const mal_reconfig_stats_t *s)
 {
     if (!mon.on)
         return;
+    if (s->status == MAL_OK) {
+        /* The samples describe the old process set, and a prediction not yet checked
+         * was about an interval that will not happen: a reconfiguration right after
+         * this one (no step between) predicts nothing. */
+        free(mon.all);
+        mon.all = NULL;
+        mon.nall = 0;
+        mon.pending = false;
+    }
     if (mon.predicting) {
         mon.predicting = false;
         if (s->status == MAL_OK) {

@@ -22,10 +22,16 @@ static double comm_procs(MPI_Comm comm)
     return n;
 }
 
+/* Entries of a counts array: the remote group's size on an intercommunicator. */
 static double sum_counts(const int *counts, MPI_Comm comm)
 {
     double total = 0;
-    int n = (int)comm_procs(comm);
+    int inter = 0, n = 1;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        PMPI_Comm_remote_size(comm, &n);
+    else
+        PMPI_Comm_size(comm, &n);
     for (int r = 0; r < n && counts != NULL; r++)
         total += counts[r];
     return total;
@@ -129,12 +135,14 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                               recvtype, comm));
 }
 
-/* Gathers and scatters: the root's counts are the only ones known everywhere, so the
- * size is taken from the non-root side (every process's own block) times the processes. */
+/* Gathers and scatters: the size is every process's own block times the processes,
+ * taken from the side MPI reads (with MPI_IN_PLACE at the root, the other side). */
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_GATHER, true, type_bytes(sendtype, sendcount * comm_procs(comm)),
+    MAL_TIMED(PREDICT_OP_GATHER, true,
+              sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount * comm_procs(comm))
+                                      : type_bytes(sendtype, sendcount * comm_procs(comm)),
               PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                           comm));
 }
@@ -143,7 +151,9 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_GATHER, true, type_bytes(sendtype, sendcount * comm_procs(comm)),
+    MAL_TIMED(PREDICT_OP_GATHER, true,
+              sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, sum_counts(recvcounts, comm))
+                                      : type_bytes(sendtype, sendcount * comm_procs(comm)),
               PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                            recvtype, root, comm));
 }
@@ -151,7 +161,9 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_SCATTER, true, type_bytes(recvtype, recvcount * comm_procs(comm)),
+    MAL_TIMED(PREDICT_OP_SCATTER, true,
+              recvbuf == MPI_IN_PLACE ? type_bytes(sendtype, sendcount * comm_procs(comm))
+                                      : type_bytes(recvtype, recvcount * comm_procs(comm)),
               PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm));
 }
@@ -160,7 +172,9 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_SCATTER, true, type_bytes(recvtype, recvcount * comm_procs(comm)),
+    MAL_TIMED(PREDICT_OP_SCATTER, true,
+              recvbuf == MPI_IN_PLACE ? type_bytes(sendtype, sum_counts(sendcounts, comm))
+                                      : type_bytes(recvtype, recvcount * comm_procs(comm)),
               PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                             recvtype, root, comm));
 }
@@ -168,7 +182,9 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_ALLTOALL, true, type_bytes(sendtype, sendcount * comm_procs(comm)),
+    MAL_TIMED(PREDICT_OP_ALLTOALL, true,
+              sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount * comm_procs(comm))
+                                      : type_bytes(sendtype, sendcount * comm_procs(comm)),
               PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                             comm));
 }
@@ -177,7 +193,9 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_ALLTOALL, true, type_bytes(sendtype, sum_counts(sendcounts, comm)),
+    MAL_TIMED(PREDICT_OP_ALLTOALL, true,
+              sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, sum_counts(recvcounts, comm))
+                                      : type_bytes(sendtype, sum_counts(sendcounts, comm)),
               PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                              rdispls, recvtype, comm));
 }

@@ -130,13 +130,13 @@ static void predict_resize(mal_action_t action, int count, const bool *leaving,
                            const double *weights)
 {
     int p = engine.size, n = action == MAL_ACTION_EXPAND ? p + count : p - count, k = 0;
+    /* Without memory for the map the prediction guesses ranks keep their numbers; the
+     * call itself (collective) must happen on every rank. */
     int *old_of_new = malloc((size_t)n * sizeof *old_of_new);
-    if (old_of_new == NULL)
-        return;
-    for (int r = 0; r < p; r++)
+    for (int r = 0; r < p && old_of_new != NULL; r++)
         if (leaving == NULL || !leaving[r])
             old_of_new[k++] = r;
-    while (k < n)
+    while (old_of_new != NULL && k < n)
         old_of_new[k++] = -1;
     engine_monitor_predict(action, count, old_of_new, n, weights);
     free(old_of_new);

@@ -197,12 +197,7 @@ static mal_status_t planned_rebalance(const schedule_action_t *act)
         st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
                          "processes", (long long)act->iteration, act->count, engine.size);
     else {
-        int *same = malloc((size_t)engine.size * sizeof *same);
-        for (int r = 0; same != NULL && r < engine.size; r++)
-            same[r] = r;
-        if (same != NULL) /* every rank alike: the plan and its checks agree */
-            engine_monitor_predict(MAL_ACTION_REBALANCE, 0, same, engine.size, act->weights);
-        free(same);
+        engine_monitor_predict(MAL_ACTION_REBALANCE, 0, NULL, engine.size, act->weights);
         st = mal_rebalance(act->weights);
     }
     mal_rebalance_stats_t r = engine.last;
