@@ -537,8 +537,10 @@ typedef struct {
  *         code (MAL_ERR_SPAWN, MAL_ERR_NOMEM, ...) means a planned reconfiguration was
  *         abandoned: the application goes on with its old processes, layout and data,
  *         and the reason is in mal_error_message() and the report.
- * @note Collective over mal_comm(), but between planned actions it only increments a
- *       counter: no communication.
+ * @note Collective over mal_comm(). It closes the monitor's measurement of the iteration
+ *       (see ::mal_monitor_t); at the end of a sampling interval it gathers every rank's
+ *       figures (one small MPI_Allgather); otherwise, between planned actions, it does
+ *       not communicate.
  */
 mal_status_t mal_step(void);
 
