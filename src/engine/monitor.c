@@ -42,6 +42,7 @@ typedef struct {
 
 typedef struct {
     bool on;
+    double host;                /* hash of this host's name, read once            */
     predict_params_t params;
     /* the iteration in progress */
     double wall0, cpu0;
@@ -207,7 +208,7 @@ mal_status_t engine_monitor_params(const char *path, predict_params_t *out)
 static void begin_interval(void)
 {
     mon.start = engine.iteration;
-    mon.cur = (interval_t){.host = this_host(), .cores = engine_host_cores()};
+    mon.cur = (interval_t){.host = mon.host, .cores = engine_host_cores()};
 }
 
 /* After a reconfiguration or a load change: forget the reference, wait a grace period. */
@@ -222,7 +223,7 @@ void engine_monitor_init(const predict_params_t *params, bool announce)
 {
     free(mon.all);
     free(mon.load);
-    mon = (monitor_t){.on = true, .params = *params};
+    mon = (monitor_t){.on = true, .params = *params, .host = this_host()};
     counter_start();
     begin_interval();
     relearn();
@@ -631,15 +632,13 @@ void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_
     mon.predicting = false;
     if (mon.all == NULL || mon.nhistory == 0)
         return;
-    double comp_it, comm_it;
-    steady_split(&comp_it, &comm_it);
+    double comp = predict_comp_next(old_of_new, procs_after, weights);
+    if (!isfinite(comp)) /* no rank had a steady iteration to measure its power */
+        return;
     predict_comm_profile_t prof;
     comm_profile(&prof);
     double lambda = lambda_for(procs_after);
     int64_t len = engine.settings.sample_interval;
-    double comp = predict_comp_next(old_of_new, procs_after, weights);
-    if (!isfinite(comp) || comp_it <= 0)
-        return;
     mon.pred = (mal_prediction_t){
         .iteration = engine.iteration, .action = action, .procs_before = engine.size,
         .procs_after = procs_after, .interval = len, .lambda = lambda,
