@@ -3,7 +3,7 @@
 # available). Used by tools/main.sh and tools/test.sh.
 set -eu
 PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev libucx-dev ucx-utils \
-libpapi-dev papi-tools libhwloc-dev hwloc libsuitesparse-dev gnuplot-nox"
+libpapi-dev papi-tools libhwloc-dev hwloc libsuitesparse-dev libglpk-dev gnuplot-nox"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

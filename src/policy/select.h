@@ -1,0 +1,71 @@
+/* Which processor classes to add or remove: Flex-MPI's mappingSimplex, solved exactly as
+ * a small integer program with GLPK (one integer variable per class). Pure: no MPI.
+ * Private to libmal (never installed).
+ *
+ * Powers are in any unit (the caller's work units per second), prices in $ per hour. */
+#ifndef MAL_SELECT_H
+#define MAL_SELECT_H
+
+#include <stdbool.h>
+
+typedef enum {
+    SELECT_EFFICIENCY = 0, /* fewest processes; among the candidate sets of the same size,
+                              the one whose power is closest to what is needed            */
+    SELECT_COST            /* cheapest in $ per hour                                       */
+} select_goal_t;
+
+/* Outcome of a selection. */
+typedef enum { SELECT_FOUND = 0, SELECT_INFEASIBLE = 1, SELECT_ERROR = -1 } select_result_t;
+
+/* Add exactly `s` processes, counts[c] in 0..avail[c] of class c, with total added power
+ * sum counts[c] * power[c] >= need (need <= 0: any set of s). Objective:
+ *   SELECT_EFFICIENCY: minimise the added power (closest to need from above);
+ *   SELECT_COST: minimise sum counts[c] * price[c]; ties go to the smaller added power.
+ * Returns SELECT_FOUND with counts filled, SELECT_INFEASIBLE (counts untouched) when no
+ * s-set reaches need or s > sum avail, SELECT_ERROR on bad arguments (n < 1, s < 0, a
+ * negative or non-finite power, price or avail) or a solver failure. */
+select_result_t select_add(int n, const double *power, const double *price, const int *avail,
+                           int s, double need, select_goal_t goal, int *counts);
+
+/* Remove exactly `r` processes, counts[c] in 0..removable[c] of class c, such that the
+ * removed power sum counts[c] * power[c] <= spare (the power the set can lose and still
+ * meet its goal; spare < 0 is infeasible for r >= 1). Objective:
+ *   SELECT_EFFICIENCY: maximise the removed power (what remains is closest to need);
+ *   SELECT_COST: maximise the removed price sum counts[c] * price[c]; ties go to the
+ *                larger removed power.
+ * Returns as select_add. r == 0 gives all-zero counts (SELECT_FOUND when spare >= 0). */
+select_result_t select_remove(int n, const double *power, const double *price,
+                              const int *removable, int r, double spare, select_goal_t goal,
+                              int *counts);
+
+/* The same with the count free in [fewest, most] (0 <= fewest <= most): the cheapest set
+ * of any size in the range, for the cost constraint, which would otherwise ask once per
+ * size. SELECT_ERROR for fewest > most. */
+select_result_t select_add_range(int n, const double *power, const double *price,
+                                 const int *avail, int fewest, int most, double need,
+                                 select_goal_t goal, int *counts);
+select_result_t select_remove_range(int n, const double *power, const double *price,
+                                    const int *removable, int fewest, int most, double spare,
+                                    select_goal_t goal, int *counts);
+
+/* Each GLPK solve stops after this many branch-and-bound nodes: with many classes and
+ * large counts, near-ties between mixes can make it run for minutes, and a decision must
+ * not. Within the limit the answer is the proven optimum (always so for Flex-MPI's four
+ * classes); past it, the best set found so far, else the greedy extreme set (both meet
+ * every bound). A node count, not a time, so answers do not depend on machine load. */
+#define SELECT_NODE_LIMIT 2000
+
+/* Whether the latest select_add / select_remove proved its optimum (false: it stopped at
+ * the node limit). Not thread-safe: one static flag. */
+bool select_last_proven(void);
+
+/* The largest power any s-set can add: the s most powerful available processes (greedy,
+ * O(n log n)). -1 when s > sum avail. Used to skip sizes that cannot meet a need before
+ * asking the solver. */
+double select_max_power(int n, const double *power, const int *avail, int s);
+
+/* The least power any r-set of removable processes has (the r least powerful); -1 when
+ * r > sum removable. */
+double select_min_power(int n, const double *power, const int *removable, int r);
+
+#endif /* MAL_SELECT_H */
