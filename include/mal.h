@@ -167,6 +167,32 @@ typedef struct {
      *  src/predict (said once at mal_init). A file that cannot be read or has a bad
      *  line makes mal_init fail with MAL_ERR_ARG naming the line. Default: NULL. */
     const char *calibration;
+    /** The reconfiguring policy that decides in mal_step() at the end of every sampling
+     *  interval when no plan is given (a plan overrides it); NULL: MAL_POLICY from the
+     *  environment, else the default. Comma-separated key=value items:
+     *  speedup=F (finish F, in (0,1), faster than the static estimate) or time=S
+     *  (finish within S seconds): Flex-MPI's objective, which needs @ref iterations;
+     *  constraint=efficiency|cost (fewest processes, or cheapest per hour, that meet
+     *  it); tolerance=F (0.05); min=N, max=N, preferred=N (process limits; without an
+     *  objective the set grows to preferred while cores are free); inhibit=N,
+     *  inhibit_s=S (no new action within N iterations or S seconds of the last);
+     *  imbalance=F (rebalance when (max-min)/max of the ranks' computation times
+     *  exceeds F and the gain pays for the move; 0.10, 0 turns it off);
+     *  mode=dedicated|loaded (balance by the classes' nominal power, or by measured
+     *  power and release ranks slowed by other users); release=0|1 (1);
+     *  iterations=N. "off" turns the policy off. Default (NULL, unset): no objective,
+     *  dedicated, balancing at 0.10. A malformed text makes mal_init() fail with
+     *  MAL_ERR_ARG naming the item. */
+    const char *policy;
+    /** Availability file of the resource view: one host per line, "host cores class
+     *  gflops_per_core price_per_core_hour" ('#' comments); new processes are spawned
+     *  on the hosts the policy picks (MPI_Info "host"). This host's cores are at most
+     *  what hwloc finds. NULL: MAL_AVAILABILITY from the environment, else this host
+     *  alone (hwloc's cores, one class). A bad line makes mal_init() fail with
+     *  MAL_ERR_ARG naming the file and line. */
+    const char *availability;
+    /** Iterations of the whole run (the policy's objective needs it); 0: unknown. */
+    int64_t iterations;
 } mal_config_t;
 
 /**
@@ -529,18 +555,21 @@ typedef struct {
 } mal_reconfig_stats_t;
 
 /**
- * @brief End of one iteration: count it and carry out what the plan says now.
+ * @brief End of one iteration: count it and carry out what the plan says now, or, without
+ *        a plan, what the policy decides at the end of a sampling interval.
  * @return MAL_CONTINUE (nothing changed); MAL_RECONFIGURED (processes were added or
  *         removed, or the layout changed: re-read mal_comm(), mal_local_data(),
  *         mal_first_row() and mal_local_rows()); MAL_REMOVED (this process was released:
  *         leave the loop and call mal_finalize()); MAL_ERR_NOT_INITIALIZED. A negative
- *         code (MAL_ERR_SPAWN, MAL_ERR_NOMEM, ...) means a planned reconfiguration was
- *         abandoned: the application goes on with its old processes, layout and data,
- *         and the reason is in mal_error_message() and the report.
+ *         code (MAL_ERR_SPAWN, MAL_ERR_NOMEM, ...) means a planned or decided
+ *         reconfiguration was abandoned: the application goes on with its old processes,
+ *         layout and data, and the reason is in mal_error_message() and the report.
  * @note Collective over mal_comm(). It closes the monitor's measurement of the iteration
  *       (see ::mal_monitor_t); at the end of a sampling interval it gathers every rank's
- *       figures (one small MPI_Allgather); otherwise, between planned actions, it does
- *       not communicate.
+ *       figures (one small MPI_Allgather) and, unless a plan is given or the policy is
+ *       off, rank 0 decides and broadcasts the decision (one small MPI_Bcast, see
+ *       mal_last_decision()); otherwise, between planned actions, it does not
+ *       communicate.
  */
 mal_status_t mal_step(void);
 
@@ -670,6 +699,23 @@ typedef struct {
  *  (one sampling interval of measurements before it) and what followed. A process that
  *  joined in it has none. MAL_ERR_ARG for NULL. Not collective. */
 mal_status_t mal_last_prediction(mal_prediction_t *p);
+
+/** The policy's most recent decision (see mal_config_t.policy), made on rank 0 at the
+ *  end of a sampling interval and known to every rank. Times are seconds per sampling
+ *  interval, predicted by the model. */
+typedef struct {
+    int64_t iteration;        /**< when it was made (0: none yet)                     */
+    mal_action_t action;      /**< MAL_ACTION_NONE when the set stays as it is         */
+    int procs_before, procs_after;
+    double goal;              /**< what the objective allows the next interval (0: no
+                                   objective)                                         */
+    double current;           /**< predicted with no action                            */
+    double comp, comm, process, redist; /**< predicted for the action chosen           */
+    char reason[256];         /**< why, in one sentence                                */
+} mal_decision_t;
+
+/** @brief The policy's most recent decision; MAL_ERR_ARG for NULL. Not collective. */
+mal_status_t mal_last_decision(mal_decision_t *d);
 
 /**
  * @brief Figures of the most recent reconfiguration (expand, shrink, or a plan's

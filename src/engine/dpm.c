@@ -173,6 +173,8 @@ mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t 
     s.plan = strdup(plan != NULL ? plan : "");
     s.report = dup_or_null(config_or_env(cfg->report, "MAL_REPORT"));
     s.hosts = dup_or_null(config_or_env(cfg->hosts, "MAL_HOSTS"));
+    if (!st)
+        st = engine_policy_resolve(cfg, &s);
     s.program = cfg->spawn_program != NULL ? strdup(cfg->spawn_program) : own_program();
     s.argv = cfg->spawn_argv != NULL ? copy_arguments(cfg->spawn_argv) : own_arguments();
     if (!st && (s.plan == NULL || s.program == NULL || s.argv == NULL))
@@ -196,6 +198,7 @@ void engine_settings_free(engine_settings_t *s)
     free(s->hosts);
     free(s->program);
     free(s->calibration);
+    engine_policy_free(s);
     *s = (engine_settings_t){0};
 }
 
@@ -207,6 +210,7 @@ uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash)
     /* Field by field: the struct's padding is not initialised. */
     hash = engine_hash(hash, &s->params, offsetof(predict_params_t, cores));
     hash = engine_hash(hash, &s->params.cores, sizeof s->params.cores);
+    hash = engine_policy_fingerprint(s, hash);
     return engine_hash(hash, s->plan, strlen(s->plan));
 }
 
@@ -230,9 +234,17 @@ static char *host_for(const char *hosts, int index)
     return host;
 }
 
+/* The policy's hosts for the expansion under way, else the configured list. */
+static char *spawn_host_at(int64_t index)
+{
+    if (engine.spawn_hosts != NULL)
+        return host_for(engine.spawn_hosts, (int)(index - engine.spawn_hosts_base));
+    return host_for(engine.settings.hosts, (int)index);
+}
+
 char *engine_spawn_host(int index)
 {
-    return host_for(engine.settings.hosts, (int)(engine.spawned + index));
+    return spawn_host_at(engine.spawned + index);
 }
 
 /* Whether the name resolves. An unknown host is refused here rather than by the MPI
@@ -255,13 +267,14 @@ static mal_status_t check_host(const char *host)
 static mal_status_t spawn_info(int n, int index, MPI_Info *info)
 {
     *info = MPI_INFO_NULL;
-    if (engine.settings.hosts == NULL)
+    const char *hosts = engine.spawn_hosts != NULL ? engine.spawn_hosts : engine.settings.hosts;
+    if (hosts == NULL)
         return MAL_OK;
-    size_t cap = (size_t)n * (strlen(engine.settings.hosts) + 1) + 1;
+    size_t cap = (size_t)n * (strlen(hosts) + 1) + 1;
     char *list = calloc(cap, 1);
     mal_status_t st = MAL_OK;
     for (int i = 0; list != NULL && i < n && !st; i++) {
-        char *host = host_for(engine.settings.hosts, index + i);
+        char *host = spawn_host_at(index + i);
         if (host == NULL) {
             free(list);
             list = NULL;

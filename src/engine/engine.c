@@ -181,6 +181,7 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     engine.count_limit = limit;
     engine.last.method = method;
     engine_monitor_init(&engine.settings.params, true);
+    engine.start_seconds = MPI_Wtime();
     return MAL_OK;
 }
 

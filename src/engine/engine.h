@@ -4,6 +4,7 @@
 
 #include "mal.h"
 #include "partition.h"
+#include "policy.h"
 #include "predict.h"
 #include "schedule.h"
 
@@ -92,6 +93,14 @@ typedef struct {
     int grace;                  /* resolved: >= 0                                   */
     char *calibration;          /* calibration file, NULL for the defaults          */
     predict_params_t params;    /* the model's machine parameters                   */
+    /* The policy decides only where no plan is given; rank 0 decides, so only it
+     * needs the configuration and the resource view (joiners get policy_on). */
+    bool policy_on;
+    char *policy_text;          /* as given, NULL for the default                   */
+    char *availability;         /* availability file, NULL for this host alone      */
+    int64_t iterations;         /* of the whole run, 0 unknown                      */
+    policy_config_t policy;
+    avail_t avail;
 } engine_settings_t;
 
 typedef struct {
@@ -118,6 +127,16 @@ typedef struct {
     size_t next_action;         /* first plan entry not yet carried out             */
     engine_value_t *values;
     mal_reconfig_stats_t reconfig;
+    /* The policy (decide.c). */
+    double start_seconds;       /* MPI_Wtime at mal_init (rank 0 measures the run)   */
+    policy_state_t policy_state;
+    mal_decision_t decision;    /* the latest, on every rank                         */
+    bool decision_fresh;        /* the reconfiguration under way carries it out:
+                                 * the report names its reason                       */
+    char *spawn_hosts;          /* the decided expansion's hosts (comma-separated),
+                                 * used instead of settings.hosts, from index
+                                 * spawn_hosts_base; NULL otherwise                   */
+    int64_t spawn_hosts_base;
 } engine_state_t;
 
 extern engine_state_t engine;
@@ -381,6 +400,33 @@ void engine_monitor_window(int64_t bytes);
 void engine_monitor_reconfigured(const mal_reconfig_stats_t *s);
 /* Cores of this host (hwloc), at least 1. */
 int engine_host_cores(void);
+/* The number every rank's host is known by in the gathered samples. */
+double engine_host_hash(const char *name);
+/* The interval just gathered, for the policy (rank 0): per-rank steady means, the work
+ * expected next, the communication profile and lambda. procs[r].host receives nothing;
+ * hosts[r] the rank's host hash. False when some rank had no steady iteration. Fills
+ * in->procs = procs, in->nprocs, iteration, interval, interval_seconds, work, comm,
+ * lambda. procs and hosts need engine.size entries. */
+bool engine_monitor_sample(policy_input_t *in, policy_proc_t *procs, double *hosts);
+/* Whether engine_monitor_step closed an interval in this mal_step. */
+bool engine_monitor_closed(void);
+
+/* ---- the policy (decide.c) ---- */
+/* Resolve the policy text, the availability file and the run length (mal_init, before
+ * the agreement: errors are MAL_ERR_ARG naming the item or line). */
+mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s);
+void engine_policy_free(engine_settings_t *s);
+uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash);
+/* At the end of a sampling interval: decide on rank 0, broadcast, carry it out.
+ * Collective. Returns MAL_CONTINUE, MAL_RECONFIGURED, MAL_REMOVED or an error. */
+mal_status_t engine_policy_step(void);
+/* A rebalance reported like the other reconfigurations (step.c). */
+mal_status_t engine_reported_rebalance(const double *weights, int count, int64_t plan_iteration);
+/* JSON fields and summary of the decision behind the reconfiguration (decide.c). */
+void engine_decision_json(FILE *f);
+/* A JSON string literal of s: quotes, backslashes and control characters escaped. */
+void engine_json_string(FILE *f, const char *s);
+void engine_decision_summary(void);
 /* Host name of the index-th process an expansion would spawn next (malloc'd), NULL
  * when no host list is configured. */
 char *engine_spawn_host(int index);

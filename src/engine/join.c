@@ -102,6 +102,7 @@ static void pack_settings(pack_t *p)
     put_i64(p, s->grace);
     put(p, &s->params, sizeof s->params);
     put_str(p, s->calibration);
+    put_i64(p, s->policy_on);
     put_str(p, s->plan);
     put_str(p, s->report);
     put_str(p, s->hosts);
@@ -233,6 +234,7 @@ static void unpack_settings(unpack_t *u)
     s->grace = (int)get_i64(u);
     get(u, &s->params, sizeof s->params);
     s->calibration = get_str(u);
+    s->policy_on = get_i64(u) != 0;
     s->plan = get_str(u);
     s->report = get_str(u);
     s->hosts = get_str(u);

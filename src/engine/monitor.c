@@ -35,6 +35,7 @@ typedef struct {
     double iterations, wall, comp, comm;                 /* every iteration          */
     double steady, steady_wall, steady_comp, steady_work; /* outside grace            */
     double host, cores;     /* where this rank runs: hash of the name, its cores      */
+    double initial;         /* 1: started with the application, 0: by an expansion   */
     double calls[PREDICT_OP_COUNT], bytes[PREDICT_OP_COUNT]; /* steady communication  */
 } interval_t;
 
@@ -42,6 +43,7 @@ typedef struct {
 
 typedef struct {
     bool on;
+    bool closed;                /* the current mal_step closed an interval         */
     double host;                /* hash of this host's name, read once            */
     predict_params_t params;
     /* the iteration in progress */
@@ -159,7 +161,7 @@ static void counter_stop(void)
 
 /* ---- where this rank runs ------------------------------------------------------------ */
 
-static double host_hash(const char *name)
+double engine_host_hash(const char *name)
 {
     /* 52 bits survive the trip through a double exactly. */
     return (double)(engine_hash(ENGINE_HASH_SEED, name, strlen(name)) >> 12);
@@ -187,7 +189,7 @@ static double this_host(void)
 {
     char name[256] = "";
     gethostname(name, sizeof name - 1);
-    return host_hash(name);
+    return engine_host_hash(name);
 }
 
 /* ---- calibration ---------------------------------------------------------------------- */
@@ -208,7 +210,8 @@ mal_status_t engine_monitor_params(const char *path, predict_params_t *out)
 static void begin_interval(void)
 {
     mon.start = engine.iteration;
-    mon.cur = (interval_t){.host = mon.host, .cores = engine_host_cores()};
+    mon.cur = (interval_t){.host = mon.host, .cores = engine_host_cores(),
+                           .initial = engine.initial};
 }
 
 /* After a reconfiguration or a load change: forget the reference, wait a grace period. */
@@ -503,8 +506,14 @@ static double lambda_for(int p)
 
 void engine_monitor_step(void)
 {
-    if (mon.on && engine.iteration - mon.start >= engine.settings.sample_interval)
+    mon.closed = mon.on && engine.iteration - mon.start >= engine.settings.sample_interval;
+    if (mon.closed)
         close_interval();
+}
+
+bool engine_monitor_closed(void)
+{
+    return mon.closed;
 }
 
 /* ---- prediction ------------------------------------------------------------------------- */
@@ -587,7 +596,7 @@ static void new_hosts(const int *old_of_new, int n, double *hosts, double *cores
         cores[k] = mon.all[0].cores;
         char *h = engine_spawn_host(spawned++);
         if (h != NULL)
-            hosts[k] = host_hash(h);
+            hosts[k] = engine_host_hash(h);
         free(h);
     }
 }
@@ -653,6 +662,32 @@ void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_
     mon.window_bytes = 0;
     mon.load = NULL;
     mon.predicting = true;
+}
+
+bool engine_monitor_sample(policy_input_t *in, policy_proc_t *procs, double *hosts)
+{
+    if (!mon.on || mon.all == NULL || mon.nall != engine.size || mon.nhistory == 0)
+        return false;
+    double wall = 0;
+    for (int r = 0; r < mon.nall; r++) {
+        const interval_t *a = &mon.all[r];
+        if (a->steady <= 0 || a->iterations <= 0)
+            return false;
+        procs[r] = (policy_proc_t){.removable = a->initial == 0,
+                                   .work = a->steady_work / a->steady,
+                                   .comp = a->steady_comp / a->steady};
+        hosts[r] = a->host;
+        wall = fmax(wall, a->wall / a->iterations);
+    }
+    in->procs = procs;
+    in->nprocs = mon.nall;
+    in->iteration = engine.iteration;
+    in->interval = engine.settings.sample_interval;
+    in->interval_seconds = wall * engine.settings.sample_interval;
+    in->work = predict_extrapolate(mon.history, mon.nhistory);
+    comm_profile(&in->comm);
+    in->lambda = lambda_for(mon.nall);
+    return true;
 }
 
 /* ---- the transfer plan, as the engine builds it ----------------------------------------- */

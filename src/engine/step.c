@@ -103,7 +103,7 @@ static const char *status_name(mal_status_t st)
 }
 
 /* JSON string body: quotes, backslashes and control characters escaped. */
-static void json_string(FILE *f, const char *s)
+void engine_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {
@@ -143,8 +143,10 @@ static void write_json(const mal_reconfig_stats_t *s)
                 s->spawn_mode == MAL_SPAWN_BATCHED ? "batched" : "per-call");
     if (s->status < 0) {
         fputs(",\"error\":", f);
-        json_string(f, mal_error_message());
+        engine_json_string(f, mal_error_message());
     }
+    if (engine.decision_fresh)
+        engine_decision_json(f);
     fputs("}\n", f);
     fclose(f);
 }
@@ -159,6 +161,8 @@ static void print_summary(const mal_reconfig_stats_t *s)
            s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? status_name(s->status) : "");
     if (s->status < 0)
         printf("libmal:   reason: %s\n", mal_error_message());
+    if (engine.decision_fresh)
+        engine_decision_summary();
     fflush(stdout);
 }
 
@@ -188,17 +192,17 @@ void engine_report(MPI_Comm comm, mal_reconfig_stats_t *local)
         print_summary(&s);
 }
 
-/* A plan's rebalance, reported like the other reconfigurations. */
-static mal_status_t planned_rebalance(const schedule_action_t *act)
+/* A plan's or the policy's rebalance, reported like the other reconfigurations. */
+mal_status_t engine_reported_rebalance(const double *weights, int count, int64_t plan_iteration)
 {
     double t0 = MPI_Wtime();
     mal_status_t st;
-    if (act->count != engine.size)
+    if (count != engine.size)
         st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
-                         "processes", (long long)act->iteration, act->count, engine.size);
+                         "processes", (long long)plan_iteration, count, engine.size);
     else {
-        engine_monitor_predict(MAL_ACTION_REBALANCE, 0, NULL, engine.size, act->weights);
-        st = mal_rebalance(act->weights);
+        engine_monitor_predict(MAL_ACTION_REBALANCE, 0, NULL, engine.size, weights);
+        st = mal_rebalance(weights);
     }
     mal_rebalance_stats_t r = engine.last;
     mal_reconfig_stats_t s = {
@@ -222,7 +226,7 @@ static mal_status_t run_action(const schedule_action_t *act)
     case SCHEDULE_SHRINK:
         return mal_shrink(act->count, act->ranks, NULL);
     case SCHEDULE_REBALANCE:
-        return planned_rebalance(act);
+        return engine_reported_rebalance(act->weights, act->count, act->iteration);
     }
     return engine_fail(MAL_ERR_ARG, "plan entry of unknown kind %d", (int)act->kind);
 }
@@ -249,9 +253,11 @@ mal_status_t mal_step(void)
         return st;
     engine_monitor_end_iteration();
     engine.iteration++;
-    /* Between sampling intervals and plan entries a step communicates nothing. */
+    /* Between sampling intervals and plan entries a step communicates nothing; a plan
+     * overrides the policy. */
     engine_monitor_step();
-    st = planned_action();
+    st = engine.schedule.count > 0 ? planned_action()
+         : engine_monitor_closed() ? engine_policy_step() : MAL_CONTINUE;
     if (st != MAL_REMOVED)
         engine_monitor_begin_iteration();
     return st;

@@ -1,0 +1,414 @@
+/* The policy in mal_step: at the end of every sampling interval rank 0 turns the gathered
+ * samples into a policy_input_t, asks src/policy for a decision and broadcasts it; every
+ * rank then carries it out through the public calls (mal_expand, mal_shrink, a reported
+ * rebalance). Rank 0 decides alone because only it has the whole history (processes that
+ * joined later have no work history or lambda): one broadcast keeps every rank on the
+ * same decision without agreeing on floating-point results.
+ *
+ * The resource view sits behind engine_resources_t: the availability file (or this host
+ * alone) with this host's cores from hwloc. A Slurm backend would implement the same
+ * call by asking the controller for the idle CPUs of the job's allocation. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the resource view ------------------------------------------------------------------ */
+
+typedef struct {
+    const char *name;
+    /* Cores free for new processes on each host of `a`, given the processes the job
+     * already runs there (`running`, per host). */
+    void (*free_cores)(const avail_t *a, const int *running, int *free_cores);
+} engine_resources_t;
+
+static int this_host_index(const avail_t *a)
+{
+    char name[AVAIL_HOST_MAX] = "";
+    gethostname(name, sizeof name - 1);
+    return avail_find_host(a, name);
+}
+
+/* The file's cores, this host's capped by what hwloc finds. */
+static void file_free_cores(const avail_t *a, const int *running, int *free_cores)
+{
+    int here = this_host_index(a);
+    for (int h = 0; h < a->nhosts; h++) {
+        int cores = a->hosts[h].cores;
+        if (h == here && engine_host_cores() < cores)
+            cores = engine_host_cores();
+        free_cores[h] = cores > running[h] ? cores - running[h] : 0;
+    }
+}
+
+static const engine_resources_t file_resources = {"availability file + hwloc",
+                                                  file_free_cores};
+
+/* ---- settings ----------------------------------------------------------------------------- */
+
+static mal_status_t read_availability(engine_settings_t *s)
+{
+    char err[512];
+    int rc;
+    if (s->availability != NULL) {
+        rc = avail_read(s->availability, &s->avail, err, sizeof err);
+    } else {
+        char name[AVAIL_HOST_MAX] = "";
+        gethostname(name, sizeof name - 1);
+        rc = avail_single(name, engine_host_cores(), "local", 1.0, 0.0, &s->avail, err,
+                          sizeof err);
+    }
+    if (rc == -2)
+        return engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for the availability view");
+    if (rc)
+        return engine_fail(MAL_ERR_ARG, "mal_init: availability %s", err);
+    return MAL_OK;
+}
+
+static char *copy_or_null(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s)
+{
+    const char *text = cfg->policy != NULL ? cfg->policy : getenv("MAL_POLICY");
+    const char *file = cfg->availability != NULL ? cfg->availability
+                                                 : getenv("MAL_AVAILABILITY");
+    s->policy_text = copy_or_null(text);
+    s->availability = copy_or_null(file != NULL && *file != '\0' ? file : NULL);
+    s->iterations = cfg->iterations;
+    if (cfg->iterations < 0)
+        return engine_fail(MAL_ERR_ARG, "mal_init: config->iterations is %lld, must be >= 0",
+                           (long long)cfg->iterations);
+    policy_config_default(&s->policy);
+    s->policy.total_iterations = cfg->iterations;
+    char err[320];
+    int rc = policy_config_parse(text, &s->policy, err, sizeof err);
+    if (rc < 0)
+        return engine_fail(MAL_ERR_ARG, "mal_init: policy '%s': %s", text, err);
+    s->policy_on = rc == 0 && s->plan != NULL && s->plan[strspn(s->plan, " ")] == '\0';
+    return read_availability(s);
+}
+
+void engine_policy_free(engine_settings_t *s)
+{
+    free(s->policy_text);
+    free(s->availability);
+    avail_free(&s->avail);
+}
+
+uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash)
+{
+    int64_t v[2] = {s->policy_on, s->iterations};
+    hash = engine_hash(hash, v, sizeof v);
+    if (s->policy_text != NULL)
+        hash = engine_hash(hash, s->policy_text, strlen(s->policy_text));
+    if (s->availability != NULL)
+        hash = engine_hash(hash, s->availability, strlen(s->availability));
+    return hash;
+}
+
+/* ---- the decision, on rank 0 -------------------------------------------------------------- */
+
+/* What rank 0 broadcasts: the decision's fixed part, then weights, ranks and hosts. */
+typedef struct {
+    mal_decision_t d;
+    int count;          /* processes added or released                        */
+    int host_chars;     /* length of the comma-separated host list (+1), or 0 */
+} decision_msg_t;
+
+typedef struct {
+    double *weights;    /* d.procs_after                                       */
+    int *ranks;         /* count, shrink                                       */
+    char *hosts;        /* host_chars, expand on named hosts                   */
+} decision_arrays_t;
+
+static void arrays_free(decision_arrays_t *a)
+{
+    free(a->weights);
+    free(a->ranks);
+    free(a->hosts);
+    *a = (decision_arrays_t){0};
+}
+
+/* Rows per rank of the largest block structure (the work's unit when nothing else is
+ * reported) and the bytes of all block structures per row of it. */
+static void data_rows(policy_input_t *in, policy_proc_t *procs)
+{
+    const mal_array_t *largest = NULL;
+    double bytes = 0, best = -1;
+    for (const mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+        if (a->distribution != MAL_BLOCK)
+            continue;
+        double b = (double)a->global_rows * (double)a->row_bytes;
+        bytes += b;
+        if (b > best) {
+            best = b;
+            largest = a;
+        }
+    }
+    in->rows = 0;
+    for (int r = 0; r < in->nprocs; r++) {
+        procs[r].rows = largest ? largest->bounds[r + 1] - largest->bounds[r] : 0;
+        in->rows += procs[r].rows;
+    }
+    in->row_bytes = largest && largest->global_rows > 0
+                        ? (int64_t)ceil(bytes / (double)largest->global_rows) : 0;
+}
+
+/* Each rank's availability host; -1 when some rank runs on a host the view lacks. */
+static int map_hosts(const avail_t *a, const double *hashes, policy_proc_t *procs, int n,
+                     int *running)
+{
+    for (int r = 0; r < n; r++) {
+        procs[r].host = -1;
+        for (int h = 0; h < a->nhosts && procs[r].host < 0; h++)
+            if (engine_host_hash(a->hosts[h].name) == hashes[r])
+                procs[r].host = h;
+        if (procs[r].host < 0)
+            return -1;
+        running[procs[r].host]++;
+    }
+    return 0;
+}
+
+static mal_action_t engine_action(policy_action_t a)
+{
+    return a == POLICY_EXPAND ? MAL_ACTION_EXPAND : a == POLICY_SHRINK ? MAL_ACTION_SHRINK
+           : a == POLICY_REBALANCE                                    ? MAL_ACTION_REBALANCE
+                                                                      : MAL_ACTION_NONE;
+}
+
+/* The host names of a decided expansion, when they come from a file (this host alone
+ * is left to the MPI runtime, which places spawns there anyway). */
+static char *host_list(const avail_t *a, const policy_decision_t *pd)
+{
+    if (engine.settings.availability == NULL)
+        return NULL;
+    size_t len = 1;
+    for (int k = 0; k < pd->count; k++)
+        len += strlen(a->hosts[pd->hosts[k]].name) + 1;
+    char *list = calloc(len, 1);
+    for (int k = 0; list != NULL && k < pd->count; k++) {
+        if (k > 0)
+            strcat(list, ",");
+        strcat(list, a->hosts[pd->hosts[k]].name);
+    }
+    return list;
+}
+
+static void to_message(const policy_decision_t *pd, decision_msg_t *m, decision_arrays_t *out)
+{
+    mal_decision_t *d = &m->d;
+    d->action = engine_action(pd->action);
+    d->procs_after = pd->procs_after;
+    d->goal = pd->goal;
+    d->current = pd->current;
+    d->comp = pd->predicted.comp;
+    d->comm = pd->predicted.comm;
+    d->process = pd->predicted.process;
+    d->redist = pd->predicted.redist;
+    snprintf(d->reason, sizeof d->reason, "%s", pd->reason);
+    m->count = pd->count;
+    if (pd->action == POLICY_NONE)
+        return;
+    out->weights = malloc((size_t)pd->procs_after * sizeof *out->weights);
+    if (out->weights != NULL)
+        memcpy(out->weights, pd->weights, (size_t)pd->procs_after * sizeof *out->weights);
+    if (pd->action == POLICY_SHRINK && (out->ranks = malloc((size_t)pd->count *
+                                                            sizeof *out->ranks)) != NULL)
+        memcpy(out->ranks, pd->ranks, (size_t)pd->count * sizeof *out->ranks);
+    if (pd->action == POLICY_EXPAND && (out->hosts = host_list(&engine.settings.avail, pd)))
+        m->host_chars = (int)strlen(out->hosts) + 1;
+    bool missing = out->weights == NULL || (pd->action == POLICY_SHRINK && !out->ranks) ||
+                   (pd->action == POLICY_EXPAND && engine.settings.availability && !out->hosts);
+    if (missing) { /* nothing half-decided goes out */
+        arrays_free(out);
+        *m = (decision_msg_t){.d = {.action = MAL_ACTION_NONE}};
+        snprintf(m->d.reason, sizeof m->d.reason, "no memory to carry out the decision");
+    }
+}
+
+static void none_because(decision_msg_t *m, const char *why)
+{
+    m->d.action = MAL_ACTION_NONE;
+    m->d.procs_after = engine.size;
+    /* A policy message longer than the field is cut short on purpose. */
+    snprintf(m->d.reason, sizeof m->d.reason, "%.*s", (int)sizeof m->d.reason - 1, why);
+}
+
+static void decide_on_root(decision_msg_t *m, decision_arrays_t *out)
+{
+    const avail_t *a = &engine.settings.avail;
+    policy_input_t in = {0};
+    policy_proc_t *procs = calloc((size_t)engine.size, sizeof *procs);
+    double *hashes = calloc((size_t)engine.size, sizeof *hashes);
+    int *running = calloc((size_t)a->nhosts, sizeof *running);
+    int *free_cores = calloc((size_t)a->nhosts, sizeof *free_cores);
+    if (!procs || !hashes || !running || !free_cores)
+        none_because(m, "no memory for the decision's input");
+    else if (!engine_monitor_sample(&in, procs, hashes))
+        none_because(m, "no steady iteration on some rank in this interval: nothing to "
+                        "decide from");
+    else if (map_hosts(a, hashes, procs, engine.size, running))
+        none_because(m, "a rank runs on a host that is not in the availability view");
+    else {
+        data_rows(&in, procs);
+        file_resources.free_cores(a, running, free_cores);
+        in.free_cores = free_cores;
+        in.elapsed = MPI_Wtime() - engine.start_seconds;
+        policy_decision_t pd;
+        char err[320];
+        int rc = policy_decide(&engine.settings.policy, a, &engine.settings.params, &in,
+                               &engine.policy_state, &pd, err, sizeof err);
+        if (rc)
+            none_because(m, err);
+        else
+            to_message(&pd, m, out);
+        policy_decision_free(&pd);
+    }
+    free(procs);
+    free(hashes);
+    free(running);
+    free(free_cores);
+}
+
+/* ---- every rank ------------------------------------------------------------------------------ */
+
+static mal_status_t receive_decision(decision_msg_t *m, decision_arrays_t *arr)
+{
+    PMPI_Bcast(m, (int)sizeof *m, MPI_BYTE, 0, engine.comm);
+    if (m->d.action == MAL_ACTION_NONE)
+        return MAL_OK;
+    bool root = engine.rank == 0;
+    if (!root) {
+        arr->weights = malloc((size_t)m->d.procs_after * sizeof *arr->weights);
+        if (m->d.action == MAL_ACTION_SHRINK)
+            arr->ranks = malloc((size_t)m->count * sizeof *arr->ranks);
+        if (m->host_chars > 0)
+            arr->hosts = malloc((size_t)m->host_chars);
+    }
+    /* The arrays follow in one broadcast each; a rank short of memory receives them
+     * into scratch and fails after the collective calls (see below). */
+    int ok = arr->weights && (m->d.action != MAL_ACTION_SHRINK || arr->ranks) &&
+             (m->host_chars == 0 || arr->hosts);
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, engine.comm);
+    if (!ok)
+        return engine_fail(MAL_ERR_NOMEM, "policy: no memory on some rank for the decision "
+                           "at iteration %lld", (long long)engine.iteration);
+    PMPI_Bcast(arr->weights, m->d.procs_after, MPI_DOUBLE, 0, engine.comm);
+    if (arr->ranks != NULL)
+        PMPI_Bcast(arr->ranks, m->count, MPI_INT, 0, engine.comm);
+    if (arr->hosts != NULL)
+        PMPI_Bcast(arr->hosts, m->host_chars, MPI_CHAR, 0, engine.comm);
+    return MAL_OK;
+}
+
+static mal_status_t carry_out(const decision_msg_t *m, const decision_arrays_t *arr)
+{
+    switch (m->d.action) {
+    case MAL_ACTION_EXPAND: {
+        engine.spawn_hosts = arr->hosts;
+        engine.spawn_hosts_base = engine.spawned;
+        mal_status_t st = mal_expand(m->count, MAL_SPAWN_DEFAULT, arr->weights);
+        engine.spawn_hosts = NULL;
+        return st;
+    }
+    case MAL_ACTION_SHRINK:
+        return mal_shrink(m->count, arr->ranks, arr->weights);
+    case MAL_ACTION_REBALANCE:
+        return engine_reported_rebalance(arr->weights, m->d.procs_after, engine.iteration);
+    case MAL_ACTION_NONE:
+        break;
+    }
+    return MAL_CONTINUE;
+}
+
+/* Every decision, kept or not, as one JSON line of the report: why the set stayed is
+ * as much the operator's business as why it changed. */
+static void log_decision(const mal_decision_t *d)
+{
+    if (engine.rank != 0 || engine.settings.report == NULL)
+        return;
+    FILE *f = fopen(engine.settings.report, "a");
+    if (f == NULL)
+        return;
+    fprintf(f, "{\"kind\":\"decision\",\"iteration\":%lld,\"action\":\"%s\","
+            "\"procs_before\":%d,\"procs_after\":%d,\"goal_s\":%.6f,\"current_s\":%.6f,"
+            "\"predicted_s\":%.6f,\"reason\":", (long long)d->iteration,
+            engine_action_name(d->action), d->procs_before, d->procs_after, d->goal, d->current,
+            d->comp + d->comm + d->process + d->redist);
+    engine_json_string(f, d->reason);
+    fputs("}\n", f);
+    fclose(f);
+}
+
+static void announce(const mal_decision_t *d)
+{
+    if (engine.rank != 0 || !engine.settings.summary || d->action == MAL_ACTION_NONE)
+        return;
+    printf("libmal: policy at it %lld: %s %d -> %d procs: %s\n", (long long)d->iteration,
+           engine_action_name(d->action), d->procs_before, d->procs_after, d->reason);
+    fflush(stdout);
+}
+
+mal_status_t engine_policy_step(void)
+{
+    if (!engine.settings.policy_on)
+        return MAL_CONTINUE;
+    decision_msg_t m = {0};
+    decision_arrays_t arr = {0};
+    if (engine.rank == 0)
+        decide_on_root(&m, &arr);
+    mal_status_t st = receive_decision(&m, &arr);
+    m.d.iteration = engine.iteration;
+    m.d.procs_before = engine.size;
+    engine.decision = m.d;
+    if (!st) {
+        log_decision(&m.d);
+        announce(&m.d);
+        engine.decision_fresh = true;
+        st = carry_out(&m, &arr);
+        engine.decision_fresh = false;
+    }
+    arrays_free(&arr);
+    return st;
+}
+
+mal_status_t mal_last_decision(mal_decision_t *d)
+{
+    mal_status_t st = engine_require_init("mal_last_decision");
+    if (st)
+        return st;
+    if (d == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_last_decision: d is NULL");
+    *d = engine.decision;
+    return MAL_OK;
+}
+
+/* ---- the report ------------------------------------------------------------------------------ */
+
+void engine_decision_json(FILE *f)
+{
+    const mal_decision_t *d = &engine.decision;
+    fprintf(f, ",\"decided_by\":\"policy\",\"goal_s\":%.6f,\"predicted_current_s\":%.6f,"
+            "\"predicted_comp_s\":%.6f,\"predicted_comm_s\":%.6f,\"predicted_process_s\":%.6f,"
+            "\"predicted_redist_s\":%.6f,\"reason\":", d->goal, d->current, d->comp, d->comm,
+            d->process, d->redist);
+    engine_json_string(f, d->reason);
+}
+
+void engine_decision_summary(void)
+{
+    const mal_decision_t *d = &engine.decision;
+    printf("libmal:   policy predicted %.4f s per interval (comp %.4f, comm %.4f, process "
+           "%.4f, redist %.4f) against %.4f s without it%s", d->comp + d->comm + d->process +
+           d->redist, d->comp, d->comm, d->process, d->redist, d->current,
+           d->goal > 0 ? "" : "\n");
+    if (d->goal > 0)
+        printf(", goal %.4f s\n", d->goal);
+}
