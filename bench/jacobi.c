@@ -19,6 +19,9 @@
 typedef struct {
     int64_t n, iters;
     bool check, quiet;
+    const char *times;     /* rank 0 writes "iteration,seconds,procs" lines here */
+    const char *mark;      /* rank 0 creates this file when mark_at iterations are done */
+    int64_t mark_at;
 } options_t;
 
 /* What a sweep reads. Everything but the handles changes at a reconfiguration (new
@@ -146,17 +149,51 @@ static void account(timing_t *t, double sweep_s, double step_s, mal_status_t st)
 }
 
 /* The malleable loop. Returns false when this process was released. */
+/* Rank 0's record of each iteration, sweep and step together (--times), and the
+ * marker an outside experiment waits for (--mark): the loaded-core benchmark starts its
+ * load when the marker appears. */
+static void record(const jacobi_t *j, const options_t *o, FILE *times, int64_t it,
+                   double seconds)
+{
+    if (j->rank != 0)
+        return;
+    if (times != NULL)
+        fprintf(times, "%" PRId64 ",%.9f,%d\n", it + 1, seconds, j->size);
+    if (o->mark != NULL && it + 1 == o->mark_at) {
+        FILE *m = fopen(o->mark, "w");
+        if (m != NULL)
+            fclose(m);
+    }
+}
+
+static FILE *open_times(const options_t *o)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (o->times == NULL || rank != 0 || !mal_is_initial())
+        return NULL;
+    FILE *f = fopen(o->times, "w");
+    if (f == NULL)
+        fprintf(stderr, "jacobi: cannot write %s\n", o->times);
+    return f;
+}
+
 static bool iterate(jacobi_t *j, const options_t *o, timing_t *t)
 {
-    for (int64_t it = mal_iteration(); it < o->iters; it++) {
+    FILE *times = open_times(o);
+    bool kept = true;
+    for (int64_t it = mal_iteration(); it < o->iters && kept; it++) {
         double t0 = MPI_Wtime();
         sweep(j);
         mal_set_work(2.0 * (double)j->rows * (double)j->n); /* the sweep's flops */
         double t1 = MPI_Wtime();
         mal_status_t st = mal_step();
         account(t, t1 - t0, MPI_Wtime() - t1, st);
-        if (st == MAL_REMOVED)
-            return false;
+        record(j, o, times, it, MPI_Wtime() - t0);
+        if (st == MAL_REMOVED) {
+            kept = false;
+            break;
+        }
         if (st < 0) {
             /* An abandoned reconfiguration left processes, layout and data as they
              * were: report it and keep iterating. */
@@ -168,7 +205,9 @@ static bool iterate(jacobi_t *j, const options_t *o, timing_t *t)
         if (st == MAL_RECONFIGURED)
             refresh(j);
     }
-    return true;
+    if (times != NULL)
+        fclose(times);
+    return kept;
 }
 
 static uint64_t fnv1a64(const void *data, size_t bytes)
@@ -280,11 +319,14 @@ static int report(const jacobi_t *j, const options_t *o, const timing_t *t)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: jacobi [--n N] [--iters I] [--check] [--quiet]\n"
+            "usage: jacobi [--n N] [--iters I] [--check] [--quiet] [--times FILE]\n"
+            "              [--mark FILE --mark-at I]\n"
             "  --n      matrix order (default 1536)\n"
             "  --iters  Jacobi iterations (default 40)\n"
             "  --check  rank 0 recomputes serially and compares x bit for bit\n"
             "  --quiet  no timing line\n"
+            "  --times  rank 0 writes iteration,seconds,procs per iteration to FILE\n"
+            "  --mark   rank 0 creates FILE once --mark-at iterations are done\n"
             "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n");
 }
 
@@ -308,6 +350,12 @@ static int parse_options(int argc, char **argv, options_t *o)
             o->n = atoll(val);
         else if (strcmp(arg, "--iters") == 0)
             o->iters = atoll(val);
+        else if (strcmp(arg, "--times") == 0)
+            o->times = val;
+        else if (strcmp(arg, "--mark") == 0)
+            o->mark = val;
+        else if (strcmp(arg, "--mark-at") == 0)
+            o->mark_at = atoll(val);
         else
             return -1;
     }
@@ -337,7 +385,10 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    die_on(mal_init(MPI_COMM_WORLD, NULL), "mal_init"); /* a spawned process joins here */
+    mal_config_t cfg;
+    mal_config_init(&cfg);
+    cfg.iterations = o.iters; /* the policy's objective needs the run's length */
+    die_on(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"); /* a spawned process joins here */
     jacobi_t j = {.n = o.n};
     allocate(&j);
     if (mal_is_initial()) /* joiners found their rows already in the windows */
