@@ -951,6 +951,13 @@ static int limits_phase(const ctx_t *x, policy_decision_t *out)
     return 0;
 }
 
+/* A release or rebalance for the sake of speed must gain more per interval than the
+ * tolerance: gains within the measurement noise would move data back and forth. */
+static bool worth_it(const ctx_t *x, double per_interval)
+{
+    return per_interval > x->cfg->tolerance * x->current;
+}
+
 /* Each release candidate costs a transfer plan over all ranks: try the first few
  * loaded ones only, so that a decision stays linear in the process count. */
 #define RELEASE_TRIES 16
@@ -974,9 +981,9 @@ static int release_phase(const ctx_t *x, policy_decision_t *out)
         leaving[r] = true;
         rc = cand_shrink(x, leaving, &c);
         leaving[r] = false;
-        double gain = x->left * (keep.t.comp + keep.t.comm - c.t.comp - c.t.comm) -
-                      c.t.process - c.t.redist + keep.t.redist;
-        if (!rc && gain > best_gain) {
+        double per_interval = keep.t.comp + keep.t.comm - c.t.comp - c.t.comm;
+        double gain = x->left * per_interval - c.t.process - c.t.redist + keep.t.redist;
+        if (!rc && worth_it(x, per_interval) && gain > best_gain) {
             best_gain = gain;
             cand_free(&best);
             best = c;
@@ -1018,7 +1025,7 @@ static int balance_phase(const ctx_t *x, policy_decision_t *out)
     int rc = cand_rebalance(x, &c);
     double now = x->current - comm_interval(x, x->p);
     double gain = x->left * (now - c.t.comp) - c.t.redist;
-    if (rc || gain <= 0)
+    if (rc || gain <= 0 || !worth_it(x, now - c.t.comp))
         return cand_free(&c), rc;
     decide_cand(x, &c, out);
     say(out, "balance: computation times spread %.0f%% > %.0f%%; rebalancing to %s power "
