@@ -68,18 +68,12 @@ static mal_status_t read_availability(engine_settings_t *s)
     return MAL_OK;
 }
 
-static char *copy_or_null(const char *s)
-{
-    return s != NULL ? strdup(s) : NULL;
-}
-
 mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s)
 {
-    const char *text = cfg->policy != NULL ? cfg->policy : getenv("MAL_POLICY");
-    const char *file = cfg->availability != NULL ? cfg->availability
-                                                 : getenv("MAL_AVAILABILITY");
-    s->policy_text = copy_or_null(text);
-    s->availability = copy_or_null(file != NULL && *file != '\0' ? file : NULL);
+    const char *text = engine_config_or_env(cfg->policy, "MAL_POLICY");
+    const char *file = engine_config_or_env(cfg->availability, "MAL_AVAILABILITY");
+    s->policy_text = engine_dup_or_null(text);
+    s->availability = engine_dup_or_null(file);
     s->iterations = cfg->iterations;
     if (cfg->iterations < 0)
         return engine_fail(MAL_ERR_ARG, "mal_init: config->iterations is %lld, must be >= 0",

@@ -29,7 +29,7 @@
 
 #define JOIN_TAG 7412
 
-static char *dup_or_null(const char *s)
+char *engine_dup_or_null(const char *s)
 {
     return s != NULL && *s != '\0' ? strdup(s) : NULL;
 }
@@ -123,7 +123,7 @@ static mal_status_t resolve_spawn_mode(mal_spawn_mode_t requested, mal_spawn_mod
     return engine_fail(MAL_ERR_ARG, "mal_init: MAL_SPAWN='%s' is not per-call or batched", env);
 }
 
-static const char *config_or_env(const char *value, const char *env)
+const char *engine_config_or_env(const char *value, const char *env)
 {
     return value != NULL ? value : getenv(env);
 }
@@ -155,7 +155,8 @@ static mal_status_t resolve_monitor(const mal_config_t *cfg, engine_settings_t *
                                     "sample_interval", &s->sample_interval);
     if (!st)
         st = resolve_count(cfg->grace, -1, "MAL_GRACE", 5, 0, "grace", &s->grace);
-    s->calibration = dup_or_null(config_or_env(cfg->calibration, "MAL_CALIBRATION"));
+    s->calibration =
+        engine_dup_or_null(engine_config_or_env(cfg->calibration, "MAL_CALIBRATION"));
     if (!st)
         st = engine_monitor_params(s->calibration, &s->params);
     return st;
@@ -169,10 +170,10 @@ mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t 
         st = resolve_monitor(cfg, &s);
     const char *quiet = getenv("MAL_QUIET");
     s.summary = cfg->summary && !(quiet != NULL && strcmp(quiet, "1") == 0);
-    const char *plan = config_or_env(cfg->plan, "MAL_PLAN");
+    const char *plan = engine_config_or_env(cfg->plan, "MAL_PLAN");
     s.plan = strdup(plan != NULL ? plan : "");
-    s.report = dup_or_null(config_or_env(cfg->report, "MAL_REPORT"));
-    s.hosts = dup_or_null(config_or_env(cfg->hosts, "MAL_HOSTS"));
+    s.report = engine_dup_or_null(engine_config_or_env(cfg->report, "MAL_REPORT"));
+    s.hosts = engine_dup_or_null(engine_config_or_env(cfg->hosts, "MAL_HOSTS"));
     if (!st)
         st = engine_policy_resolve(cfg, &s);
     s.program = cfg->spawn_program != NULL ? strdup(cfg->spawn_program) : own_program();

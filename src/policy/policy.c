@@ -853,7 +853,7 @@ double policy_goal(const policy_config_t *cfg, const policy_state_t *state,
 }
 
 /* Fill the decision from the chosen candidate (taking its arrays). */
-static void decide_cand(const ctx_t *x, cand_t *c, policy_decision_t *out)
+static void decide_cand(cand_t *c, policy_decision_t *out)
 {
     out->action = c->action;
     out->count = c->count;
@@ -866,7 +866,6 @@ static void decide_cand(const ctx_t *x, cand_t *c, policy_decision_t *out)
     out->price_per_hour = c->price;
     free(c->power);
     *c = (cand_t){0};
-    (void)x;
 }
 
 static void say(policy_decision_t *out, const char *fmt, ...)
@@ -900,7 +899,7 @@ static int objective_phase(const ctx_t *x, double goal, policy_decision_t *out)
     }
     double t = cand_total(&best);
     bool approximate = best.approximate;
-    decide_cand(x, &best, out);
+    decide_cand(&best, out);
     say(out, "objective: predicted %.3g s %s goal %.3g s; %s %d -> %d procs predicts %.3g s%s%s",
         x->current, x->current > goal ? ">" : "<", goal, policy_action_name(out->action),
         x->p, out->procs_after, t, t > goal ? " (goal out of reach: the fastest set)" : "",
@@ -925,7 +924,7 @@ static int limits_phase(const ctx_t *x, policy_decision_t *out)
         free(leaving);
         if (rc)
             return cand_free(&c), rc;
-        decide_cand(x, &c, out);
+        decide_cand(&c, out);
         say(out, "limits: %d procs above the maximum %d", x->p, cfg->max_procs);
         return 0;
     }
@@ -946,7 +945,7 @@ static int limits_phase(const ctx_t *x, policy_decision_t *out)
     int rc = best_of_size(x, want, 0, &c);
     if (rc)
         return cand_free(&c), rc < 0 ? rc : 0;
-    decide_cand(x, &c, out);
+    decide_cand(&c, out);
     say(out, "limits: %d procs %s (%d); adding %d", x->p, why, limit, want);
     return 0;
 }
@@ -996,7 +995,7 @@ static int release_phase(const ctx_t *x, policy_decision_t *out)
     if (rc || best.n == 0)
         return cand_free(&best), rc;
     int rank = best.ranks[0];
-    decide_cand(x, &best, out);
+    decide_cand(&best, out);
     say(out, "release: rank %d slows the iteration; without it the run gains %.3g s after "
         "paying the release", rank, best_gain);
     return 0;
@@ -1027,7 +1026,7 @@ static int balance_phase(const ctx_t *x, policy_decision_t *out)
     double gain = x->left * (now - c.t.comp) - c.t.redist;
     if (rc || gain <= 0 || !worth_it(x, now - c.t.comp))
         return cand_free(&c), rc;
-    decide_cand(x, &c, out);
+    decide_cand(&c, out);
     say(out, "balance: computation times spread %.0f%% > %.0f%%; rebalancing to %s power "
         "gains %.3g s", 100 * spread, 100 * x->cfg->imbalance,
         x->cfg->mode == POLICY_LOADED ? "measured" : "nominal", gain);
