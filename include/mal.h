@@ -47,6 +47,7 @@ extern "C" {
     X(MAL_ERR_REMOTE, -8, "another rank failed in this collective call")          \
     X(MAL_ERR_SPAWN, -9, "spawning processes failed")                             \
     X(MAL_ERR_RELEASED, -10, "this process was released (call mal_finalize)")      \
+    X(MAL_ERR_UNSUPPORTED, -11, "not supported by this build or transport")       \
     X(MAL_RECONFIGURED, 1, "reconfigured: re-read pointers, rows and mal_comm()")  \
     X(MAL_REMOVED, 2, "this process was released: leave the loop, mal_finalize")
 
@@ -76,7 +77,7 @@ const char *mal_strerror(mal_status_t status);
  */
 const char *mal_error_message(void);
 
-/** How a rebalance moves data. All three execute the same transfer plan. */
+/** How a rebalance moves data. All execute the same transfer plan. */
 typedef enum {
     MAL_REDIST_DEFAULT = 0, /**< MAL_REDIST from the environment if set, else RMA   */
     MAL_REDIST_RMA,         /**< one-sided, both sides of each segment copy: the
@@ -86,8 +87,17 @@ typedef enum {
                                  balanced (the engine)                              */
     MAL_REDIST_ALLTOALLV,   /**< one MPI_Alltoallv per structure (baseline)          */
     MAL_REDIST_P2P,         /**< MPI_Isend/MPI_Irecv per segment (baseline)          */
-    MAL_REDIST_RMA_GET      /**< one-sided, pull only: every destination MPI_Gets
+    MAL_REDIST_RMA_GET,     /**< one-sided, pull only: every destination MPI_Gets
                                  all its incoming rows (sources stay passive)        */
+    MAL_REDIST_SHMEM        /**< OpenSHMEM, pull only: structures live on the
+                                 symmetric heap and every destination fetches its
+                                 incoming rows with shmem_getmem_nbi + shmem_quiet.
+                                 Chosen at mal_init() only (it starts SHMEM and puts
+                                 the structures allocated afterwards on the symmetric
+                                 heap); the process set is then fixed: mal_expand()
+                                 and mal_shrink() return MAL_ERR_UNSUPPORTED. Needs a
+                                 libmal built with MAL_WITH_SHMEM (see
+                                 mal_redist_supported()) and mal_init() over every PE */
 } mal_redist_t;
 
 /** How a structure's rows are placed on the processes. */
@@ -111,7 +121,7 @@ typedef enum {
  *  configuration it passes to mal_init() and inherits its parents' (except log_errors). */
 typedef struct {
     /** Redistribution method; MAL_REDIST_DEFAULT lets the MAL_REDIST environment variable
-     *  (rma|rma-get|alltoallv|p2p) choose, falling back to MAL_REDIST_RMA. Any other value wins
+     *  (rma|rma-get|alltoallv|p2p|shmem) choose, falling back to MAL_REDIST_RMA. Any other value wins
      *  over the environment. Default: MAL_REDIST_DEFAULT. */
     mal_redist_t redist;
     /** Extra capacity, as a fraction of the local part, given to a window when it must
@@ -350,17 +360,31 @@ mal_status_t mal_rebalance(const double *weights);
 
 /**
  * @brief Choose the redistribution method of the following rebalances.
- * @return MAL_OK; MAL_ERR_ARG for an unknown method; MAL_ERR_NOT_INITIALIZED.
+ * @return MAL_OK; MAL_ERR_ARG for an unknown method; MAL_ERR_NOT_INITIALIZED;
+ *         MAL_ERR_UNSUPPORTED for MAL_REDIST_SHMEM when mal_init() did not start the
+ *         SHMEM transport.
  * @note Not collective, but every rank must have set the same method before the next
  *       mal_rebalance() (which checks it and returns MAL_ERR_MISMATCH otherwise).
  *       MAL_REDIST_DEFAULT re-reads the MAL_REDIST environment variable.
+ *       Memory follows the method in effect when a structure is allocated: on the
+ *       symmetric heap under MAL_REDIST_SHMEM, in MPI windows otherwise. shmem needs
+ *       the first, rma and rma-get the second; alltoallv and p2p move either. A
+ *       rebalance with a method its structures' memory cannot serve returns
+ *       MAL_ERR_UNSUPPORTED naming the structure, and nothing moves.
  */
 mal_status_t mal_set_redist(mal_redist_t method);
+
+/**
+ * @brief Whether this libmal was built with @p method: true for the MPI methods, true
+ *        for MAL_REDIST_SHMEM only when built with OpenSHMEM (MAL_WITH_SHMEM).
+ * @note Not collective; callable before mal_init().
+ */
+bool mal_redist_supported(mal_redist_t method);
 
 /** @brief The method in effect (never MAL_REDIST_DEFAULT once initialised). */
 mal_redist_t mal_get_redist(void);
 
-/** @brief "rma", "rma-get", "alltoallv", "p2p" or "default"; "unknown" otherwise. */
+/** @brief "rma", "rma-get", "alltoallv", "p2p", "shmem" or "default"; "unknown" otherwise. */
 const char *mal_redist_name(mal_redist_t method);
 
 /** What the most recent mal_rebalance() did on the calling process. */
@@ -601,7 +625,8 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes);
  *                last), as for mal_rebalance(); NULL for an even split.
  * @return MAL_RECONFIGURED; MAL_ERR_ARG; MAL_ERR_SPAWN (program missing or not
  *         executable, no free slot, bad host); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
- *         MAL_ERR_MISMATCH when the arguments differ between ranks. On error the
+ *         MAL_ERR_MISMATCH when the arguments differ between ranks; MAL_ERR_UNSUPPORTED
+ *         under the SHMEM transport (its set of PEs is fixed at start). On error the
  *         application keeps its processes, layout and data; spawned processes exit.
  * @note Collective over mal_comm(). New processes run main() from the start and join
  *       in mal_init(); they get the ranks after the existing ones. Every structure is

@@ -8,6 +8,10 @@
 # - Containers run as root; spawning needs free slots (oversubscribe).
 # - More processes than cores: yield when idle and do not bind, or a collective takes
 #   milliseconds instead of microseconds.
+# - OpenSHMEM (MAL_REDIST=shmem, launched with MPIEXEC=oshrun): osc ucx above also keeps
+#   oshmem's finalize from crashing (it does with osc rdma); the symmetric heap is 256 MiB
+#   unless SMA_SYMMETRIC_SIZE says otherwise, too small for the 256 MiB benchmark's
+#   buffers. It is reserved, not touched: only the pages libmal uses become resident.
 : "${OMPI_ALLOW_RUN_AS_ROOT:=1}"
 : "${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:=1}"
 : "${OMPI_MCA_pml:=ucx}"
@@ -17,7 +21,8 @@
 : "${OMPI_MCA_rmaps_base_oversubscribe:=1}"
 : "${OMPI_MCA_mpi_yield_when_idle:=1}"
 : "${OMPI_MCA_hwloc_base_binding_policy:=none}"
+: "${SMA_SYMMETRIC_SIZE:=2G}"
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_pml \
     OMPI_MCA_pml_ucx_tls OMPI_MCA_pml_ucx_devices OMPI_MCA_osc \
     OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle \
-    OMPI_MCA_hwloc_base_binding_policy
+    OMPI_MCA_hwloc_base_binding_policy SMA_SYMMETRIC_SIZE

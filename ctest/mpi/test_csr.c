@@ -5,7 +5,12 @@
  * nonzeros follow the weights to within one row. Then bad input: every error names the
  * problem on the rank that has it, and leaves the matrix as it was.
  *
- * Usage: test_csr [heavy]   (heavy: one row holds most of the nonzeros) */
+ * Usage: test_csr [heavy] [shmem]
+ *   heavy: one row holds most of the nonzeros
+ *   shmem: mal_init with the SHMEM transport (run under oshrun): the data live on the
+ *          symmetric heap, the steps take shmem, alltoallv and p2p in turn, and the
+ *          transport's scope is checked (rma cannot reach the heap, no expand or
+ *          shrink: MAL_ERR_UNSUPPORTED, data intact). */
 #include "mal.h"
 #include "mpitest.h"
 #include "sparse_rows.h"
@@ -17,7 +22,7 @@
 #define STEPS 40
 #define MAX_RANKS 64
 
-static int rank, size, heavy;
+static int rank, size, heavy, shmem;
 
 typedef struct {
     mal_csr_t *a;
@@ -126,8 +131,11 @@ static void random_weights(uint64_t *seed, double *w)
 
 static void rebalance_sequence(data_t *s)
 {
-    static const mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET,
-                                           MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P};
+    static const mal_redist_t mpi[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET,
+                                       MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P};
+    static const mal_redist_t sym[] = {MAL_REDIST_SHMEM, MAL_REDIST_ALLTOALLV,
+                                       MAL_REDIST_SHMEM, MAL_REDIST_P2P};
+    const mal_redist_t *methods = shmem ? sym : mpi;
     uint64_t seed = 12345;
     double w[MAX_RANKS];
     char when[96];
@@ -142,6 +150,31 @@ static void rebalance_sequence(data_t *s)
         check_version(s, step, when);
         check_balance(s, w, when);
     }
+}
+
+/* The SHMEM transport's scope: every refusal comes before anything moves. */
+static void shmem_scope(data_t *s, int64_t version)
+{
+    double w[MAX_RANKS];
+    for (int r = 0; r < size; r++)
+        w[r] = 1.0 + r;
+    CHECK(mal_set_redist(MAL_REDIST_RMA) == MAL_OK, "set rma");
+    mal_status_t st = mal_rebalance(w);
+    CHECK(st == MAL_ERR_UNSUPPORTED && strstr(mal_error_message(), "symmetric heap"),
+          "rma on the symmetric heap: status %d, '%s'", (int)st, mal_error_message());
+    check_version(s, version, "after the refused rma rebalance");
+    CHECK(mal_set_redist(MAL_REDIST_SHMEM) == MAL_OK, "set shmem");
+    st = mal_expand(1, MAL_SPAWN_DEFAULT, NULL);
+    CHECK(st == MAL_ERR_UNSUPPORTED && strstr(mal_error_message(), "fixes the set of PEs"),
+          "expand under SHMEM: status %d, '%s'", (int)st, mal_error_message());
+    if (size > 1) {
+        st = mal_shrink(1, NULL, NULL);
+        CHECK(st == MAL_ERR_UNSUPPORTED, "shrink under SHMEM: status %d", (int)st);
+    }
+    int p = 0;
+    MPI_Comm_size(mal_comm(), &p);
+    CHECK(p == size, "the process set changed to %d", p);
+    check_version(s, version, "after the refused expand and shrink");
 }
 
 /* One rank gives bad input: it gets MAL_ERR_ARG naming the problem, the others
@@ -253,7 +286,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    heavy = argc > 1 && strcmp(argv[1], "heavy") == 0;
+    for (int i = 1; i < argc; i++) {
+        heavy |= strcmp(argv[i], "heavy") == 0;
+        shmem |= strcmp(argv[i], "shmem") == 0;
+    }
     if (size > MAX_RANKS) {
         if (rank == 0)
             printf("test_csr: FAIL (at most %d ranks)\n", MAX_RANKS);
@@ -263,7 +299,9 @@ int main(int argc, char **argv)
     mal_config_t cfg;
     mal_config_init(&cfg);
     cfg.log_errors = false;
-    CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "mal_init");
+    if (shmem)
+        cfg.redist = MAL_REDIST_SHMEM;
+    CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "mal_init: %s", mal_error_message());
     data_t s;
     CHECK(mal_alloc_csr("A", SP_ROWS, SP_COLS, MPI_DOUBLE, &s.a) == MAL_OK, "alloc A: %s",
           mal_error_message());
@@ -280,6 +318,8 @@ int main(int argc, char **argv)
     write_version(&s, 0);
     check_version(&s, 0, "initial");
     rebalance_sequence(&s);
+    if (shmem)
+        shmem_scope(&s, STEPS);
     double w[MAX_RANKS];
     for (int r = 0; r < size; r++)
         w[r] = 1.0 + (r == 0 && rank == 0); /* differs on rank 0 */
@@ -305,9 +345,10 @@ int main(int argc, char **argv)
     CHECK(mal_window_count() == 2, "%d windows left, expected d's 2", mal_window_count());
     mal_free_window(s.d);
     mal_finalize();
-    char summary[96];
-    snprintf(summary, sizeof summary, "%d ranks, %d rebalances%s", size, STEPS,
-             heavy ? ", one heavy row" : "");
+    char summary[160];
+    snprintf(summary, sizeof summary, "%d ranks, %d rebalances%s%s", size, STEPS,
+             heavy ? ", one heavy row" : "",
+             shmem ? ", symmetric heap (shmem, alltoallv, p2p), scope refused" : "");
     int code = mpitest_verdict("test_csr", summary);
     MPI_Finalize();
     return code;

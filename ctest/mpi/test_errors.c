@@ -35,6 +35,25 @@ static void test_before_init(void)
     CHECK(mal_find_window("x") == NULL && mal_window_count() == 0, "registry before init");
 }
 
+/* The SHMEM transport refused before shmem_init is ever reached (this test runs under
+ * mpiexec): a plan that changes the process set, a communicator short of the job. */
+static void test_bad_shmem_init(const mal_config_t *base)
+{
+    mal_config_t cfg = *base;
+    cfg.redist = MAL_REDIST_SHMEM;
+    cfg.plan = "5:w=1,10:+1";
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_UNSUPPORTED, "plan entry 2 (iteration 10)");
+    cfg.plan = NULL;
+    if (size > 1) {
+        MPI_Comm half;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        EXPECT(mal_init(half, &cfg), MAL_ERR_UNSUPPORTED,
+               mal_redist_supported(MAL_REDIST_SHMEM) ? "over all" : "without OpenSHMEM");
+        MPI_Comm_free(&half);
+    }
+    CHECK(!mal_initialized(), "a refused SHMEM init left libmal initialised");
+}
+
 static void test_bad_init(void)
 {
     mal_config_t cfg;
@@ -71,10 +90,14 @@ static void test_bad_init(void)
             EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_REMOTE, "rank 1");
         CHECK(!mal_initialized() && mal_comm() == MPI_COMM_NULL, "failed init left state");
     }
+    test_bad_shmem_init(&cfg);
     setenv("MAL_REDIST", "p2p", 1);
     CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "init: %s", mal_error_message());
     CHECK(mal_get_redist() == MAL_REDIST_P2P, "MAL_REDIST=p2p not honoured");
     unsetenv("MAL_REDIST");
+    /* shmem is chosen at mal_init only: it decides where structures live. */
+    EXPECT(mal_set_redist(MAL_REDIST_SHMEM), MAL_ERR_UNSUPPORTED, "chosen at mal_init");
+    CHECK(mal_get_redist() == MAL_REDIST_P2P, "refused set_redist changed the method");
     EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ALREADY_INITIALIZED, "twice");
 }
 

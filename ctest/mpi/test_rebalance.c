@@ -1,6 +1,10 @@
 /* Random rebalance sequences, every method, bit-exact against a closed-form function of
  * the global index. Data are rewritten between rebalances (with a new step salt) so a
- * stale buffer can never pass for a correct one. */
+ * stale buffer can never pass for a correct one.
+ *
+ * Usage: test_rebalance [--methods m1,m2,...] (default rma,alltoallv,p2p,rma-get). The
+ * methods take turns on the same structures, allocated under the first (mal_init's):
+ * "shmem,alltoallv,p2p" moves symmetric-heap data (run it under oshrun). */
 #include "mal.h"
 #include "mpitest.h"
 
@@ -9,7 +13,7 @@
 
 #define SEQUENCES_PER_METHOD 50
 #define STEPS_PER_SEQUENCE 3
-#define NMETHODS 4
+#define MAX_METHODS 8
 
 typedef struct {
     const char *type_name;
@@ -98,10 +102,40 @@ static void check_layout(const spec_t *s, int p)
     free(all);
 }
 
+/* The --methods list; returns how many, 0 on a bad list. */
+static int parse_methods(int argc, char **argv, mal_redist_t *methods)
+{
+    const char *list = argc == 3 && strcmp(argv[1], "--methods") == 0
+                           ? argv[2] : argc == 1 ? "rma,alltoallv,p2p,rma-get" : NULL;
+    int n = 0;
+    for (const char *p = list; p != NULL && *p && n < MAX_METHODS; n++) {
+        size_t len = strcspn(p, ",");
+        mal_redist_t m = MAL_REDIST_DEFAULT;
+        for (int k = MAL_REDIST_RMA; k <= MAL_REDIST_SHMEM; k++)
+            if (strlen(mal_redist_name((mal_redist_t)k)) == len &&
+                strncmp(p, mal_redist_name((mal_redist_t)k), len) == 0)
+                m = (mal_redist_t)k;
+        if (m == MAL_REDIST_DEFAULT)
+            return 0;
+        methods[n] = m;
+        p += len + (p[len] == ',');
+    }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    CHECK(mal_init(MPI_COMM_WORLD, NULL) == MAL_OK, "mal_init: %s", mal_error_message());
+    mal_redist_t methods[MAX_METHODS];
+    int nmethods = parse_methods(argc, argv, methods);
+    if (nmethods == 0) {
+        fprintf(stderr, "usage: test_rebalance [--methods rma,rma-get,alltoallv,p2p,shmem]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    mal_config_t cfg;
+    mal_config_init(&cfg);
+    cfg.redist = methods[0];
+    CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "mal_init: %s", mal_error_message());
     int p, rank;
     MPI_Comm_size(mal_comm(), &p);
     MPI_Comm_rank(mal_comm(), &rank);
@@ -133,10 +167,9 @@ int main(int argc, char **argv)
     double *w = malloc((size_t)p * sizeof *w);
     int64_t bad = 0, rebalances = 0, unchanged_checked = 0, in_place = 0, swapped = 0;
     int64_t grown = 0;
-    mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P,
-                            MAL_REDIST_RMA_GET};
-    for (int seq = 0; seq < NMETHODS * SEQUENCES_PER_METHOD; seq++) {
-        CHECK(mal_set_redist(methods[seq % NMETHODS]) == MAL_OK, "set_redist");
+    for (int seq = 0; seq < nmethods * SEQUENCES_PER_METHOD; seq++) {
+        CHECK(mal_set_redist(methods[seq % nmethods]) == MAL_OK, "set_redist: %s",
+              mal_error_message());
         for (int k = 0; k < STEPS_PER_SEQUENCE; k++) {
             for (int a = 0; a < n; a++)
                 fill(&specs[a], a, step);
@@ -147,7 +180,7 @@ int main(int argc, char **argv)
             CHECK(st == MAL_OK, "rebalance: %s", mal_error_message());
             mal_rebalance_stats_t stats;
             mal_last_rebalance(&stats);
-            CHECK(stats.method == methods[seq % NMETHODS], "method %d used", (int)stats.method);
+            CHECK(stats.method == methods[seq % nmethods], "method %d used", (int)stats.method);
             in_place += stats.layout_changed && stats.in_place;
             grown += stats.windows_created;
             swapped += stats.layout_changed && !stats.in_place;
@@ -175,9 +208,10 @@ int main(int argc, char **argv)
     CHECK(mal_finalize() == MAL_OK, "finalize");
     char summary[256];
     snprintf(summary, sizeof summary,
-             "%d ranks, %d sequences, %lld rebalances x %d structures bit-exact "
+             "%d ranks, %s first, %d sequences, %lld rebalances x %d structures bit-exact "
              "(%lld in place, %lld to the second buffer, %lld windows grown), %lld "
-             "unchanged-weight rebalances moved nothing", p, NMETHODS * SEQUENCES_PER_METHOD,
+             "unchanged-weight rebalances moved nothing", p, mal_redist_name(methods[0]),
+             nmethods * SEQUENCES_PER_METHOD,
              (long long)rebalances, n, (long long)in_place, (long long)swapped,
              (long long)grown, (long long)unchanged_checked);
     int rc = mpitest_verdict("test_rebalance", summary);

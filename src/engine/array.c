@@ -30,10 +30,47 @@ static mal_status_t copy_caps(const int64_t *caps, int64_t row_bytes, int rank, 
     return MAL_OK;
 }
 
-mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
-                                 const int64_t *caps)
+/* First touch of every local page now, so faults never land in a timed rebalance. The
+ * barrier keeps other ranks' puts from arriving before this memset has run. */
+static mal_status_t finish_buffer(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
+                                  engine_buffer_t *out)
 {
-    return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps);
+    if (bytes > 0)
+        memset(b->base, 0, (size_t)bytes);
+    PMPI_Barrier(comm);
+    engine.windows++;
+    *out = *b;
+    return MAL_OK;
+}
+
+mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
+                                 const int64_t *caps, bool symmetric)
+{
+    if (!symmetric)
+        return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps);
+    engine_buffer_t b = {.win = MPI_WIN_NULL, .symmetric = true};
+    int p = engine.size;
+    mal_status_t st = copy_caps(caps, row_bytes, engine.rank, p, &b.caps);
+    /* Symmetric blocks are the same size on every PE: the largest capacity. */
+    int64_t biggest = 0;
+    for (int r = 0; r < p && !st; r++)
+        biggest = caps[r] > biggest ? caps[r] : biggest;
+    if (!st && biggest > INT64_MAX / row_bytes)
+        st = engine_fail(MAL_ERR_NOMEM, "a symmetric block of %lld rows of %lld bytes "
+                         "overflows", (long long)biggest, (long long)row_bytes);
+    /* shmem_malloc is collective: everyone calls it or no one does. */
+    if ((st = engine_agree(st, 0, "symmetric allocation"))) {
+        free(b.caps);
+        return st;
+    }
+    st = engine_shmem_alloc((size_t)(biggest * row_bytes), &b.base);
+    if ((st = engine_agree(st, 0, "symmetric allocation"))) {
+        if (b.base != NULL)
+            engine_shmem_free(b.base);
+        free(b.caps);
+        return st;
+    }
+    return finish_buffer(engine.comm, &b, caps[engine.rank] * row_bytes, buf);
 }
 
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
@@ -65,22 +102,22 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
         return st;
     }
     MPI_Win_set_errhandler(b.win, MPI_ERRORS_RETURN);
-    /* Touch every page now, so first-touch faults never land in a timed rebalance. The
-     * barrier keeps other ranks' puts from arriving before this memset has run. */
-    if (bytes > 0)
-        memset(b.base, 0, (size_t)bytes);
-    PMPI_Barrier(comm);
-    engine.windows++;
-    *buf = b;
-    return MAL_OK;
+    return finish_buffer(comm, &b, bytes, buf);
+}
+
+bool engine_buffer_present(const engine_buffer_t *buf)
+{
+    return buf->win != MPI_WIN_NULL || buf->symmetric;
 }
 
 void engine_buffer_free(engine_buffer_t *buf)
 {
-    if (buf->win != MPI_WIN_NULL) {
-        MPI_Win_free(&buf->win);
+    if (engine_buffer_present(buf))
         engine.windows--;
-    }
+    if (buf->win != MPI_WIN_NULL)
+        MPI_Win_free(&buf->win);
+    else if (buf->symmetric)
+        engine_shmem_free(buf->base);
     free(buf->caps);
     *buf = (engine_buffer_t){.win = MPI_WIN_NULL};
 }
@@ -210,8 +247,10 @@ static mal_status_t create_buffers(mal_array_t *a)
     engine_buffer_t scratch[2] = {{.win = MPI_WIN_NULL}, {.win = MPI_WIN_NULL}};
     engine_buffer_t *bufs = a ? a->buf : scratch;
     mal_status_t st = MAL_OK;
+    /* Memory follows the method in effect at allocation (mal_set_redist). */
+    bool symmetric = engine.method == MAL_REDIST_SHMEM;
     for (int b = 0; b < nbuf && !st; b++)
-        st = engine_buffer_alloc(&bufs[b], row_bytes, caps);
+        st = engine_buffer_alloc(&bufs[b], row_bytes, caps, symmetric);
     if (st)
         engine_buffer_free(&bufs[0]);
     free(caps);

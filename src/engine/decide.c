@@ -257,8 +257,15 @@ static void decide_on_root(decision_msg_t *m, decision_arrays_t *out)
         in.elapsed = MPI_Wtime() - engine.start_seconds;
         policy_decision_t pd;
         char err[320];
-        int rc = policy_decide(&engine.settings.policy, a, &engine.settings.params, &in,
-                               &engine.policy_state, &pd, err, sizeof err);
+        policy_config_t cfg = engine.settings.policy;
+        /* SHMEM's PE set is fixed at start: only rebalances remain open to the policy. */
+        if (engine_shmem_active()) {
+            cfg.min_procs = cfg.max_procs = engine.size;
+            cfg.preferred = 0;
+            cfg.release = false;
+        }
+        int rc = policy_decide(&cfg, a, &engine.settings.params, &in, &engine.policy_state,
+                               &pd, err, sizeof err);
         if (rc)
             none_because(m, err);
         else

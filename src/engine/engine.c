@@ -32,6 +32,7 @@ const char *mal_redist_name(mal_redist_t method)
     case MAL_REDIST_ALLTOALLV: return "alltoallv";
     case MAL_REDIST_P2P: return "p2p";
     case MAL_REDIST_RMA_GET: return "rma-get";
+    case MAL_REDIST_SHMEM: return "shmem";
     }
     return "unknown";
 }
@@ -39,7 +40,7 @@ const char *mal_redist_name(mal_redist_t method)
 mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
                                    const char *call)
 {
-    if (requested >= MAL_REDIST_RMA && requested <= MAL_REDIST_RMA_GET) {
+    if (requested >= MAL_REDIST_RMA && requested <= MAL_REDIST_SHMEM) {
         *method = requested;
         return MAL_OK;
     }
@@ -51,12 +52,13 @@ mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
         *method = MAL_REDIST_RMA;
         return MAL_OK;
     }
-    for (mal_redist_t m = MAL_REDIST_RMA; m <= MAL_REDIST_RMA_GET; m++)
+    for (mal_redist_t m = MAL_REDIST_RMA; m <= MAL_REDIST_SHMEM; m++)
         if (strcmp(env, mal_redist_name(m)) == 0) {
             *method = m;
             return MAL_OK;
         }
-    return engine_fail(MAL_ERR_ARG, "%s: MAL_REDIST='%s' is not one of rma, rma-get, alltoallv, p2p",
+    return engine_fail(MAL_ERR_ARG, "%s: MAL_REDIST='%s' is not one of rma, rma-get, alltoallv, p2p, "
+                       "shmem",
                        call, env);
 }
 
@@ -130,6 +132,21 @@ static mal_status_t resolve_all(const mal_config_t *cfg, mal_redist_t *method,
     return st;
 }
 
+/* The SHMEM transport: started once every rank agreed on it. Its PE set is fixed, so a
+ * plan that adds or releases processes is refused now rather than at its iteration. */
+static mal_status_t start_transport(mal_redist_t method)
+{
+    if (method != MAL_REDIST_SHMEM)
+        return MAL_OK;
+    for (size_t i = 0; i < engine.schedule.count; i++)
+        if (engine.schedule.actions[i].kind != SCHEDULE_REBALANCE)
+            return engine_fail(MAL_ERR_UNSUPPORTED, "mal_init: plan entry %zu (iteration %lld) "
+                               "adds or releases processes, which the SHMEM transport "
+                               "(MAL_REDIST=shmem) cannot: its PE set is fixed", i + 1,
+                               (long long)engine.schedule.actions[i].iteration);
+    return engine_shmem_start(engine.comm);
+}
+
 static void release_state(void)
 {
     engine_settings_free(&engine.settings);
@@ -168,6 +185,8 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     uint64_t fp = st ? 0 : engine_settings_fingerprint(&engine.settings,
                                                        settings_fingerprint(&cfg, method, limit));
     st = engine_agree(st, fp, "mal_init (config, MAL_REDIST, MAL_MAX_COUNT, plan, spawn)");
+    if (!st)
+        st = engine_agree(start_transport(method), 0, "mal_init (SHMEM transport)");
     if (!st)
         st = engine_mpi_check(MPI_Comm_dup(comm, &engine.job), "mal_init: MPI_Comm_dup");
     if (st) {
@@ -223,6 +242,12 @@ mal_status_t mal_set_redist(mal_redist_t method)
     mal_redist_t resolved;
     if (st || (st = engine_resolve_method(method, &resolved, "mal_set_redist")))
         return st;
+    if (resolved == MAL_REDIST_SHMEM && !engine_shmem_active())
+        return engine_fail(MAL_ERR_UNSUPPORTED, "mal_set_redist: shmem is chosen at mal_init "
+                           "(MAL_REDIST=shmem or config->redist), which starts SHMEM and puts "
+                           "structures on the symmetric heap%s",
+                           mal_redist_supported(MAL_REDIST_SHMEM)
+                               ? "" : "; this libmal was built without OpenSHMEM");
     engine.method = resolved;
     return MAL_OK;
 }

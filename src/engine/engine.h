@@ -12,12 +12,14 @@
 
 #define ENGINE_NAME_MAX 64
 
-/* One of the two buffers of a structure: memory that is also an MPI window, so other
- * ranks can pull from it without any setup at rebalance time. */
+/* One of the two buffers of a structure: memory other ranks can pull from without any
+ * setup at rebalance time. An MPI window, or (SHMEM transport) a symmetric-heap
+ * allocation, whose local address is also the address every PE uses to reach it. */
 typedef struct {
-    MPI_Win win;      /* MPI_WIN_NULL when absent                        */
-    char *base;       /* local memory of the window                      */
+    MPI_Win win;      /* MPI_WIN_NULL when absent or symmetric           */
+    char *base;       /* local memory of the window or symmetric block   */
     int64_t *caps;    /* capacity in rows of every rank (same everywhere) */
+    bool symmetric;   /* allocated with shmem_malloc                     */
 } engine_buffer_t;
 
 /* Where a structure's new block layout comes from at a rebalance or reconfiguration. */
@@ -179,9 +181,12 @@ void engine_initial_place(mal_distribution_t dist, int64_t global_rows,
                           const int64_t *bounds, int nprocs, int64_t *caps,
                           int64_t *offsets);
 
-/* Windows of a structure (array.c). */
+/* Buffers of a structure (array.c): a window, or a symmetric-heap block when
+ * `symmetric` (over mal_comm() only, which then spans every PE). */
 mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
-                                 const int64_t *caps);
+                                 const int64_t *caps, bool symmetric);
+/* Whether the buffer holds memory (a window or a symmetric block). */
+bool engine_buffer_present(const engine_buffer_t *buf);
 /* The same over `comm` (a communicator being built by a reconfiguration). */
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
                                     const int64_t *caps);
@@ -209,8 +214,10 @@ typedef struct {
     char *src;                  /* this rank's old part                              */
     char *dst;                  /* this rank's new part                              */
     MPI_Win src_win;            /* window holding every rank's old part              */
+    char *src_base;             /* SHMEM: symmetric address of that buffer           */
     const int64_t *src_offsets; /* where each rank's old part starts in src_win, rows */
     MPI_Win dst_win;            /* window holding every rank's new part              */
+    char *dst_base;             /* SHMEM: symmetric address of that buffer           */
     const int64_t *dst_offsets; /* where each rank's new part starts in dst_win, rows */
     const int64_t *in_rows;     /* rows arriving at / leaving each rank: how the     */
     const int64_t *out_rows;    /* copy work of a segment is shared (RMA push)       */
@@ -228,7 +235,7 @@ size_t engine_p2p_messages(const engine_plan_t *plan);
  * the source alone (an expansion: only the new windows span everyone). */
 typedef enum { ENGINE_RMA_SPLIT, ENGINE_RMA_PULL, ENGINE_RMA_PUSH } engine_rma_mode_t;
 
-/* Whether the method moves rows one-sidedly (rma or rma-get). */
+/* Whether the method moves rows one-sidedly (rma, rma-get or shmem). */
 bool engine_one_sided(void);
 
 /* One step of a passive-target epoch on `win`, the same for rebalances and
@@ -251,6 +258,24 @@ mal_status_t engine_redist_rma(const engine_plan_t *plan, engine_rma_mode_t mode
 mal_status_t engine_redist_alltoallv(const engine_plan_t *plan);
 mal_status_t engine_redist_p2p(const engine_plan_t *plan);
 void engine_copy_local(const engine_plan_t *plan);
+
+/* ---- The OpenSHMEM transport (shmem.c; stubs answering MAL_ERR_UNSUPPORTED when
+ * libmal is built without it) ---- */
+
+/* Start SHMEM for mal_init over `comm`, which must span every process of the job
+ * (shmem_init is collective over all of them). Idempotent within a process. */
+mal_status_t engine_shmem_start(MPI_Comm comm);
+/* Whether libmal started SHMEM in this process (the PE set is then fixed). */
+bool engine_shmem_active(void);
+/* Collective over every PE: a symmetric block of `bytes` (the same on all), or an
+ * error naming the heap limit. */
+mal_status_t engine_shmem_alloc(size_t bytes, char **out);
+void engine_shmem_free(char *base);
+/* Non-blocking get (or put) of `bytes` between local `buf` and `remote`, a symmetric
+ * address, on mal_comm() rank `peer`; completed by engine_shmem_quiet. */
+mal_status_t engine_shmem_transfer(bool put, char *buf, char *remote, int64_t bytes,
+                                   int peer);
+mal_status_t engine_shmem_quiet(void);
 
 /* Settings (dpm.c). */
 mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t *out);

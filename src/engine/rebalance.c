@@ -80,9 +80,25 @@ static bool fits_in_place(const mal_array_t *a, const int64_t *nb, int64_t *offs
     return true;
 }
 
+/* shmem reaches only symmetric memory, rma and rma-get only windows. */
+static mal_status_t check_memory(const mal_array_t *a)
+{
+    bool symmetric = a->buf[a->current].symmetric;
+    bool shmem = engine.method == MAL_REDIST_SHMEM;
+    if (shmem == symmetric || !engine_one_sided())
+        return MAL_OK;
+    return engine_fail(MAL_ERR_UNSUPPORTED, "mal_rebalance: \"%s\" lives in %s, which "
+                       "method %s cannot reach (allocate it under %s, or use alltoallv or "
+                       "p2p)", a->name, symmetric ? "the SHMEM symmetric heap" : "MPI windows",
+                       mal_redist_name(engine.method), symmetric ? "shmem" : "rma or rma-get");
+}
+
 static mal_status_t plan_move(move_t *m, const double *weights)
 {
     mal_array_t *a = m->array;
+    mal_status_t st = check_memory(a);
+    if (st)
+        return st;
     int p = engine.size;
     m->new_bounds = malloc(((size_t)p + 1) * sizeof *m->new_bounds);
     m->new_offsets = malloc((size_t)p * sizeof *m->new_offsets);
@@ -114,6 +130,7 @@ static mal_status_t plan_move(move_t *m, const double *weights)
         .nsend = partition_plan_send(a->bounds, p, m->new_bounds, p, engine.rank, m->segs + p),
         .row_bytes = a->row_bytes,
         .src_win = a->buf[a->current].win,
+        .src_base = a->buf[a->current].base,
         .src_offsets = a->offsets,
         .dst_offsets = m->new_offsets,
         .in_rows = m->flows,
@@ -154,7 +171,7 @@ static mal_status_t ensure_spare(move_t *m, int *created)
     mal_array_t *a = m->array;
     engine_buffer_t *spare = &a->buf[1 - a->current];
     int p = engine.size;
-    bool fits = spare->win != MPI_WIN_NULL;
+    bool fits = engine_buffer_present(spare);
     for (int r = 0; r < p && fits; r++)
         fits = m->new_bounds[r + 1] - m->new_bounds[r] <= spare->caps[r];
     if (fits)
@@ -172,7 +189,8 @@ static mal_status_t ensure_spare(move_t *m, int *created)
         biggest = caps[r] > biggest ? caps[r] : biggest;
     engine_monitor_window(biggest * a->row_bytes);
     engine_buffer_free(spare);
-    mal_status_t st = engine_buffer_alloc(spare, a->row_bytes, caps);
+    mal_status_t st = engine_buffer_alloc(spare, a->row_bytes, caps,
+                                          a->buf[a->current].symmetric);
     free(caps);
     *created += !st;
     return st;
@@ -208,6 +226,7 @@ static mal_status_t prepare_target(move_t *m, int *created)
     m->plan.src = engine_part_base(a, a->current, a->offsets[engine.rank]);
     m->plan.dst = engine_part_base(a, target, m->new_offsets[engine.rank]);
     m->plan.dst_win = a->buf[target].win;
+    m->plan.dst_base = a->buf[target].base;
     return MAL_OK;
 }
 
@@ -217,6 +236,10 @@ static mal_status_t prepare_target(move_t *m, int *created)
  * opened once they exist (a move in place pushes into the source window). */
 static mal_status_t epochs(rebalance_t *rb, bool targets, epoch_step_t step)
 {
+    /* SHMEM has no epochs: the agreement orders the stores before the gets, and one
+     * quiet completes every get of this PE. */
+    if (engine.method == MAL_REDIST_SHMEM)
+        return step == EPOCH_FLUSH && !targets ? engine_shmem_quiet() : MAL_OK;
     mal_status_t st = MAL_OK;
     for (int i = 0; i < rb->n; i++) {
         const move_t *m = &rb->moves[i];
@@ -238,7 +261,8 @@ static mal_status_t execute(rebalance_t *rb)
         switch (engine.method) {
         case MAL_REDIST_ALLTOALLV: st = engine_redist_alltoallv(&m->plan); break;
         case MAL_REDIST_P2P: st = engine_redist_p2p(&m->plan); break;
-        case MAL_REDIST_RMA_GET: st = engine_redist_rma(&m->plan, ENGINE_RMA_PULL); break;
+        case MAL_REDIST_RMA_GET:
+        case MAL_REDIST_SHMEM: st = engine_redist_rma(&m->plan, ENGINE_RMA_PULL); break;
         default: st = engine_redist_rma(&m->plan, ENGINE_RMA_SPLIT); break;
         }
     }
@@ -267,8 +291,8 @@ static void predict_move(const move_t *m)
 {
     const mal_array_t *a = m->array;
     engine_monitor_plan(a->bounds, m->new_bounds, engine.size, a->row_bytes,
-                        engine.method == MAL_REDIST_RMA_GET ? PREDICT_RMA_PULL
-                                                            : PREDICT_RMA_SPLIT);
+                        engine.method == MAL_REDIST_RMA ? PREDICT_RMA_SPLIT
+                                                        : PREDICT_RMA_PULL);
     for (int r = 0; r < engine.size && !m->in_place; r++) {
         int64_t lo = a->bounds[r] > m->new_bounds[r] ? a->bounds[r] : m->new_bounds[r];
         int64_t hi = a->bounds[r + 1] < m->new_bounds[r + 1] ? a->bounds[r + 1]

@@ -19,7 +19,8 @@ static int64_t chunk_bytes(void)
 
 bool engine_one_sided(void)
 {
-    return engine.method == MAL_REDIST_RMA || engine.method == MAL_REDIST_RMA_GET;
+    return engine.method == MAL_REDIST_RMA || engine.method == MAL_REDIST_RMA_GET ||
+           engine.method == MAL_REDIST_SHMEM;
 }
 
 /* NOCHECK: nobody takes exclusive locks on libmal's windows. */
@@ -51,11 +52,16 @@ void engine_copy_local(const engine_plan_t *plan)
     }
 }
 
-/* Chunked MPI_Get or MPI_Put of `bytes` between local `buf` and `disp` in `peer`'s
- * part of `win`. */
-static mal_status_t rma_transfer(bool put, char *buf, int64_t bytes, int peer, int64_t disp,
-                                 MPI_Win win)
+/* Get (or put) `bytes` between local `buf` and byte `disp` of `peer`'s source (or
+ * target) buffer: chunked MPI_Get/MPI_Put on its window, or one SHMEM call at the
+ * buffer's symmetric address (sizes there are size_t: nothing to chunk). */
+static mal_status_t one_sided_transfer(const engine_plan_t *plan, bool put, char *buf,
+                                       int64_t bytes, int peer, int64_t disp)
 {
+    if (bytes > 0 && engine.method == MAL_REDIST_SHMEM)
+        return engine_shmem_transfer(put, buf, (put ? plan->dst_base : plan->src_base) + disp,
+                                     bytes, peer);
+    MPI_Win win = put ? plan->dst_win : plan->src_win;
     int64_t chunk = chunk_bytes();
     for (int64_t done = 0; done < bytes; done += chunk) {
         int n = (int)(bytes - done < chunk ? bytes - done : chunk);
@@ -92,9 +98,9 @@ mal_status_t engine_redist_rma(const engine_plan_t *plan, engine_rma_mode_t mode
         if (s->peer == me)
             continue;
         int64_t pushed = pushed_rows(mode, s->rows, plan->in_rows[me], plan->out_rows[s->peer]);
-        st = rma_transfer(false, plan->dst + s->dst_offset * rb, (s->rows - pushed) * rb,
-                          s->peer, (plan->src_offsets[s->peer] + s->src_offset) * rb,
-                          plan->src_win);
+        st = one_sided_transfer(plan, false, plan->dst + s->dst_offset * rb,
+                                (s->rows - pushed) * rb, s->peer,
+                                (plan->src_offsets[s->peer] + s->src_offset) * rb);
     }
     for (size_t i = 0; i < plan->nsend && mode != ENGINE_RMA_PULL && !st; i++) {
         const partition_segment_t *s = &plan->send[i];
@@ -102,9 +108,9 @@ mal_status_t engine_redist_rma(const engine_plan_t *plan, engine_rma_mode_t mode
             continue;
         int64_t pushed = pushed_rows(mode, s->rows, plan->in_rows[s->peer], plan->out_rows[me]);
         int64_t head = s->rows - pushed;
-        st = rma_transfer(true, plan->src + (s->src_offset + head) * rb, pushed * rb, s->peer,
-                          (plan->dst_offsets[s->peer] + s->dst_offset + head) * rb,
-                          plan->dst_win);
+        st = one_sided_transfer(plan, true, plan->src + (s->src_offset + head) * rb,
+                                pushed * rb, s->peer,
+                                (plan->dst_offsets[s->peer] + s->dst_offset + head) * rb);
     }
     return st;
 }

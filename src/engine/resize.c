@@ -142,11 +142,21 @@ static void predict_resize(mal_action_t action, int count, const bool *leaving,
     free(old_of_new);
 }
 
+/* Every rank answers alike: the transport was agreed at mal_init. */
+static mal_status_t check_transport(const char *call)
+{
+    if (!engine_shmem_active())
+        return MAL_OK;
+    return engine_fail(MAL_ERR_UNSUPPORTED, "%s: the SHMEM transport (MAL_REDIST=shmem at "
+                       "mal_init) fixes the set of PEs at start; only mal_rebalance can "
+                       "change the layout", call);
+}
+
 mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
 {
     double t0 = MPI_Wtime();
     mal_status_t st = engine_require_init("mal_expand");
-    if (st)
+    if (st || (st = check_transport("mal_expand")))
         return st;
     if (mode == MAL_SPAWN_DEFAULT)
         mode = engine.settings.spawn_mode;
@@ -261,7 +271,7 @@ mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
 {
     double t0 = MPI_Wtime();
     mal_status_t st = engine_require_init("mal_shrink");
-    if (st)
+    if (st || (st = check_transport("mal_shrink")))
         return st;
     bool *leaving = calloc((size_t)engine.size, sizeof *leaving);
     st = leaving ? leaving_set(count, ranks, leaving)
