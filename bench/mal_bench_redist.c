@@ -10,7 +10,12 @@
  * owner.
  * Reported time is the median over repetitions; the first repetition is shown apart
  * because it is the one that may have to grow a window (its window creation and first
- * epoch are inside its time). */
+ * epoch are inside its time).
+ *
+ * shmem (a libmal built with OpenSHMEM; run under oshrun) needs its data on the
+ * symmetric heap, the rma methods theirs in MPI windows: the data are allocated again,
+ * untimed, under shmem before its rows, and in windows before the others (alltoallv
+ * and p2p move window data). Every method sees the same plan and the same values. */
 #include "mal.h"
 #include "matrix_input.h"
 
@@ -53,6 +58,12 @@ typedef struct {
 
 static int rank, nranks;
 
+/* In table order; the memcpy bound takes one sample per repetition of each. */
+static const mal_redist_t bench_methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET,
+                                             MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P,
+                                             MAL_REDIST_SHMEM};
+#define NMETHODS ((int)(sizeof bench_methods / sizeof bench_methods[0]))
+
 /* What is redistributed: a dense block structure, or a CSR matrix with its source (for
  * verification) and a row buffer. */
 typedef struct {
@@ -60,6 +71,8 @@ typedef struct {
     mal_csr_t *csr;
     mi_source_t *src;
     int32_t *row_cols;
+    bool symmetric;     /* allocated under shmem */
+    char what[256];     /* description for the header */
 } data_t;
 
 static void weights_of(shape_t s, double *w)
@@ -230,15 +243,18 @@ static double one_rep(data_t *a, const double *from, const double *to, int rep,
     return t;
 }
 
-static result_t run_method(data_t *a, const pattern_t *p, mal_redist_t m, int reps,
+static void setup_data(data_t *d, const options_t *o, mal_redist_t m);
+
+static result_t run_method(data_t *a, const pattern_t *p, mal_redist_t m, const options_t *o,
                            bound_t *bound)
 {
+    int reps = o->reps;
     double *from = malloc((size_t)nranks * sizeof *from);
     double *to = malloc((size_t)nranks * sizeof *to);
     double *times = malloc((size_t)reps * sizeof *times);
     weights_of(p->from, from);
     weights_of(p->to, to);
-    mal_set_redist(m);
+    setup_data(a, o, m);
     result_t res = {0};
     for (int rep = 0; rep < reps; rep++) {
         times[rep] = one_rep(a, from, to, rep, &res);
@@ -272,15 +288,15 @@ static void print_row(FILE *csv, const char *pattern, const char *method, long l
 static int run_pattern(data_t *a, const pattern_t *p, const options_t *o,
                        bound_t *bound, FILE *csv)
 {
-    mal_redist_t methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET, MAL_REDIST_ALLTOALLV,
-                              MAL_REDIST_P2P};
-    enum { NM = 4, A2AV = 2 };
+    const mal_redist_t *methods = bench_methods;
+    enum { NM = NMETHODS, A2AV = 2 };
     result_t res[NM];
     int have[NM] = {0};
     long long moved = 0, bad = 0;
     for (int k = 0; k < NM; k++)
-        if (o->method == 0 || o->method == (int)methods[k]) {
-            res[k] = run_method(a, p, methods[k], o->reps, bound);
+        if (o->method == (int)methods[k] ||
+            (o->method == 0 && mal_redist_supported(methods[k]))) {
+            res[k] = run_method(a, p, methods[k], o, bound);
             have[k] = 1;
             moved = res[k].moved;
             bad += res[k].bad;
@@ -306,14 +322,15 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: mal_bench_redist [--size BYTES | --sparse SPEC] [--pattern NAME|all] "
-            "[--method rma|rma-get|alltoallv|p2p|all]\n"
+            "[--method rma|rma-get|alltoallv|p2p|shmem|all]\n"
             "                        [--reps R] [--row-len N] [--headroom H] [--csv FILE]\n"
             "  --size     total bytes of doubles redistributed (default 268435456)\n"
             "  --sparse   a CSR matrix instead: a Matrix Market file, poisson:N (2-D, N^2 rows),\n"
             "             poisson3d:N or powerlaw:N (N rows); split by nonzeros\n"
             "  --pattern  uniform-to-skewed, skewed-to-uniform, one-to-all, all-to-one,\n"
             "             same, or all (default all)\n"
-            "  --method   default all (every method in the same run)\n"
+            "  --method   default all (every method in the same run; shmem when libmal has\n"
+            "             OpenSHMEM: launch with oshrun, e.g. MPIEXEC=oshrun tools/malrun)\n"
             "  --reps     repetitions per method, median reported (default 7)\n"
             "  --row-len  doubles per row (default 1)\n"
             "  --headroom mal_config_t.headroom (default: the library's)\n"
@@ -335,7 +352,7 @@ static int parse_method(const char *s)
 {
     if (strcmp(s, "all") == 0)
         return 0;
-    for (int m = MAL_REDIST_RMA; m <= MAL_REDIST_RMA_GET; m++)
+    for (int m = MAL_REDIST_RMA; m <= MAL_REDIST_SHMEM; m++)
         if (strcmp(s, mal_redist_name((mal_redist_t)m)) == 0)
             return m;
     return -1;
@@ -376,8 +393,10 @@ static int parse_options(int argc, char **argv, options_t *o)
     return 0;
 }
 
-static void setup_dense(data_t *d, const options_t *o, char *what, size_t len)
+static void setup_dense(data_t *d, const options_t *o)
 {
+    char *what = d->what;
+    size_t len = sizeof d->what;
     long long rows = o->size / (o->row_len * (long long)sizeof(double));
     if (check(mal_alloc_window("bench", MPI_DOUBLE, rows, o->row_len, MAL_BLOCK, &d->dense),
               "mal_alloc_window"))
@@ -387,8 +406,10 @@ static void setup_dense(data_t *d, const options_t *o, char *what, size_t len)
 }
 
 /* Every rank opens the matrix and gives its even block of rows. */
-static void setup_sparse(data_t *d, const char *spec, char *what, size_t len)
+static void setup_sparse(data_t *d, const char *spec)
 {
+    char *what = d->what;
+    size_t len = sizeof d->what;
     char err[512];
     int64_t *rowptr;
     int32_t *colind;
@@ -418,6 +439,43 @@ static void setup_sparse(data_t *d, const char *spec, char *what, size_t len)
              mi_describe(d->src), bytes / 1048576.0);
 }
 
+static void free_data(data_t *d)
+{
+    if (d->csr)
+        mal_free_csr(d->csr);
+    else if (d->dense)
+        mal_free_window(d->dense);
+    mi_close(d->src);
+    free(d->row_cols);
+    d->dense = NULL;
+    d->csr = NULL;
+    d->src = NULL;
+    d->row_cols = NULL;
+}
+
+/* Select method m, with the data in the memory it reaches (allocated again, untimed,
+ * when the kind changes). */
+static void setup_data(data_t *d, const options_t *o, mal_redist_t m)
+{
+    bool symmetric = m == MAL_REDIST_SHMEM;
+    bool ready = d->dense != NULL || d->csr != NULL;
+    if (ready && d->symmetric != symmetric)
+        free_data(d);
+    if (!ready || d->symmetric != symmetric) {
+        /* Memory follows the method in effect when the data are allocated. */
+        if (check(mal_set_redist(symmetric ? MAL_REDIST_SHMEM : MAL_REDIST_RMA),
+                  "mal_set_redist"))
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        if (o->sparse)
+            setup_sparse(d, o->sparse);
+        else
+            setup_dense(d, o);
+        d->symmetric = symmetric;
+    }
+    if (check(mal_set_redist(m), "mal_set_redist"))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -433,15 +491,16 @@ int main(int argc, char **argv)
     mal_config_init(&cfg);
     if (o.headroom >= 0)
         cfg.headroom = o.headroom;
+    /* shmem is chosen at mal_init (it starts SHMEM); the others follow with
+     * mal_set_redist. */
+    bool shmem = o.method == MAL_REDIST_SHMEM ||
+                 (o.method == 0 && mal_redist_supported(MAL_REDIST_SHMEM));
+    cfg.redist = shmem ? MAL_REDIST_SHMEM : MAL_REDIST_RMA;
     if (check(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"))
         MPI_Abort(MPI_COMM_WORLD, 2);
     MPI_Comm_size(mal_comm(), &nranks);
     data_t data = {0};
-    char what[256];
-    if (o.sparse)
-        setup_sparse(&data, o.sparse, what, sizeof what);
-    else
-        setup_dense(&data, &o, what, sizeof what);
+    setup_data(&data, &o, o.method ? (mal_redist_t)o.method : MAL_REDIST_RMA);
     FILE *csv = NULL;
     if (rank == 0 && o.csv != NULL) {
         csv = fopen(o.csv, "w");
@@ -453,12 +512,12 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         printf("# mal_bench_redist: %d ranks, %s, %d reps, median of max-over-ranks times\n",
-               nranks, what, o.reps);
+               nranks, data.what, o.reps);
         printf("%-18s %-10s %5s %10s %10s %10s %8s %9s %9s %9s\n", "pattern", "method",
                "ranks", "moved_MiB", "median_ms", "first_ms", "windows", "GB/s",
                "x_a2av", "x_memcpy");
     }
-    bound_t bound = {.samples = malloc(4 * (size_t)o.reps * sizeof *bound.samples)};
+    bound_t bound = {.samples = malloc(NMETHODS * (size_t)o.reps * sizeof *bound.samples)};
     int failed = 0;
     for (int i = 0; i < NPATTERNS; i++)
         if (o.pattern < 0 || o.pattern == i)
@@ -468,12 +527,7 @@ int main(int argc, char **argv)
     free(bound.samples);
     if (csv)
         fclose(csv);
-    if (data.csr)
-        mal_free_csr(data.csr);
-    else
-        mal_free_window(data.dense);
-    mi_close(data.src);
-    free(data.row_cols);
+    free_data(&data);
     mal_finalize();
     MPI_Finalize();
     return failed ? 1 : 0;
