@@ -222,7 +222,9 @@ mal_status_t mal_config_init(mal_config_t *config);
  *         without mal_finalize(); MAL_ERR_MPI if MPI is not initialised or duplication
  *         fails; MAL_ERR_MISMATCH if headroom, min_rows, the method, MAL_MAX_COUNT, the
  *         plan or the spawn settings differ between ranks; MAL_ERR_REMOTE if another
- *         rank failed.
+ *         rank failed; MAL_ERR_UNSUPPORTED for the shmem method without OpenSHMEM in
+ *         this build, over a communicator smaller than the job, or with a plan that
+ *         adds or releases processes.
  * @note Collective over @p comm. MPI must be initialised (MPI_THREAD_SINGLE suffices:
  *       libmal makes MPI calls only from the thread that calls it).
  *
@@ -408,7 +410,8 @@ typedef struct {
 mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats);
 
 /**
- * @brief Number of MPI windows libmal currently holds on this process (for leak checks).
+ * @brief Number of MPI windows (and SHMEM symmetric blocks) libmal currently holds on
+ *        this process (for leak checks).
  * @return 0 when not initialised. Not collective.
  */
 int mal_window_count(void);
