@@ -2,7 +2,11 @@
  * row (as if another user shared its core) gets fewer rows after the first sampling
  * interval, the data stay bit-exact, the report names the policy's reason; a plan
  * overrides the policy; a broken availability file or policy text makes mal_init fail
- * with MAL_ERR_ARG naming the line or item, and nothing is left initialised. */
+ * with MAL_ERR_ARG naming the line or item, and nothing is left initialised.
+ *
+ * Usage: test_decide [shmem]. shmem (under oshrun): the loaded-rank case alone, on the
+ * SHMEM transport with the data on the symmetric heap and release allowed: the policy,
+ * held to the fixed PE set, rebalances and never releases. */
 #include "mal.h"
 #include "mpitest.h"
 
@@ -134,17 +138,21 @@ static void check_layout(const mal_array_t *a, int rank, int procs)
     (void)procs;
 }
 
-static void test_loaded_rebalance(int rank, int procs, const char *report)
+static void test_loaded_rebalance(int rank, int procs, const char *report, bool shmem)
 {
     mal_config_t cfg;
     mal_config_init(&cfg);
-    cfg.policy = "mode=loaded,release=0,inhibit=15";
+    cfg.policy = shmem ? "mode=loaded,inhibit=15" : "mode=loaded,release=0,inhibit=15";
+    cfg.redist = shmem ? MAL_REDIST_SHMEM : MAL_REDIST_DEFAULT;
     cfg.sample_interval = 10;
     cfg.grace = 2;
     cfg.report = report;
     CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "mal_init: %s", mal_error_message());
     mal_array_t *a = alloc_filled();
     int rebalances = run(a);
+    int now = 0;
+    MPI_Comm_size(mal_comm(), &now);
+    CHECK(now == procs, "the process set changed from %d to %d", procs, now);
     if (procs >= 2) {
         CHECK(rebalances >= 1 && rebalances <= 2, "%d rebalances by the policy", rebalances);
         check_layout(a, rank, procs);
@@ -196,13 +204,17 @@ int main(int argc, char **argv)
     MPI_Bcast(report, sizeof report, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0)
         remove(report);
-    test_bad_configuration(rank);
-    test_loaded_rebalance(rank, procs, report);
-    test_plan_overrides();
+    bool shmem = argc > 1 && strcmp(argv[1], "shmem") == 0;
+    if (!shmem)
+        test_bad_configuration(rank);
+    test_loaded_rebalance(rank, procs, report, shmem);
+    if (!shmem)
+        test_plan_overrides();
     if (rank == 0)
         remove(report);
-    int rc = mpitest_verdict("test_decide", "loaded rank rebalanced by the policy, plan "
-                             "overrides, bad configuration refused");
+    int rc = mpitest_verdict("test_decide", shmem ? "loaded rank rebalanced by the policy "
+                             "on the SHMEM transport, PE set kept" : "loaded rank rebalanced "
+                             "by the policy, plan overrides, bad configuration refused");
     MPI_Finalize();
     return rc;
 }
