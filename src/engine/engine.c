@@ -197,6 +197,7 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     }
     engine.initialized = true;
     engine.method = method;
+    engine.shmem = method == MAL_REDIST_SHMEM;
     engine.count_limit = limit;
     engine.last.method = method;
     engine_monitor_init(&engine.settings.params, true);
@@ -242,7 +243,7 @@ mal_status_t mal_set_redist(mal_redist_t method)
     mal_redist_t resolved;
     if (st || (st = engine_resolve_method(method, &resolved, "mal_set_redist")))
         return st;
-    if (resolved == MAL_REDIST_SHMEM && !engine_shmem_active())
+    if (resolved == MAL_REDIST_SHMEM && !engine.shmem)
         return engine_fail(MAL_ERR_UNSUPPORTED, "mal_set_redist: shmem is chosen at mal_init "
                            "(MAL_REDIST=shmem or config->redist), which starts SHMEM and puts "
                            "structures on the symmetric heap%s",

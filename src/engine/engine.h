@@ -112,6 +112,8 @@ typedef struct {
     int size;
     mal_config_t config;
     mal_redist_t method;
+    bool shmem;                 /* this mal_init started (or reused) the SHMEM transport
+                                 * over mal_comm(): symmetric allocations are allowed  */
     int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
     mal_array_t *arrays;
     mal_csr_t *matrices;        /* in creation order on every rank                */

@@ -147,9 +147,9 @@ static mal_status_t check_transport(const char *call)
 {
     if (!engine_shmem_active())
         return MAL_OK;
-    return engine_fail(MAL_ERR_UNSUPPORTED, "%s: the SHMEM transport (MAL_REDIST=shmem at "
-                       "mal_init) fixes the set of PEs at start; only mal_rebalance can "
-                       "change the layout", call);
+    return engine_fail(MAL_ERR_UNSUPPORTED, "%s: SHMEM, started in this process by "
+                       "MAL_REDIST=shmem at mal_init, fixes the set of PEs at start; only "
+                       "mal_rebalance can change the layout", call);
 }
 
 mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
