@@ -175,6 +175,20 @@ static void shmem_scope(data_t *s, int64_t version)
     MPI_Comm_size(mal_comm(), &p);
     CHECK(p == size, "the process set changed to %d", p);
     check_version(s, version, "after the refused expand and shrink");
+    /* 2 TiB of doubles fit no symmetric heap (the launcher's is 2 GiB); the test must not
+     * depend on SMA_SYMMETRIC_SIZE being small. */
+    mal_array_t *big = NULL;
+    int windows = mal_window_count();
+    st = mal_alloc_window("big", MPI_DOUBLE, INT64_C(1) << 38, 1, MAL_BLOCK, &big);
+    CHECK(st == MAL_ERR_NOMEM && strstr(mal_error_message(), "SMA_SYMMETRIC_SIZE"),
+          "a structure past the symmetric heap: status %d, '%s'", (int)st,
+          mal_error_message());
+    CHECK(big == NULL && mal_window_count() == windows, "the failed allocation left %d "
+          "blocks (had %d)", mal_window_count(), windows);
+    check_version(s, version, "after the refused allocation");
+    CHECK(mal_rebalance(w) == MAL_OK, "rebalance after the refused allocation: %s",
+          mal_error_message());
+    check_version(s, version, "rebalanced after the refused allocation");
 }
 
 /* One rank gives bad input: it gets MAL_ERR_ARG naming the problem, the others
