@@ -261,8 +261,8 @@ mal_status_t engine_redist_alltoallv(const engine_plan_t *plan);
 mal_status_t engine_redist_p2p(const engine_plan_t *plan);
 void engine_copy_local(const engine_plan_t *plan);
 
-/* ---- The OpenSHMEM transport (shmem.c; stubs answering MAL_ERR_UNSUPPORTED when
- * libmal is built without it) ---- */
+/* ---- The OpenSHMEM transport (shmem.c). A libmal built without OpenSHMEM answers
+ * MAL_ERR_UNSUPPORTED to every call that needs it. ---- */
 
 /* Start SHMEM for mal_init over `comm`, which must span every process of the job
  * (shmem_init is collective over all of them). Idempotent within a process. */
