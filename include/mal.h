@@ -94,8 +94,9 @@ typedef enum {
                                  incoming rows with shmem_getmem_nbi + shmem_quiet.
                                  Chosen at mal_init() only (it starts SHMEM and puts
                                  the structures allocated afterwards on the symmetric
-                                 heap); the process set is then fixed: mal_expand()
-                                 and mal_shrink() return MAL_ERR_UNSUPPORTED. Needs a
+                                 heap); the process set is then fixed for the rest
+                                 of the process: mal_expand() and mal_shrink()
+                                 return MAL_ERR_UNSUPPORTED. Needs a
                                  libmal built with MAL_WITH_SHMEM (see
                                  mal_redist_supported()) and mal_init() over every PE */
 } mal_redist_t;
@@ -366,7 +367,8 @@ mal_status_t mal_rebalance(const double *weights);
  *         MAL_ERR_UNSUPPORTED for MAL_REDIST_SHMEM when mal_init() did not start the
  *         SHMEM transport.
  * @note Not collective, but every rank must have set the same method before the next
- *       mal_rebalance() (which checks it and returns MAL_ERR_MISMATCH otherwise).
+ *       mal_rebalance() (which checks it and returns MAL_ERR_MISMATCH otherwise), and
+ *       agree on shmem or not before the next allocation (checked likewise).
  *       MAL_REDIST_DEFAULT re-reads the MAL_REDIST environment variable.
  *       Memory follows the method in effect when a structure is allocated: on the
  *       symmetric heap under MAL_REDIST_SHMEM, in MPI windows otherwise. shmem needs
@@ -629,7 +631,7 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes);
  * @return MAL_RECONFIGURED; MAL_ERR_ARG; MAL_ERR_SPAWN (program missing or not
  *         executable, no free slot, bad host); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
  *         MAL_ERR_MISMATCH when the arguments differ between ranks; MAL_ERR_UNSUPPORTED
- *         under the SHMEM transport (its set of PEs is fixed at start). On error the
+ *         once SHMEM was started in this process (its set of PEs is fixed at start). On error the
  *         application keeps its processes, layout and data; spawned processes exit.
  * @note Collective over mal_comm(). New processes run main() from the start and join
  *       in mal_init(); they get the ranks after the existing ones. Every structure is

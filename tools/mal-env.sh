@@ -9,9 +9,11 @@
 # - More processes than cores: yield when idle and do not bind, or a collective takes
 #   milliseconds instead of microseconds.
 # - OpenSHMEM (MAL_REDIST=shmem, launched with MPIEXEC=oshrun): osc ucx above also keeps
-#   oshmem's finalize from crashing (it does with osc rdma); the symmetric heap is 256 MiB
-#   unless SMA_SYMMETRIC_SIZE says otherwise, too small for the 256 MiB benchmark's
-#   buffers. It is reserved, not touched: only the pages libmal uses become resident.
+#   oshmem's finalize from crashing (it does with osc rdma). The symmetric heap is 256 MiB
+#   unless SMA_SYMMETRIC_SIZE says otherwise: too small for the benchmark, whose all-to-one
+#   pattern needs about 2.25x its --size per PE at 2 PEs (see README). 8G covers
+#   --size 1073741824 and more. It is reserved, not touched: only the pages libmal uses
+#   become resident.
 : "${OMPI_ALLOW_RUN_AS_ROOT:=1}"
 : "${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:=1}"
 : "${OMPI_MCA_pml:=ucx}"
@@ -21,7 +23,7 @@
 : "${OMPI_MCA_rmaps_base_oversubscribe:=1}"
 : "${OMPI_MCA_mpi_yield_when_idle:=1}"
 : "${OMPI_MCA_hwloc_base_binding_policy:=none}"
-: "${SMA_SYMMETRIC_SIZE:=2G}"
+: "${SMA_SYMMETRIC_SIZE:=8G}"
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_pml \
     OMPI_MCA_pml_ucx_tls OMPI_MCA_pml_ucx_devices OMPI_MCA_osc \
     OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle \

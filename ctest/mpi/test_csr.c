@@ -189,6 +189,16 @@ static void shmem_scope(data_t *s, int64_t version)
     CHECK(mal_rebalance(w) == MAL_OK, "rebalance after the refused allocation: %s",
           mal_error_message());
     check_version(s, version, "rebalanced after the refused allocation");
+    /* Memory follows each rank's method: ranks that disagree on shmem are refused
+     * before any of them allocates. */
+    if (size > 1) {
+        mal_set_redist(rank == 0 ? MAL_REDIST_ALLTOALLV : MAL_REDIST_SHMEM);
+        st = mal_alloc_window("split", MPI_DOUBLE, 100, 1, MAL_BLOCK, &big);
+        CHECK(st == MAL_ERR_MISMATCH && big == NULL && mal_window_count() == windows,
+              "allocation with shmem on some ranks only: status %d, %d blocks", (int)st,
+              mal_window_count());
+        CHECK(mal_set_redist(MAL_REDIST_SHMEM) == MAL_OK, "set shmem");
+    }
 }
 
 /* One rank gives bad input: it gets MAL_ERR_ARG naming the problem, the others

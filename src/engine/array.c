@@ -58,15 +58,13 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
     if (!st && biggest > INT64_MAX / row_bytes)
         st = engine_fail(MAL_ERR_NOMEM, "a symmetric block of %lld rows of %lld bytes "
                          "overflows", (long long)biggest, (long long)row_bytes);
-    /* shmem_malloc is collective: everyone calls it or no one does. */
-    if ((st = engine_agree(st, 0, "symmetric allocation"))) {
-        free(b.caps);
-        return st;
-    }
-    st = engine_shmem_alloc((size_t)(biggest * row_bytes), &b.base);
-    if ((st = engine_agree(st, 0, "symmetric allocation"))) {
-        if (b.base != NULL)
-            engine_shmem_free(b.base);
+    /* shmem_malloc is collective: everyone calls it or no one does. Its outcome needs
+     * no agreement: every PE made the same allocations in the same order, so the heap
+     * refuses a size on all of them alike (and a split outcome could not be undone:
+     * Open MPI's shmem_malloc ends in a barrier). */
+    if (!(st = engine_agree(st, 0, "symmetric allocation")))
+        st = engine_shmem_alloc((size_t)(biggest * row_bytes), &b.base);
+    if (st) {
         free(b.caps);
         return st;
     }
@@ -305,7 +303,11 @@ static mal_status_t create_array(const char *name, int64_t global_rows, int64_t 
     mal_array_t *a = new_array(name, global_rows, row_len, row_bytes, dist, bounds);
     mal_status_t st = a ? MAL_OK : engine_fail(MAL_ERR_NOMEM, "%s: no memory to register "
                                                "\"%s\"", call, name);
-    if ((st = engine_agree(st, 0, call)) || (st = create_buffers(a))) {
+    /* Memory follows each rank's method (create_buffers): window creation on one rank
+     * and shmem_malloc on another would never meet. */
+    bool symmetric = engine.method == MAL_REDIST_SHMEM;
+    uint64_t fp = engine_hash(ENGINE_HASH_SEED, &symmetric, sizeof symmetric);
+    if ((st = engine_agree(st, fp, call)) || (st = create_buffers(a))) {
         discard_array(a);
         return st;
     }

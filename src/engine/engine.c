@@ -132,19 +132,20 @@ static mal_status_t resolve_all(const mal_config_t *cfg, mal_redist_t *method,
     return st;
 }
 
-/* The SHMEM transport: started once every rank agreed on it. Its PE set is fixed, so a
- * plan that adds or releases processes is refused now rather than at its iteration. */
+/* The SHMEM transport: started once every rank agreed on it. Its PE set is fixed (for
+ * the rest of the process, even in a later mal_init on MPI), so a plan that adds or
+ * releases processes is refused now rather than at its iteration. */
 static mal_status_t start_transport(mal_redist_t method)
 {
-    if (method != MAL_REDIST_SHMEM)
+    if (method != MAL_REDIST_SHMEM && !engine_shmem_active())
         return MAL_OK;
     for (size_t i = 0; i < engine.schedule.count; i++)
         if (engine.schedule.actions[i].kind != SCHEDULE_REBALANCE)
             return engine_fail(MAL_ERR_UNSUPPORTED, "mal_init: plan entry %zu (iteration %lld) "
-                               "adds or releases processes, which the SHMEM transport "
-                               "(MAL_REDIST=shmem) cannot: its PE set is fixed", i + 1,
+                               "adds or releases processes, which SHMEM (MAL_REDIST=shmem) "
+                               "cannot: its PE set is fixed", i + 1,
                                (long long)engine.schedule.actions[i].iteration);
-    return engine_shmem_start(engine.comm);
+    return method == MAL_REDIST_SHMEM ? engine_shmem_start(engine.comm) : MAL_OK;
 }
 
 static void release_state(void)

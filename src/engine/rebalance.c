@@ -237,9 +237,10 @@ static mal_status_t prepare_target(move_t *m, int *created)
 static mal_status_t epochs(rebalance_t *rb, bool targets, epoch_step_t step)
 {
     /* SHMEM has no epochs: the agreement orders the stores before the gets, and one
-     * quiet completes every get of this PE. */
+     * quiet completes every get of this PE. Closing quiets again, so that gets still in
+     * flight after a failure land before any buffer is freed or reused. */
     if (engine.method == MAL_REDIST_SHMEM)
-        return step == EPOCH_FLUSH && !targets ? engine_shmem_quiet() : MAL_OK;
+        return step != EPOCH_OPEN && !targets ? engine_shmem_quiet() : MAL_OK;
     mal_status_t st = MAL_OK;
     for (int i = 0; i < rb->n; i++) {
         const move_t *m = &rb->moves[i];
@@ -291,8 +292,9 @@ static void predict_move(const move_t *m)
 {
     const mal_array_t *a = m->array;
     engine_monitor_plan(a->bounds, m->new_bounds, engine.size, a->row_bytes,
-                        engine.method == MAL_REDIST_RMA ? PREDICT_RMA_SPLIT
-                                                        : PREDICT_RMA_PULL);
+                        engine.method == MAL_REDIST_RMA_GET ||
+                                engine.method == MAL_REDIST_SHMEM
+                            ? PREDICT_RMA_PULL : PREDICT_RMA_SPLIT);
     for (int r = 0; r < engine.size && !m->in_place; r++) {
         int64_t lo = a->bounds[r] > m->new_bounds[r] ? a->bounds[r] : m->new_bounds[r];
         int64_t hi = a->bounds[r + 1] < m->new_bounds[r + 1] ? a->bounds[r + 1]

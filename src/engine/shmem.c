@@ -43,22 +43,21 @@ static mal_status_t check_spans_job(MPI_Comm comm, int *size)
     return MAL_OK;
 }
 
+/* Everything that can fail locally is settled and agreed before the collective calls. */
 mal_status_t engine_shmem_start(MPI_Comm comm)
 {
     int size;
     mal_status_t st = check_spans_job(comm, &size);
-    if (st)
+    int *map = st ? NULL : realloc(pe_of_rank, (size_t)size * sizeof *map);
+    if (map != NULL)
+        pe_of_rank = map;
+    else if (!st)
+        st = engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for %d PE numbers", size);
+    if ((st = engine_agree_in(comm, st, 0, "mal_init (SHMEM transport)")))
         return st;
     if (!started)
         shmem_init();
     started = true;
-    if (shmem_n_pes() != size)
-        return engine_fail(MAL_ERR_UNSUPPORTED, "mal_init: SHMEM has %d PEs, the "
-                           "communicator %d ranks", shmem_n_pes(), size);
-    int *map = realloc(pe_of_rank, (size_t)size * sizeof *map);
-    if (map == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for %d PE numbers", size);
-    pe_of_rank = map;
     int me = shmem_my_pe();
     return engine_mpi_check(PMPI_Allgather(&me, 1, MPI_INT, map, 1, MPI_INT, comm),
                             "mal_init: MPI_Allgather of PE numbers");
