@@ -458,10 +458,9 @@ static void free_data(data_t *d)
 static void setup_data(data_t *d, const options_t *o, mal_redist_t m)
 {
     bool symmetric = m == MAL_REDIST_SHMEM;
-    bool ready = d->dense != NULL || d->csr != NULL;
-    if (ready && d->symmetric != symmetric)
+    if ((d->dense != NULL || d->csr != NULL) && d->symmetric != symmetric)
         free_data(d);
-    if (!ready || d->symmetric != symmetric) {
+    if (d->dense == NULL && d->csr == NULL) {
         /* Memory follows the method in effect when the data are allocated. */
         if (check(mal_set_redist(symmetric ? MAL_REDIST_SHMEM : MAL_REDIST_RMA),
                   "mal_set_redist"))
