@@ -101,6 +101,21 @@ typedef enum {
                                  mal_redist_supported()) and mal_init() over every PE */
 } mal_redist_t;
 
+/** Where a structure's buffers live (see mal_memory_name()). */
+typedef enum {
+    MAL_MEMORY_DEFAULT = 0, /**< MAL_MEMORY from the environment (direct|window), else
+                                 MAL_MEMORY_DIRECT                                   */
+    MAL_MEMORY_DIRECT,      /**< when every rank of the communicator runs on one node:
+                                 private memory (transparent huge pages where the
+                                 kernel offers them, populated at allocation) that
+                                 peers copy one-sidedly with cross-memory attach
+                                 (process_vm_readv/writev), which maps nothing and so
+                                 costs the same cold as warm; MPI windows otherwise
+                                 (several nodes, or cross-memory attach not permitted) */
+    MAL_MEMORY_WINDOW       /**< always MPI windows (MPI_Win_allocate), moved with
+                                 MPI_Get/MPI_Put                                     */
+} mal_memory_t;
+
 /** How a structure's rows are placed on the processes. */
 typedef enum {
     MAL_BLOCK = 1,     /**< contiguous block rows, one block per rank, follows rebalances */
@@ -204,6 +219,9 @@ typedef struct {
     const char *availability;
     /** Iterations of the whole run (the policy's objective needs it); 0: unknown. */
     int64_t iterations;
+    /** Where buffers live for the one-sided methods and the baselines alike; see
+     *  ::mal_memory_t. Default: MAL_MEMORY_DEFAULT. */
+    mal_memory_t memory;
 } mal_config_t;
 
 /**
@@ -296,6 +314,22 @@ typedef struct mal_array mal_array_t;
 mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
                               int64_t row_len, mal_distribution_t distribution,
                               mal_array_t **array);
+
+/**
+ * @brief Allocate a block-row structure whose initial split follows @p weights
+ *        (one per rank of mal_comm(), as for mal_rebalance()) instead of the even
+ *        split: for data that starts unevenly (known node speeds, a restart), with no
+ *        rebalance and so no data movement.
+ * @return As mal_alloc_window(); MAL_ERR_ARG also for NULL @p weights, or weights that
+ *         are negative, not finite or all zero, or a min_rows the rows cannot meet.
+ * @note Collective over mal_comm(), with identical arguments on every rank (the weights
+ *       included, else MAL_ERR_MISMATCH). On a joining process it behaves as
+ *       mal_alloc_window() (the weights are ignored: the rows arrive at the current
+ *       layout).
+ */
+mal_status_t mal_alloc_window_weighted(const char *name, MPI_Datatype type,
+                                       int64_t global_rows, int64_t row_len,
+                                       const double *weights, mal_array_t **array);
 
 /**
  * @brief Free a registered structure and its windows.
@@ -418,6 +452,14 @@ mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats);
  */
 int mal_window_count(void);
 
+/**
+ * @brief Where the buffer holding @p array's data lives: "direct" (private memory
+ *        reached by cross-memory attach), "window" (an MPI window), "symmetric" (the
+ *        SHMEM heap), or "none" for NULL or before mal_init().
+ * @note Not collective. Every rank of a structure gives the same answer.
+ */
+const char *mal_memory_name(const mal_array_t *array);
+
 /* ---------------------------------------------------------------------------------- */
 /* Sparse matrices: row-distributed CSR whose parts follow the nonzeros.              */
 /* ---------------------------------------------------------------------------------- */
@@ -517,6 +559,9 @@ const mal_colind_t *mal_csr_colind(const mal_csr_t *csr);
 /** @brief Local values (mal_csr_local_nnz() elements of the value type), writable: the
  *  sparsity pattern is fixed, the values may change between rebalances. NULL for NULL. */
 void *mal_csr_values(const mal_csr_t *csr);
+
+/** As mal_memory_name() for a CSR matrix's parts (all three live alike). */
+const char *mal_csr_memory_name(const mal_csr_t *matrix);
 
 /** @brief First global row held locally (-1 for NULL). */
 int64_t mal_csr_first_row(const mal_csr_t *csr);

@@ -44,10 +44,10 @@ static mal_status_t finish_buffer(MPI_Comm comm, engine_buffer_t *b, int64_t byt
 }
 
 mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
-                                 const int64_t *caps, bool symmetric)
+                                 const int64_t *caps, bool symmetric, bool populate)
 {
     if (!symmetric)
-        return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps);
+        return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps, populate);
     engine_buffer_t b = {.win = MPI_WIN_NULL, .symmetric = true};
     int p = engine.size;
     mal_status_t st = copy_caps(caps, row_bytes, engine.rank, p, &b.caps);
@@ -71,14 +71,31 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
     return finish_buffer(engine.comm, &b, caps[engine.rank] * row_bytes, buf);
 }
 
+/* An MPI window over `comm` for this rank's `bytes`. */
+static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, engine_buffer_t *b)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "same_disp_unit", "true");
+    /* MPI_Win_allocate, not MPI_Win_create: with osc ucx only allocated windows returned
+     * correct data here (docs/design.md, platform facts). Byte displacements keep 64-bit
+     * offsets exact whatever the row size. */
+    int rc = MPI_Win_allocate(bytes, 1, info, comm, &b->base, &b->win);
+    MPI_Info_free(&info);
+    mal_status_t st = engine_mpi_check(rc, "MPI_Win_allocate");
+    if (!st)
+        MPI_Win_set_errhandler(b->win, MPI_ERRORS_RETURN);
+    return st;
+}
+
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps)
+                                    const int64_t *caps, bool populate)
 {
     engine_buffer_t b = {.win = MPI_WIN_NULL};
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    /* Window creation is collective: a rank that cannot take part says so first, so the
+    /* Allocation is collective: a rank that cannot take part says so first, so the
      * others fail with it instead of waiting in MPI_Win_allocate. */
     mal_status_t st = engine_agree_in(comm, copy_caps(caps, row_bytes, rank, size, &b.caps),
                                       0, "window allocation");
@@ -86,26 +103,28 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
         free(b.caps);
         return st;
     }
-    MPI_Aint bytes = (MPI_Aint)(caps[rank] * row_bytes);
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "same_disp_unit", "true");
-    /* MPI_Win_allocate, not MPI_Win_create: with osc ucx only allocated windows returned
-     * correct data here (DESIGN.md, platform facts). Byte displacements keep 64-bit
-     * offsets exact whatever the row size. */
-    int rc = MPI_Win_allocate(bytes, 1, info, comm, &b.base, &b.win);
-    MPI_Info_free(&info);
-    if ((st = engine_mpi_check(rc, "MPI_Win_allocate"))) {
+    int64_t bytes = caps[rank] * row_bytes;
+    bool direct = false;
+    st = engine_direct_alloc(comm, &b, bytes, engine.direct, populate, &direct);
+    if (!st && !direct)
+        st = window_alloc(comm, (MPI_Aint)bytes, &b);
+    if (st) {
         free(b.caps);
         return st;
     }
-    MPI_Win_set_errhandler(b.win, MPI_ERRORS_RETURN);
-    return finish_buffer(comm, &b, bytes, buf);
+    /* Direct memory is populated when mapped; a window's pages are touched here. */
+    return finish_buffer(comm, &b, direct ? 0 : bytes, buf);
 }
 
 bool engine_buffer_present(const engine_buffer_t *buf)
 {
-    return buf->win != MPI_WIN_NULL || buf->symmetric;
+    return buf->win != MPI_WIN_NULL || buf->symmetric || buf->peers != NULL;
+}
+
+const char *engine_buffer_kind(const engine_buffer_t *buf)
+{
+    return buf->peers != NULL ? "direct" : buf->symmetric ? "symmetric"
+           : buf->win != MPI_WIN_NULL ? "window" : "none";
 }
 
 void engine_buffer_free(engine_buffer_t *buf)
@@ -114,6 +133,8 @@ void engine_buffer_free(engine_buffer_t *buf)
         engine.windows--;
     if (buf->win != MPI_WIN_NULL)
         MPI_Win_free(&buf->win);
+    else if (buf->peers != NULL)
+        engine_direct_free(buf);
     else if (buf->symmetric)
         engine_shmem_free(buf->base);
     free(buf->caps);
@@ -247,8 +268,10 @@ static mal_status_t create_buffers(mal_array_t *a)
     mal_status_t st = MAL_OK;
     /* Memory follows the method in effect at allocation (mal_set_redist). */
     bool symmetric = engine.method == MAL_REDIST_SHMEM;
+    /* The spare is written only by the first move that needs it: direct memory gets
+     * its pages then (huge pages make that cheap), not at allocation. */
     for (int b = 0; b < nbuf && !st; b++)
-        st = engine_buffer_alloc(&bufs[b], row_bytes, caps, symmetric);
+        st = engine_buffer_alloc(&bufs[b], row_bytes, caps, symmetric, b == 0);
     if (st)
         engine_buffer_free(&bufs[0]);
     free(caps);
@@ -361,10 +384,36 @@ static mal_status_t adopt(mal_array_t *a, MPI_Datatype type, int64_t global_rows
     return MAL_OK;
 }
 
-/* The shared body of mal_alloc_window and mal_alloc_window_aligned. */
+/* The initial block bounds: the matrix's rows, the weights' split, or NULL (even). */
+static mal_status_t initial_bounds(int64_t global_rows, const double *weights,
+                                   const mal_csr_t *matrix, int64_t **out, uint64_t *fp)
+{
+    *out = NULL;
+    if (matrix != NULL || weights == NULL)
+        return MAL_OK;
+    *fp = engine_hash(*fp, weights, (size_t)engine.size * sizeof *weights);
+    mal_status_t st = engine_check_weights(weights, engine.size, "mal_alloc_window_weighted");
+    if (st)
+        return st;
+    *out = malloc(((size_t)engine.size + 1) * sizeof **out);
+    if (*out == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "mal_alloc_window_weighted: no memory for bounds");
+    if (partition_block(global_rows, engine.size, weights, engine.config.min_rows, *out)) {
+        free(*out);
+        *out = NULL;
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_window_weighted: min_rows %lld for every "
+                           "positive weight exceeds the %lld rows",
+                           (long long)engine.config.min_rows, (long long)global_rows);
+    }
+    return MAL_OK;
+}
+
+/* The shared body of mal_alloc_window, mal_alloc_window_weighted and
+ * mal_alloc_window_aligned. */
 static mal_status_t alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
                                  int64_t row_len, mal_distribution_t distribution,
-                                 mal_csr_t *matrix, mal_array_t **array)
+                                 const double *weights, mal_csr_t *matrix,
+                                 mal_array_t **array)
 {
     mal_array_t *joined = name != NULL ? find(name) : NULL;
     if (joined != NULL && joined->adoptable)
@@ -376,11 +425,18 @@ static mal_status_t alloc_window(const char *name, MPI_Datatype type, int64_t gl
                                              distribution);
     if (matrix != NULL)
         fp = engine_hash(fp, matrix->name, strlen(matrix->name));
-    if ((st = engine_agree(st, fp, "mal_alloc_window")))
+    int64_t *bounds = NULL;
+    if (!st)
+        st = initial_bounds(global_rows, weights, matrix, &bounds, &fp);
+    if ((st = engine_agree(st, fp, weights ? "mal_alloc_window_weighted" : "mal_alloc_window"))) {
+        free(bounds);
         return st;
+    }
     mal_array_t *a = NULL;
-    if ((st = create_array(name, global_rows, row_len, row_bytes, distribution,
-                           matrix ? matrix->rowptr->bounds : NULL, "mal_alloc_window", &a)))
+    st = create_array(name, global_rows, row_len, row_bytes, distribution,
+                      matrix ? matrix->rowptr->bounds : bounds, "mal_alloc_window", &a);
+    free(bounds);
+    if (st)
         return st;
     a->layout = matrix ? ENGINE_LAYOUT_ROWS : ENGINE_LAYOUT_OWN;
     a->matrix = matrix;
@@ -394,7 +450,24 @@ mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t globa
                               mal_array_t **array)
 {
     mal_status_t st = engine_require_init("mal_alloc_window");
-    return st ? st : alloc_window(name, type, global_rows, row_len, distribution, NULL, array);
+    return st ? st : alloc_window(name, type, global_rows, row_len, distribution, NULL, NULL,
+                                  array);
+}
+
+mal_status_t mal_alloc_window_weighted(const char *name, MPI_Datatype type,
+                                       int64_t global_rows, int64_t row_len,
+                                       const double *weights, mal_array_t **array)
+{
+    mal_status_t st = engine_require_init("mal_alloc_window_weighted");
+    mal_array_t *joined = !st && name != NULL ? find(name) : NULL;
+    /* Agreed like any bad argument (one allreduce), except where the call is local: a
+     * joiner handed back what it received ignores the weights. */
+    if (!st && weights == NULL && !(joined != NULL && joined->adoptable))
+        return engine_agree(engine_fail(MAL_ERR_ARG, "mal_alloc_window_weighted(\"%s\"): "
+                                        "weights is NULL", name ? name : "(null)"),
+                            0, "mal_alloc_window_weighted");
+    return st ? st : alloc_window(name, type, global_rows, row_len, MAL_BLOCK, weights, NULL,
+                                  array);
 }
 
 mal_status_t mal_alloc_window_aligned(const char *name, MPI_Datatype type, int64_t row_len,
@@ -411,7 +484,7 @@ mal_status_t mal_alloc_window_aligned(const char *name, MPI_Datatype type, int64
         return engine_agree(st, 0, "mal_alloc_window_aligned");
     }
     return alloc_window(name, type, matrix ? matrix->global_rows : -1, row_len, MAL_BLOCK,
-                        (mal_csr_t *)matrix, array);
+                        NULL, (mal_csr_t *)matrix, array);
 }
 
 mal_status_t mal_free_window(mal_array_t *array)

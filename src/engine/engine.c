@@ -62,6 +62,26 @@ mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
                        call, env);
 }
 
+/* MAL_MEMORY chooses where buffers live when the configuration leaves it open. */
+static mal_status_t resolve_memory(mal_memory_t requested, bool *direct)
+{
+    *direct = requested != MAL_MEMORY_WINDOW;
+    if (requested == MAL_MEMORY_DIRECT || requested == MAL_MEMORY_WINDOW)
+        return MAL_OK;
+    if (requested != MAL_MEMORY_DEFAULT)
+        return engine_fail(MAL_ERR_ARG, "mal_init: config->memory %d is unknown",
+                           (int)requested);
+    const char *env = getenv("MAL_MEMORY");
+    if (env == NULL || *env == '\0' || strcmp(env, "direct") == 0)
+        return MAL_OK;
+    if (strcmp(env, "window") == 0) {
+        *direct = false;
+        return MAL_OK;
+    }
+    return engine_fail(MAL_ERR_ARG, "mal_init: MAL_MEMORY='%s' is not one of direct, window",
+                       env);
+}
+
 /* MAL_MAX_COUNT lowers the largest count given to one MPI call, so that tests exercise
  * the chunked and typed paths with small data. */
 static mal_status_t read_count_limit(int64_t *limit)
@@ -124,6 +144,8 @@ static mal_status_t resolve_all(const mal_config_t *cfg, mal_redist_t *method,
         st = engine_resolve_method(cfg->redist, method, "mal_init: config->redist");
     if (!st)
         st = read_count_limit(limit);
+    if (!st)
+        st = resolve_memory(cfg->memory, &engine.direct);
     if (!st)
         st = engine_settings_resolve(cfg, &engine.settings);
     char err[256];
@@ -273,6 +295,18 @@ mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats)
 int mal_window_count(void)
 {
     return engine.initialized ? engine.windows : 0;
+}
+
+const char *mal_memory_name(const mal_array_t *array)
+{
+    if (!engine.initialized || array == NULL)
+        return "none";
+    return engine_buffer_kind(&array->buf[array->current]);
+}
+
+const char *mal_csr_memory_name(const mal_csr_t *matrix)
+{
+    return mal_memory_name(matrix != NULL ? matrix->values : NULL);
 }
 
 uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes)

@@ -12,14 +12,23 @@
 
 #define ENGINE_NAME_MAX 64
 
-/* One of the two buffers of a structure: memory other ranks can pull from without any
- * setup at rebalance time. An MPI window, or (SHMEM transport) a symmetric-heap
- * allocation, whose local address is also the address every PE uses to reach it. */
+/* Where a rank's direct buffer is: its process and the buffer's address there. */
 typedef struct {
-    MPI_Win win;      /* MPI_WIN_NULL when absent or symmetric           */
-    char *base;       /* local memory of the window or symmetric block   */
+    int64_t pid;
+    uint64_t base;
+} engine_peer_mem_t;
+
+/* One of the two buffers of a structure: memory other ranks can pull from without any
+ * setup at rebalance time. Direct memory (every rank on one node: private memory that
+ * peers copy by cross-memory attach, direct.c), an MPI window, or (SHMEM transport) a
+ * symmetric-heap allocation, whose local address is also every PE's address of it. */
+typedef struct {
+    MPI_Win win;      /* MPI_WIN_NULL when absent, direct or symmetric   */
+    char *base;       /* local memory of the buffer                      */
     int64_t *caps;    /* capacity in rows of every rank (same everywhere) */
     bool symmetric;   /* allocated with shmem_malloc                     */
+    engine_peer_mem_t *peers; /* direct: every rank's process and base   */
+    size_t mapped;    /* direct: bytes mapped at base                    */
 } engine_buffer_t;
 
 /* Where a structure's new block layout comes from at a rebalance or reconfiguration. */
@@ -112,6 +121,7 @@ typedef struct {
     int size;
     mal_config_t config;
     mal_redist_t method;
+    bool direct;                /* buffers may be direct memory (MAL_MEMORY)           */
     bool shmem;                 /* this mal_init started (or reused) the SHMEM transport
                                  * over mal_comm(): symmetric allocations are allowed  */
     int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
@@ -183,16 +193,37 @@ void engine_initial_place(mal_distribution_t dist, int64_t global_rows,
                           const int64_t *bounds, int nprocs, int64_t *caps,
                           int64_t *offsets);
 
-/* Buffers of a structure (array.c): a window, or a symmetric-heap block when
- * `symmetric` (over mal_comm() only, which then spans every PE). */
+/* Buffers of a structure (array.c): direct memory, a window, or a symmetric-heap block
+ * when `symmetric` (over mal_comm() only, which then spans every PE). `populate`: the
+ * pages are faulted in now (the buffer is written next); direct memory without it gets
+ * its pages when first written, a spare's in the move that fills it. */
 mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
-                                 const int64_t *caps, bool symmetric);
+                                 const int64_t *caps, bool symmetric, bool populate);
 /* Whether the buffer holds memory (a window or a symmetric block). */
 bool engine_buffer_present(const engine_buffer_t *buf);
 /* The same over `comm` (a communicator being built by a reconfiguration). */
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps);
+                                    const int64_t *caps, bool populate);
 void engine_buffer_free(engine_buffer_t *buf);
+/* "direct", "window", "symmetric" or "none". */
+const char *engine_buffer_kind(const engine_buffer_t *buf);
+
+/* ---- Direct memory (direct.c) ---- */
+/* Collective over `comm`: when `allowed` and every rank reaches every other one by
+ * cross-memory attach (one host, permitted, proven), map `bytes` of private memory
+ * (huge pages where the kernel has them, populated) and learn every rank's address:
+ * *used = true. Otherwise *used = false and nothing is allocated (the caller creates
+ * a window). Errors are agreed. */
+mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
+                                 bool allowed, bool populate, bool *used);
+void engine_direct_free(engine_buffer_t *b);
+/* Copy `bytes` between local `buf` and byte `disp` of rank `peer`'s direct buffer
+ * (put: to it). Complete on return. */
+mal_status_t engine_direct_transfer(const engine_peer_mem_t *peers, bool put, char *buf,
+                                    int64_t bytes, int peer, int64_t disp);
+/* Whether the kernel gives transparent huge pages to memory that asks (THP enabled
+ * "always" or "madvise"). */
+bool engine_direct_huge_pages(void);
 /* Free a structure's windows (collective) and memory; the caller unlinks it. */
 void engine_array_destroy(mal_array_t *a);
 int64_t engine_grown_capacity(int64_t rows);
@@ -216,9 +247,11 @@ typedef struct {
     char *src;                  /* this rank's old part                              */
     char *dst;                  /* this rank's new part                              */
     MPI_Win src_win;            /* window holding every rank's old part              */
+    const engine_peer_mem_t *src_peers; /* or its direct memory (then src_win is NULL) */
     char *src_base;             /* SHMEM: symmetric address of that buffer           */
     const int64_t *src_offsets; /* where each rank's old part starts in src_win, rows */
     MPI_Win dst_win;            /* window holding every rank's new part              */
+    const engine_peer_mem_t *dst_peers; /* or its direct memory                        */
     char *dst_base;             /* SHMEM: symmetric address of that buffer           */
     const int64_t *dst_offsets; /* where each rank's new part starts in dst_win, rows */
     const int64_t *in_rows;     /* rows arriving at / leaving each rank: how the     */

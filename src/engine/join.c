@@ -96,6 +96,7 @@ static void pack_settings(pack_t *p)
     put_i64(p, engine.config.min_rows);
     put_i64(p, engine.method);
     put_i64(p, engine.count_limit);
+    put_i64(p, engine.direct);
     put_i64(p, s->spawn_mode);
     put_i64(p, s->summary);
     put_i64(p, s->sample_interval);
@@ -228,6 +229,7 @@ static void unpack_settings(unpack_t *u)
     engine.config.min_rows = get_i64(u);
     engine.method = (mal_redist_t)get_i64(u);
     engine.count_limit = get_i64(u);
+    engine.direct = get_i64(u) != 0;
     s->spawn_mode = (mal_spawn_mode_t)get_i64(u);
     s->summary = get_i64(u) != 0;
     s->sample_interval = (int)get_i64(u);

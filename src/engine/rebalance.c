@@ -89,7 +89,8 @@ static mal_status_t check_memory(const mal_array_t *a)
         return MAL_OK;
     return engine_fail(MAL_ERR_UNSUPPORTED, "mal_rebalance: \"%s\" lives in %s, which "
                        "method %s cannot reach (allocate it under %s, or use alltoallv or "
-                       "p2p)", a->name, symmetric ? "the SHMEM symmetric heap" : "MPI windows",
+                       "p2p)", a->name, symmetric ? "the SHMEM symmetric heap"
+                                                  : "MPI windows or direct memory",
                        mal_redist_name(engine.method), symmetric ? "shmem" : "rma or rma-get");
 }
 
@@ -130,6 +131,7 @@ static mal_status_t plan_move(move_t *m, const double *weights)
         .nsend = partition_plan_send(a->bounds, p, m->new_bounds, p, engine.rank, m->segs + p),
         .row_bytes = a->row_bytes,
         .src_win = a->buf[a->current].win,
+        .src_peers = a->buf[a->current].peers,
         .src_base = a->buf[a->current].base,
         .src_offsets = a->offsets,
         .dst_offsets = m->new_offsets,
@@ -190,7 +192,7 @@ static mal_status_t ensure_spare(move_t *m, int *created)
     engine_monitor_window(biggest * a->row_bytes);
     engine_buffer_free(spare);
     mal_status_t st = engine_buffer_alloc(spare, a->row_bytes, caps,
-                                          a->buf[a->current].symmetric);
+                                          a->buf[a->current].symmetric, true);
     free(caps);
     *created += !st;
     return st;
@@ -226,6 +228,7 @@ static mal_status_t prepare_target(move_t *m, int *created)
     m->plan.src = engine_part_base(a, a->current, a->offsets[engine.rank]);
     m->plan.dst = engine_part_base(a, target, m->new_offsets[engine.rank]);
     m->plan.dst_win = a->buf[target].win;
+    m->plan.dst_peers = a->buf[target].peers;
     m->plan.dst_base = a->buf[target].base;
     return MAL_OK;
 }

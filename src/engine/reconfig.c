@@ -80,7 +80,7 @@ static void old_layout(const engine_reconfig_t *rc, engine_carry_t *c)
 /* Where this rank's old part is: nowhere on a joiner. */
 static char *old_part(const engine_reconfig_t *rc, const mal_array_t *a)
 {
-    if (rc->me_u >= rc->old_procs || a->buf[a->current].win == MPI_WIN_NULL)
+    if (rc->me_u >= rc->old_procs || !engine_buffer_present(&a->buf[a->current]))
         return NULL;
     return engine_part_base(a, a->current, a->offsets[rc->me_u]);
 }
@@ -111,6 +111,7 @@ static mal_status_t plan_carry(engine_reconfig_t *rc, engine_carry_t *c)
         .row_bytes = a->row_bytes,
         .src = old_part(rc, a),
         .src_win = a->buf[a->current].win,
+        .src_peers = a->buf[a->current].peers,
         .src_offsets = a->offsets,
         .dst_offsets = c->new_offsets,
         .in_rows = c->flows,
@@ -168,10 +169,11 @@ static mal_status_t create_targets(engine_reconfig_t *rc)
     mal_status_t st = MAL_OK;
     for (int i = 0; i < rc->count && !st && rc->n != MPI_COMM_NULL; i++) {
         engine_carry_t *c = &rc->carries[i];
-        st = engine_buffer_alloc_in(rc->n, &c->target, c->array->row_bytes, c->caps);
+        st = engine_buffer_alloc_in(rc->n, &c->target, c->array->row_bytes, c->caps, true);
         if (!st) {
             c->plan.dst = c->target.base + c->new_offsets[rc->me_u] * c->array->row_bytes;
             c->plan.dst_win = c->target.win;
+            c->plan.dst_peers = c->target.peers;
         }
     }
     return st;

@@ -23,9 +23,12 @@ bool engine_one_sided(void)
            engine.method == MAL_REDIST_SHMEM;
 }
 
-/* NOCHECK: nobody takes exclusive locks on libmal's windows. */
+/* NOCHECK: nobody takes exclusive locks on libmal's windows. Direct memory has no
+ * window and no epoch: the agreements around a move order it. */
 mal_status_t engine_epoch(MPI_Win win, epoch_step_t step)
 {
+    if (win == MPI_WIN_NULL)
+        return MAL_OK;
     switch (step) {
     case EPOCH_OPEN:
         MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
@@ -53,11 +56,15 @@ void engine_copy_local(const engine_plan_t *plan)
 }
 
 /* Get (or put) `bytes` between local `buf` and byte `disp` of `peer`'s source (or
- * target) buffer: chunked MPI_Get/MPI_Put on its window, or one SHMEM call at the
- * buffer's symmetric address (sizes there are size_t: nothing to chunk). */
+ * target) buffer: a cross-memory copy for direct memory, chunked MPI_Get/MPI_Put on a
+ * window, or one SHMEM call at the buffer's symmetric address (sizes there are size_t:
+ * nothing to chunk). */
 static mal_status_t one_sided_transfer(const engine_plan_t *plan, bool put, char *buf,
                                        int64_t bytes, int peer, int64_t disp)
 {
+    const engine_peer_mem_t *peers = put ? plan->dst_peers : plan->src_peers;
+    if (peers != NULL)
+        return engine_direct_transfer(peers, put, buf, bytes, peer, disp);
     if (bytes > 0 && engine.method == MAL_REDIST_SHMEM)
         return engine_shmem_transfer(put, buf, (put ? plan->dst_base : plan->src_base) + disp,
                                      bytes, peer);

@@ -1,0 +1,209 @@
+/* Direct memory: the buffers of a structure whose ranks all run on one node.
+ *
+ * Why not an MPI window there: on these machines a reconfiguration is paid cold, and
+ * the cold cost of a window is the kernel mapping its memory page by page. Every first
+ * access to a 4 KiB page costs 6-11 us here (a VM), so a rank's first MPI_Get from a
+ * peer's window (osc ucx maps the peer's SysV segment; osc sm maps a /dev/shm file)
+ * ran at 0.2-0.5 GB/s against 13 GB/s when repeated, and shared memory cannot have
+ * transparent huge pages without root (shmem_enabled = never). Private anonymous
+ * memory can (THP = madvise), and cross-memory attach (process_vm_readv/writev) copies
+ * between two processes' private memory without mapping anything in the caller: the
+ * kernel walks the peer's page tables, which its owner populated when it allocated.
+ * Measured (docs/design.md, "Cold transfers"): a peer's 128 MiB pulled cold in 11 ms,
+ * the same as warm.
+ *
+ * The buffer stays one-sided: the destination pulls (or the source pushes) with no
+ * action of the peer, inside the same agreements that order the MPI path. A buffer is
+ * direct only when every rank of its communicator agrees that it can read every other
+ * rank's memory this way (same host, cross-memory attach permitted and proven on a
+ * cookie); otherwise the caller allocates an MPI window. */
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+
+/* What a rank tells the others about itself before a direct allocation. */
+typedef struct {
+    int64_t wants;     /* direct allowed here (setting, platform)      */
+    int64_t pid;
+    uint64_t host;     /* hash of the host name                        */
+    uint64_t cookie;   /* value at cookie_at: proves the pid is this one */
+    uint64_t cookie_at;
+} identity_t;
+
+/* A random value at a known address of this process: a peer that reads it back
+ * through process_vm_readv has reached this process and no other (a pid alone could
+ * name another process in another PID namespace on a host of the same name). */
+static volatile uint64_t cookie;
+
+static uint64_t own_cookie(void)
+{
+    if (cookie == 0) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        uint64_t seed = (uint64_t)getpid() ^ (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 32);
+        cookie = engine_hash(ENGINE_HASH_SEED, &seed, sizeof seed) | 1;
+    }
+    return cookie;
+}
+
+static uint64_t host_hash(void)
+{
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    return engine_hash(ENGINE_HASH_SEED, name, strlen(name));
+}
+
+/* Whether this process reaches `peer`'s memory by cross-memory attach. */
+static bool reaches(const identity_t *peer)
+{
+    uint64_t seen = 0;
+    struct iovec local = {&seen, sizeof seen};
+    struct iovec remote = {(void *)(uintptr_t)peer->cookie_at, sizeof seen};
+    ssize_t n = process_vm_readv((pid_t)peer->pid, &local, 1, &remote, 1, 0);
+    return n == (ssize_t)sizeof seen && seen == peer->cookie;
+}
+
+/* Collective over `comm`: whether every rank can reach every other one directly. */
+static bool all_reach(MPI_Comm comm, bool wants, identity_t *ids, int rank, int size)
+{
+    identity_t me = {.wants = wants, .pid = getpid(), .host = host_hash(),
+                     .cookie = own_cookie(), .cookie_at = (uint64_t)(uintptr_t)&cookie};
+    PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, ids, (int)sizeof me, MPI_BYTE, comm);
+    int ok = 1;
+    for (int r = 0; r < size && ok; r++)
+        ok = ids[r].wants && ids[r].host == me.host && (r == rank || reaches(&ids[r]));
+    int all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    return all == 1;
+}
+
+/* Private memory for `bytes`: huge-page aligned and advised when it spans at least one
+ * huge page; with `populate` every page is faulted in now, so the owner's first touch
+ * is the allocation's cost, not a transfer's. */
+static char *map_private(size_t bytes, bool populate, size_t *mapped)
+{
+    bool huge = bytes >= HUGE_PAGE_BYTES;
+    size_t page = huge ? HUGE_PAGE_BYTES : (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = bytes == 0 ? page : (bytes + page - 1) / page * page;
+    size_t extra = huge ? HUGE_PAGE_BYTES : 0;
+    char *raw = mmap(NULL, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (raw == MAP_FAILED)
+        return NULL;
+    /* Trim to a huge-page boundary so the kernel can back it with huge pages. */
+    char *base = raw;
+    if (huge) {
+        uintptr_t a = ((uintptr_t)raw + HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
+        base = (char *)a;
+        if (base > raw)
+            munmap(raw, (size_t)(base - raw));
+        if (raw + len + extra > base + len)
+            munmap(base + len, (size_t)(raw + len + extra - (base + len)));
+        madvise(base, len, MADV_HUGEPAGE);
+    }
+    /* One system call instead of a fault per page where the kernel has it. */
+    if (populate && madvise(base, len, MADV_POPULATE_WRITE) != 0)
+        memset(base, 0, len);
+    *mapped = len;
+    return base;
+}
+
+mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
+                                 bool allowed, bool populate, bool *used)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    *used = false;
+    identity_t *ids = malloc((size_t)size * sizeof *ids);
+    int have = ids != NULL, all_have = 0;
+    PMPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm);
+    if (!all_have) {
+        free(ids);
+        return have ? engine_fail(MAL_ERR_REMOTE, "another rank ran out of memory")
+                    : engine_fail(MAL_ERR_NOMEM, "no memory for %d peer addresses", size);
+    }
+    if (!all_reach(comm, allowed, ids, rank, size)) {
+        free(ids);
+        return MAL_OK; /* the caller allocates a window */
+    }
+    size_t mapped = 0;
+    char *base = map_private((size_t)bytes, populate, &mapped);
+    engine_peer_mem_t *peers = malloc((size_t)size * sizeof *peers);
+    engine_peer_mem_t mine = {.pid = ids[rank].pid, .base = (uint64_t)(uintptr_t)base};
+    free(ids);
+    mal_status_t st = base == NULL || peers == NULL
+                          ? engine_fail(MAL_ERR_NOMEM, "no memory for a buffer of %lld bytes",
+                                        (long long)bytes)
+                          : MAL_OK;
+    st = engine_agree_in(comm, st, 0, "buffer allocation");
+    if (!st)
+        PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, peers, (int)sizeof mine, MPI_BYTE,
+                       comm);
+    if (st) {
+        if (base != NULL)
+            munmap(base, mapped);
+        free(peers);
+        return st;
+    }
+    b->base = base;
+    b->peers = peers;
+    b->mapped = mapped;
+    *used = true;
+    return MAL_OK;
+}
+
+void engine_direct_free(engine_buffer_t *b)
+{
+    munmap(b->base, b->mapped);
+    free(b->peers);
+}
+
+mal_status_t engine_direct_transfer(const engine_peer_mem_t *peers, bool put, char *buf,
+                                    int64_t bytes, int peer, int64_t disp)
+{
+    pid_t pid = (pid_t)peers[peer].pid;
+    char *remote = (char *)(uintptr_t)peers[peer].base + disp;
+    int64_t done = 0;
+    while (done < bytes) {
+        struct iovec l = {buf + done, (size_t)(bytes - done)};
+        struct iovec r = {remote + done, (size_t)(bytes - done)};
+        ssize_t n = put ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                        : process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return engine_fail(MAL_ERR_MPI, "%s of %lld bytes %s rank %d failed: %s",
+                               put ? "process_vm_writev" : "process_vm_readv",
+                               (long long)(bytes - done), put ? "to" : "from", peer,
+                               n < 0 ? strerror(errno) : "nothing copied");
+        done += n;
+    }
+    return MAL_OK;
+}
+
+bool engine_direct_huge_pages(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char line[128] = "";
+    if (f == NULL)
+        return false;
+    bool ok = fgets(line, sizeof line, f) != NULL &&
+              (strstr(line, "[always]") != NULL || strstr(line, "[madvise]") != NULL);
+    fclose(f);
+    return ok;
+}
