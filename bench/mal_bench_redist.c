@@ -16,6 +16,7 @@
  * symmetric heap, the rma methods theirs in MPI windows: the data are allocated again,
  * untimed, under shmem before its rows, and in windows before the others (alltoallv
  * and p2p move window data). Every method sees the same plan and the same values. */
+#include "bench_launch.h"
 #include "mal.h"
 #include "matrix_input.h"
 
@@ -24,39 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { UNIFORM, SKEWED, ONE } shape_t;
+#include "redist_bench.h"
 
-typedef struct {
-    const char *name;
-    shape_t from, to;
-} pattern_t;
-
-static const pattern_t patterns[] = {
+const pattern_t patterns[NPATTERNS] = {
     {"uniform-to-skewed", UNIFORM, SKEWED}, {"skewed-to-uniform", SKEWED, UNIFORM},
     {"one-to-all", ONE, UNIFORM},           {"all-to-one", UNIFORM, ONE},
     {"same", UNIFORM, UNIFORM},
 };
-#define NPATTERNS ((int)(sizeof patterns / sizeof patterns[0]))
 
-typedef struct {
-    const char *sparse; /* matrix spec, NULL for dense data */
-    long long size;
-    int pattern; /* index, or -1 for all */
-    int method;  /* mal_redist_t, or 0 for all */
-    int reps;
-    long long row_len;
-    double headroom;
-    const char *csv;
-} options_t;
-
-typedef struct {
-    double median, first;
-    long long moved;
-    int windows;
-    long long bad;
-} result_t;
-
-static int rank, nranks;
+int rank, nranks;
 
 /* In table order; the memcpy bound takes one sample per repetition of each. */
 static const mal_redist_t bench_methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET,
@@ -64,18 +41,7 @@ static const mal_redist_t bench_methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET,
                                              MAL_REDIST_SHMEM};
 #define NMETHODS ((int)(sizeof bench_methods / sizeof bench_methods[0]))
 
-/* What is redistributed: a dense block structure, or a CSR matrix with its source (for
- * verification) and a row buffer. */
-typedef struct {
-    mal_array_t *dense;
-    mal_csr_t *csr;
-    mi_source_t *src;
-    int32_t *row_cols;
-    bool symmetric;     /* allocated under shmem */
-    char what[256];     /* description for the header */
-} data_t;
-
-static void weights_of(shape_t s, double *w)
+void weights_of(shape_t s, double *w)
 {
     for (int r = 0; r < nranks; r++)
         w[r] = s == UNIFORM ? 1.0 : s == ONE ? (r == 0) : (double)(r + 1) * (r + 1);
@@ -87,25 +53,25 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Exact in a double for any row index below 2^50. */
-static double value(long long g, long long c, int rep)
+double value(long long g, long long c, int rep)
 {
     return (double)(g * 8 + (c & 3)) + 0.25 * (rep & 3);
 }
 
 /* Exact in a double: what a matrix entry holds at repetition `rep`. */
-static double sparse_value(long long g, long long k, int rep)
+double sparse_value(long long g, long long k, int rep)
 {
     return (double)(g * 64 + (k & 63)) + 0.25 * (rep & 3);
 }
 
-static void fill_sparse(mal_csr_t *m, int rep)
+void fill_sparse(mal_csr_t *m, int rep)
 {
     const int64_t *rp = mal_csr_rowptr(m);
     double *v = mal_csr_values(m);
@@ -115,7 +81,7 @@ static void fill_sparse(mal_csr_t *m, int rep)
             v[k] = sparse_value(first + r, k - rp[r], rep);
 }
 
-static long long count_bad_sparse(const data_t *d, int rep)
+long long count_bad_sparse(const data_t *d, int rep)
 {
     const int64_t *rp = mal_csr_rowptr(d->csr);
     const mal_colind_t *c = mal_csr_colind(d->csr);
@@ -134,7 +100,7 @@ static long long count_bad_sparse(const data_t *d, int rep)
     return bad;
 }
 
-static void fill_dense(mal_array_t *a, int rep)
+void fill_dense(mal_array_t *a, int rep)
 {
     double *d = mal_local_data(a);
     long long first = mal_first_row(a), rows = mal_local_rows(a), len = mal_row_len(a);
@@ -143,7 +109,7 @@ static void fill_dense(mal_array_t *a, int rep)
             d[r * len + c] = value(first + r, c, rep);
 }
 
-static long long count_bad_dense(mal_array_t *a, int rep)
+long long count_bad_dense(mal_array_t *a, int rep)
 {
     const double *d = mal_local_data(a);
     long long first = mal_first_row(a), rows = mal_local_rows(a), len = mal_row_len(a);
@@ -167,13 +133,13 @@ static long long count_bad(const data_t *d, int rep)
     return d->csr ? count_bad_sparse(d, rep) : count_bad_dense(d->dense, rep);
 }
 
-static double max_over_ranks(double t)
+double max_over_ranks(double t)
 {
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, mal_comm());
     return t;
 }
 
-static int check(mal_status_t st, const char *what)
+int check(mal_status_t st, const char *what)
 {
     if (st != MAL_OK && rank == 0)
         fprintf(stderr, "mal_bench_redist: %s: %s\n", what, mal_error_message());
@@ -183,13 +149,6 @@ static int check(mal_status_t st, const char *what)
 /* The physical bound: every rank copies its equal share of the moved volume with
  * memcpy, all at once, between buffers touched beforehand. Sampled right after every
  * timed rebalance, so it sees the same machine state as the methods it bounds. */
-typedef struct {
-    char *src, *dst;
-    size_t capacity;
-    double *samples;
-    int n;
-} bound_t;
-
 /* Buffers grow to the largest share seen (touched outside the timing), so a run needs
  * no more memory for the bound than the pattern calls for. */
 static void ensure_bound_capacity(bound_t *b, size_t share)
@@ -209,7 +168,7 @@ static void ensure_bound_capacity(bound_t *b, size_t share)
     b->capacity = share;
 }
 
-static void sample_memcpy(bound_t *b, long long moved)
+void sample_memcpy(bound_t *b, long long moved)
 {
     size_t share = (size_t)(moved / nranks);
     ensure_bound_capacity(b, share);
@@ -335,7 +294,15 @@ static void usage(void)
             "  --row-len  doubles per row (default 1)\n"
             "  --headroom mal_config_t.headroom (default: the library's)\n"
             "  --csv      also write pattern,method,ranks,moved_bytes,median_s,bandwidth_Bps,"
-            "ratio_alltoallv,ratio_memcpy\n");
+            "ratio_alltoallv,ratio_memcpy\n"
+            "  --cold     one-shot cost in fresh processes instead (run directly, not under\n"
+            "             mpiexec: it launches $MAL_LAUNCHER -n RANKS itself per measurement);\n"
+            "             methods rma, rma-get, alltoallv, p2p and " COLD_BASELINE_NAME " (plain MPI:\n"
+            "             malloc + touch, MPI_Alltoallv into fresh buffers); CSV columns\n"
+            "             pattern,method,ranks,moved_bytes,alloc_s,cold_s,warm_s,\n"
+            "             cold_ratio_alltoallv,warm_ratio_alltoallv,ratio_memcpy,alloc_ratio,memory\n"
+            "  --cold-reps fresh runs per pattern and method, median reported (default 3)\n"
+            "  --ranks    processes of each cold run (default 2)\n");
 }
 
 static int parse_pattern(const char *s)
@@ -352,6 +319,8 @@ static int parse_method(const char *s)
 {
     if (strcmp(s, "all") == 0)
         return 0;
+    if (strcmp(s, COLD_BASELINE_NAME) == 0)
+        return COLD_BASELINE;
     for (int m = MAL_REDIST_RMA; m <= MAL_REDIST_SHMEM; m++)
         if (strcmp(s, mal_redist_name((mal_redist_t)m)) == 0)
             return m;
@@ -361,9 +330,14 @@ static int parse_method(const char *s)
 static int parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.size = 256LL << 20, .pattern = -1, .method = 0, .reps = 7,
-                     .row_len = 1, .headroom = -1.0, .csv = NULL};
+                     .row_len = 1, .headroom = -1.0, .csv = NULL, .cold_reps = 3,
+                     .ranks = 2};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--cold") == 0) {
+            o->cold = true;
+            continue;
+        }
         if (val == NULL)
             return -1;
         i++;
@@ -383,9 +357,20 @@ static int parse_options(int argc, char **argv, options_t *o)
             o->csv = val;
         else if (strcmp(arg, "--sparse") == 0)
             o->sparse = val;
+        else if (strcmp(arg, "--cold-reps") == 0)
+            o->cold_reps = atoi(val);
+        else if (strcmp(arg, "--ranks") == 0)
+            o->ranks = atoi(val);
+        else if (strcmp(arg, "--cold-run") == 0)
+            o->cold_run = val;
         else
             return -1;
     }
+    /* The baseline exists only in the cold table; shmem only in the warm one. */
+    if ((o->method == COLD_BASELINE && !o->cold && !o->cold_run) ||
+        (o->method == MAL_REDIST_SHMEM && (o->cold || o->cold_run)) || o->cold_reps < 1 ||
+        o->ranks < 1)
+        return -1;
     long long row_bytes = o->row_len * (long long)sizeof(double);
     if (o->pattern < -1 || o->method < 0 || o->reps < 1 || o->row_len < 1 ||
         o->size < row_bytes)
@@ -406,7 +391,7 @@ static void setup_dense(data_t *d, const options_t *o)
 }
 
 /* Every rank opens the matrix and gives its even block of rows. */
-static void setup_sparse(data_t *d, const char *spec)
+void setup_sparse(data_t *d, const char *spec)
 {
     char *what = d->what;
     size_t len = sizeof d->what;
@@ -477,15 +462,17 @@ static void setup_data(data_t *d, const options_t *o, mal_redist_t m)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     options_t o;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (parse_options(argc, argv, &o) != 0) {
-        if (rank == 0)
-            usage();
-        MPI_Finalize();
+        usage();
         return 2;
     }
+    if (o.cold && !o.cold_run)
+        return cold_driver(&o);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (o.cold_run)
+        return cold_run(&o);
     mal_config_t cfg;
     mal_config_init(&cfg);
     if (o.headroom >= 0)

@@ -268,10 +268,10 @@ static mal_status_t create_buffers(mal_array_t *a)
     mal_status_t st = MAL_OK;
     /* Memory follows the method in effect at allocation (mal_set_redist). */
     bool symmetric = engine.method == MAL_REDIST_SHMEM;
-    /* The spare is written only by the first move that needs it: direct memory gets
-     * its pages then (huge pages make that cheap), not at allocation. */
+    /* Both populated now: a page first touched inside a move would put its fault on
+     * the reconfiguration's critical path (docs/design.md, "Cold transfers"). */
     for (int b = 0; b < nbuf && !st; b++)
-        st = engine_buffer_alloc(&bufs[b], row_bytes, caps, symmetric, b == 0);
+        st = engine_buffer_alloc(&bufs[b], row_bytes, caps, symmetric, true);
     if (st)
         engine_buffer_free(&bufs[0]);
     free(caps);

@@ -1,0 +1,90 @@
+/* What mal_bench_redist's warm table (mal_bench_redist.c) and its cold mode
+ * (redist_cold.c) share: options, patterns, the closed-form data and its checks. */
+#ifndef REDIST_BENCH_H
+#define REDIST_BENCH_H
+
+#include "mal.h"
+#include "matrix_input.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef enum { UNIFORM, SKEWED, ONE } shape_t;
+
+typedef struct {
+    const char *name;
+    shape_t from, to;
+} pattern_t;
+
+extern const pattern_t patterns[];
+#define NPATTERNS 5
+#define PATTERN_SAME 4 /* nothing moves: left out of the cold table */
+
+typedef struct {
+    const char *sparse; /* matrix spec, NULL for dense data */
+    long long size;
+    int pattern; /* index, or -1 for all */
+    int method;  /* mal_redist_t, or 0 for all; COLD_BASELINE in cold mode */
+    int reps;
+    long long row_len;
+    double headroom;
+    const char *csv;
+    bool cold;              /* --cold: drive fresh processes per measurement      */
+    int cold_reps;          /* --cold-reps: fresh runs per pattern and method     */
+    int ranks;              /* --ranks: processes of each cold run                */
+    const char *cold_run;   /* --cold-run FILE: one cold measurement (internal)   */
+} options_t;
+
+/* The plain-MPI baseline of the cold table: malloc + first touch, then MPI_Alltoallv
+ * into freshly allocated buffers, as a malleability library without windows does. */
+#define COLD_BASELINE 100
+#define COLD_BASELINE_NAME "mpi-alltoallv"
+
+typedef struct {
+    double median, first;
+    long long moved;
+    int windows;
+    long long bad;
+} result_t;
+
+/* What is redistributed: a dense block structure, or a CSR matrix with its source (for
+ * verification) and a row buffer. */
+typedef struct {
+    mal_array_t *dense;
+    mal_csr_t *csr;
+    mi_source_t *src;
+    int32_t *row_cols;
+    bool symmetric;     /* allocated under shmem */
+    char what[256];     /* description for the header */
+} data_t;
+
+/* The memcpy bound (see sample_memcpy). */
+typedef struct {
+    char *src, *dst;
+    size_t capacity;
+    double *samples;
+    int n;
+} bound_t;
+
+extern int rank, nranks;
+
+void weights_of(shape_t s, double *w);
+double median(double *v, int n);
+double value(long long g, long long c, int rep);
+double sparse_value(long long g, long long k, int rep);
+void fill_dense(mal_array_t *a, int rep);
+long long count_bad_dense(mal_array_t *a, int rep);
+void fill_sparse(mal_csr_t *m, int rep);
+long long count_bad_sparse(const data_t *d, int rep);
+double max_over_ranks(double t);
+int check(mal_status_t st, const char *what);
+void sample_memcpy(bound_t *b, long long moved);
+/* Opens the matrix into d->src, allocates it in libmal and gives each rank its even
+ * block of rows. */
+void setup_sparse(data_t *d, const char *spec);
+
+/* Cold mode (redist_cold.c). */
+int cold_driver(const options_t *o);
+int cold_run(const options_t *o);
+
+#endif /* REDIST_BENCH_H */
