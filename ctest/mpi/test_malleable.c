@@ -23,19 +23,26 @@ typedef struct {
     const char *hosts;    /* MAL_HOSTS for the scenario ("@" = this host)       */
     const char *program;  /* spawn_program override                             */
     int fail_at;          /* 1-based iteration whose action must fail, 0 = none */
+    bool fault;           /* it fails by a direct transfer of the last rank failing
+                           * (MAL_FAULT_DIRECT), not by a spawn                   */
 } scenario_t;
 
 static const scenario_t scenarios[] = {
-    {"expand", "+1p;+2b", NULL, NULL, 0},
-    {"shrink_spawned", "+2p;-1;-1", NULL, NULL, 0},
-    {"shrink_initial", "+2p;-@0;-@0", NULL, NULL, 0},
-    {"expand_after_shrink", "+1;-@0;+2b", NULL, NULL, 0},
-    {"rebalance_after_expand", "+2b;W;-1;W", NULL, NULL, 0},
+    {"expand", "+1p;+2b", NULL, NULL, 0, false},
+    {"shrink_spawned", "+2p;-1;-1", NULL, NULL, 0, false},
+    {"shrink_initial", "+2p;-@0;-@0", NULL, NULL, 0, false},
+    {"expand_after_shrink", "+1;-@0;+2b", NULL, NULL, 0, false},
+    {"rebalance_after_expand", "+2b;W;-1;W", NULL, NULL, 0, false},
     {"stress20", "+1;W;-1;+2b;-@1;W;+1p;-2;+1;-@0;W;+2p;-1;-1;+1b;W;-@0;+1;-2;W", NULL, NULL,
-     0},
-    {"fail_missing_program", "+1", NULL, "/nonexistent/libmal-test-program", 1},
-    {"fail_bad_host", "+1", "nosuchhost.invalid", NULL, 1},
-    {"fail_second_spawn", "+2p;-1", "@,nosuchhost.invalid", NULL, 1},
+     0, false},
+    {"fail_missing_program", "+1", NULL, "/nonexistent/libmal-test-program", 1, false},
+    {"fail_bad_host", "+1", "nosuchhost.invalid", NULL, 1, false},
+    {"fail_second_spawn", "+2p;-1", "@,nosuchhost.invalid", NULL, 1, false},
+    /* A transfer failing half-way: the reconfiguration is abandoned everywhere, the
+     * data stay as they were, and the next actions work. */
+    {"fault_expand", "+1;W;-1", NULL, NULL, 1, true},
+    {"fault_rebalance", "W;+1;W;-1", NULL, NULL, 1, true},
+    {"fault_shrink", "+1;-@0;W", NULL, NULL, 2, true},
 };
 
 #define ROWS 1009
@@ -76,7 +83,7 @@ static char *build_plan(const char *ops, int size, int fail_at)
             int count = atoi(op + (op[1] == '@' ? 2 : 1));
             if (op[0] == '+' && !failed)
                 size += count;
-            else if (op[0] == '-')
+            else if (op[0] == '-' && !failed)
                 size -= op[1] == '@' ? ranks_listed(op) : count;
         }
         strcat(plan, it > 1 ? "," : "");
@@ -177,6 +184,13 @@ static int comm_slot_probe(void)
     return slot;
 }
 
+static int comm_size(void)
+{
+    int size;
+    MPI_Comm_size(mal_comm(), &size);
+    return size;
+}
+
 /* Whether the action `op` releases `rank`, given the size before it. */
 static bool released_by(const char *op, int rank, int size)
 {
@@ -208,6 +222,17 @@ static void check_step(const scenario_t *sc, int64_t it, mal_status_t st, int ra
     char buf[64];
     const char *op = op_at(sc->ops, it, buf, sizeof buf);
     bool fail = it == sc->fail_at, leaving = !fail && released_by(op, rank_before, size_before);
+    if (fail && sc->fault) {
+        bool faulty = rank_before == size_before - 1;
+        CHECK(st == (faulty ? MAL_ERR_MPI : MAL_ERR_REMOTE), "iteration %lld (%s): rank %d "
+              "got status %d (%s) after an injected transfer fault", (long long)it, op,
+              rank_before, (int)st, mal_strerror(st));
+        CHECK(!faulty || strstr(mal_error_message(), "MAL_FAULT_DIRECT") != NULL,
+              "message '%s' does not name the fault", mal_error_message());
+        CHECK(comm_size() == size_before, "%d processes after a failed action, not %d",
+              comm_size(), size_before);
+        return;
+    }
     if (fail) {
         CHECK(st == MAL_ERR_SPAWN, "iteration %lld (%s): status %d, expected MAL_ERR_SPAWN",
               (long long)it, op, (int)st);
@@ -252,13 +277,6 @@ static void setup_config(const scenario_t *sc, mal_config_t *cfg, char **plan_ou
     }
 }
 
-static int comm_size(void)
-{
-    int size;
-    MPI_Comm_size(mal_comm(), &size);
-    return size;
-}
-
 static void run(const scenario_t *sc)
 {
     int nops = 1;
@@ -299,7 +317,12 @@ static void run(const scenario_t *sc)
         int rank, size;
         MPI_Comm_rank(mal_comm(), &rank);
         MPI_Comm_size(mal_comm(), &size);
+        bool fault = sc->fault && it + 1 == sc->fail_at && rank == size - 1;
+        if (fault)
+            setenv("MAL_FAULT_DIRECT", "1", 1);
         mal_status_t st = mal_step();
+        if (fault)
+            unsetenv("MAL_FAULT_DIRECT");
         check_step(sc, it + 1, st, rank, size, &reconfigs);
         if (st == MAL_REMOVED) {
             CHECK(mal_comm() == MPI_COMM_NULL, "a released process still has a communicator");
@@ -326,6 +349,17 @@ static void run(const scenario_t *sc)
                sc->name, (long long)reconfigs, comm_size());
 }
 
+/* Whether structures live in direct memory here (the fault knob acts on it alone). */
+static bool direct_memory(void)
+{
+    mal_array_t *probe;
+    if (mal_alloc_window("probe", MPI_DOUBLE, 8, 1, MAL_BLOCK, &probe) != MAL_OK)
+        return false;
+    bool direct = strcmp(mal_memory_name(probe), "direct") == 0;
+    mal_free_window(probe);
+    return direct;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -340,7 +374,11 @@ int main(int argc, char **argv)
     setup_config(sc, &cfg, &plan);
     mal_status_t st = mal_init(MPI_COMM_WORLD, &cfg);
     CHECK(st == MAL_OK, "mal_init: %s", mal_strerror(st));
-    if (st == MAL_OK)
+    /* Joiners skip the probe: it is collective among the initial processes only. */
+    if (st == MAL_OK && sc->fault && mal_is_initial() && !direct_memory())
+        printf("test_malleable: SKIP (%s needs direct memory; this run has windows)\n",
+               sc->name);
+    else if (st == MAL_OK)
         run(sc);
     mal_finalize();
     free(plan);

@@ -47,7 +47,7 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
                                  const int64_t *caps, bool symmetric, bool populate)
 {
     if (!symmetric)
-        return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps, populate);
+        return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps, populate, NULL);
     engine_buffer_t b = {.win = MPI_WIN_NULL, .symmetric = true};
     int p = engine.size;
     mal_status_t st = copy_caps(caps, row_bytes, engine.rank, p, &b.caps);
@@ -88,8 +88,18 @@ static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, engine_buffer_t 
     return st;
 }
 
+/* A donor whose memory was taken over is a buffer no more. */
+static void settle_donor(engine_buffer_t *donor)
+{
+    if (donor == NULL || donor->base != NULL || donor->peers != NULL || donor->caps == NULL)
+        return;
+    free(donor->caps);
+    *donor = (engine_buffer_t){.win = MPI_WIN_NULL};
+    engine.windows--;
+}
+
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps, bool populate)
+                                    const int64_t *caps, bool populate, engine_buffer_t *donor)
 {
     engine_buffer_t b = {.win = MPI_WIN_NULL};
     int rank, size;
@@ -105,7 +115,8 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
     }
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
-    st = engine_direct_alloc(comm, &b, bytes, engine.direct, populate, &direct);
+    st = engine_direct_alloc(comm, &b, bytes, engine.direct, populate, donor, &direct);
+    settle_donor(donor);
     if (!st && !direct)
         st = window_alloc(comm, (MPI_Aint)bytes, &b);
     if (st) {
@@ -114,6 +125,31 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
     }
     /* Direct memory is populated when mapped; a window's pages are touched here. */
     return finish_buffer(comm, &b, direct ? 0 : bytes, buf);
+}
+
+mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const int64_t *caps,
+                                  bool symmetric)
+{
+    if (buf->peers == NULL) { /* the same kind on every rank */
+        engine_buffer_free(buf);
+        return engine_buffer_alloc(buf, row_bytes, caps, symmetric, true);
+    }
+    int64_t *copy = NULL;
+    mal_status_t st = engine_agree(copy_caps(caps, row_bytes, engine.rank, engine.size, &copy),
+                                   0, "window allocation");
+    if (!st)
+        st = engine_direct_regrow(engine.comm, buf, caps[engine.rank] * row_bytes);
+    if (st) {
+        free(copy);
+        if (buf->base != NULL) /* the agreement failed before any memory moved */
+            engine_buffer_free(buf);
+        else
+            settle_donor(buf);
+        return st;
+    }
+    free(buf->caps);
+    buf->caps = copy;
+    return MAL_OK;
 }
 
 bool engine_buffer_present(const engine_buffer_t *buf)
@@ -249,6 +285,13 @@ void engine_initial_place(mal_distribution_t dist, int64_t global_rows,
     }
 }
 
+static void spare_caps(int64_t global_rows, int p, int64_t *caps)
+{
+    int64_t even = engine_grown_capacity((global_rows + p - 1) / p);
+    for (int r = 0; r < p; r++)
+        caps[r] = caps[r] > even ? caps[r] : even;
+}
+
 /* Initial buffers: headroom split evenly before and after each part, so a later
  * rebalance can grow a part in either direction without moving the rows it keeps.
  * Double-buffered for the moves that do not fit in place; a replicated structure needs
@@ -269,9 +312,14 @@ static mal_status_t create_buffers(mal_array_t *a)
     /* Memory follows the method in effect at allocation (mal_set_redist). */
     bool symmetric = engine.method == MAL_REDIST_SHMEM;
     /* Both populated now: a page first touched inside a move would put its fault on
-     * the reconfiguration's critical path (docs/design.md, "Cold transfers"). */
-    for (int b = 0; b < nbuf && !st; b++)
+     * the reconfiguration's critical path (docs/design.md, "Cold transfers"). The
+     * spare holds at least the even share with headroom, so a return to balance from
+     * an uneven start never has to grow it. */
+    for (int b = 0; b < nbuf && !st; b++) {
+        if (b == 1 && caps != NULL)
+            spare_caps(a->global_rows, p, caps);
         st = engine_buffer_alloc(&bufs[b], row_bytes, caps, symmetric, true);
+    }
     if (st)
         engine_buffer_free(&bufs[0]);
     free(caps);

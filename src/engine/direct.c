@@ -122,30 +122,28 @@ static char *map_private(size_t bytes, bool populate, size_t *mapped)
     return base;
 }
 
-mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                 bool allowed, bool populate, bool *used)
+/* Memory for `bytes` on this rank: the donor's mapping when it is direct and large
+ * enough (it is left empty), else a new one. */
+static char *map_or_take(size_t bytes, bool populate, engine_buffer_t *donor, size_t *mapped)
 {
-    int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    *used = false;
-    identity_t *ids = malloc((size_t)size * sizeof *ids);
-    int have = ids != NULL, all_have = 0;
-    PMPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm);
-    if (!all_have) {
-        free(ids);
-        return have ? engine_fail(MAL_ERR_REMOTE, "another rank ran out of memory")
-                    : engine_fail(MAL_ERR_NOMEM, "no memory for %d peer addresses", size);
+    if (donor != NULL && donor->peers != NULL && donor->mapped >= bytes) {
+        char *base = donor->base;
+        *mapped = donor->mapped;
+        free(donor->peers);
+        donor->peers = NULL;
+        donor->base = NULL;
+        donor->mapped = 0;
+        return base;
     }
-    if (!all_reach(comm, allowed, ids, rank, size)) {
-        free(ids);
-        return MAL_OK; /* the caller allocates a window */
-    }
-    size_t mapped = 0;
-    char *base = map_private((size_t)bytes, populate, &mapped);
+    return map_private(bytes, populate, mapped);
+}
+
+/* Every rank's process and base, after each has its memory (or failed to get it). */
+static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, int64_t bytes,
+                            engine_buffer_t *b)
+{
     engine_peer_mem_t *peers = malloc((size_t)size * sizeof *peers);
-    engine_peer_mem_t mine = {.pid = ids[rank].pid, .base = (uint64_t)(uintptr_t)base};
-    free(ids);
+    engine_peer_mem_t mine = {.pid = getpid(), .base = (uint64_t)(uintptr_t)base};
     mal_status_t st = base == NULL || peers == NULL
                           ? engine_fail(MAL_ERR_NOMEM, "no memory for a buffer of %lld bytes",
                                         (long long)bytes)
@@ -163,8 +161,51 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
     b->base = base;
     b->peers = peers;
     b->mapped = mapped;
-    *used = true;
     return MAL_OK;
+}
+
+mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes)
+{
+    int size;
+    MPI_Comm_size(comm, &size);
+    size_t mapped = b->mapped;
+    char *base = b->base;
+    if ((size_t)bytes > mapped) { /* only ranks whose part outgrew their memory map */
+        munmap(base, mapped);
+        base = map_private((size_t)bytes, true, &mapped);
+    }
+    free(b->peers);
+    b->peers = NULL;
+    b->base = NULL;
+    return publish(comm, size, base, mapped, bytes, b);
+}
+
+mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
+                                 bool allowed, bool populate, engine_buffer_t *donor,
+                                 bool *used)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    *used = false;
+    identity_t *ids = malloc((size_t)size * sizeof *ids);
+    int have = ids != NULL, all_have = 0;
+    PMPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm);
+    if (!all_have) {
+        free(ids);
+        return have ? engine_fail(MAL_ERR_REMOTE, "another rank ran out of memory")
+                    : engine_fail(MAL_ERR_NOMEM, "no memory for %d peer addresses", size);
+    }
+    if (!all_reach(comm, allowed, ids, rank, size)) {
+        free(ids);
+        return MAL_OK; /* the caller allocates a window */
+    }
+    free(ids);
+    size_t mapped = 0;
+    char *base = map_or_take((size_t)bytes, populate, donor, &mapped);
+    mal_status_t st = publish(comm, size, base, mapped, bytes, b);
+    *used = st == MAL_OK;
+    return st;
 }
 
 void engine_direct_free(engine_buffer_t *b)
@@ -176,6 +217,11 @@ void engine_direct_free(engine_buffer_t *b)
 mal_status_t engine_direct_transfer(const engine_peer_mem_t *peers, bool put, char *buf,
                                     int64_t bytes, int peer, int64_t disp)
 {
+    /* Testing knob: a transfer that fails half-way through a reconfiguration. */
+    if (getenv("MAL_FAULT_DIRECT") != NULL && bytes > 0)
+        return engine_fail(MAL_ERR_MPI, "%s of %lld bytes %s rank %d failed: injected "
+                           "fault (MAL_FAULT_DIRECT)", put ? "process_vm_writev" :
+                           "process_vm_readv", (long long)bytes, put ? "to" : "from", peer);
     pid_t pid = (pid_t)peers[peer].pid;
     char *remote = (char *)(uintptr_t)peers[peer].base + disp;
     int64_t done = 0;

@@ -203,7 +203,12 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
 bool engine_buffer_present(const engine_buffer_t *buf);
 /* The same over `comm` (a communicator being built by a reconfiguration). */
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps, bool populate);
+                                    const int64_t *caps, bool populate, engine_buffer_t *donor);
+/* Give `buf` (over mal_comm()) the capacities `caps`: direct memory is kept by the ranks
+ * it still fits, otherwise the buffer is freed and allocated again. Collective; on
+ * failure the buffer is absent on every rank. */
+mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const int64_t *caps,
+                                  bool symmetric);
 void engine_buffer_free(engine_buffer_t *buf);
 /* "direct", "window", "symmetric" or "none". */
 const char *engine_buffer_kind(const engine_buffer_t *buf);
@@ -211,11 +216,17 @@ const char *engine_buffer_kind(const engine_buffer_t *buf);
 /* ---- Direct memory (direct.c) ---- */
 /* Collective over `comm`: when `allowed` and every rank reaches every other one by
  * cross-memory attach (one host, permitted, proven), map `bytes` of private memory
- * (huge pages where the kernel has them, populated) and learn every rank's address:
- * *used = true. Otherwise *used = false and nothing is allocated (the caller creates
+ * (huge pages where the kernel has them, populated), or take over `donor`'s (a direct
+ * buffer this rank no longer needs, left empty) when it is large enough, and learn
+ * every rank's address: *used = true. Otherwise *used = false and nothing is allocated (the caller creates
  * a window). Errors are agreed. */
 mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                 bool allowed, bool populate, bool *used);
+                                 bool allowed, bool populate, engine_buffer_t *donor,
+                                 bool *used);
+/* Collective over the communicator of direct buffer `b`: ranks whose memory is smaller
+ * than `bytes` map new memory, the others keep theirs; every rank learns the new
+ * addresses. On failure `b` holds nothing on any rank. */
+mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes);
 void engine_direct_free(engine_buffer_t *b);
 /* Copy `bytes` between local `buf` and byte `disp` of rank `peer`'s direct buffer
  * (put: to it). Complete on return. */

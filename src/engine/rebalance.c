@@ -184,15 +184,15 @@ static mal_status_t ensure_spare(move_t *m, int *created)
         int64_t old = spare->caps ? spare->caps[r] : 0;
         caps[r] = rows <= old ? old : engine_grown_capacity(rows);
     }
-    /* Free first: growing must not need room for three buffers. A NULL caps still takes
-     * part in the collective allocation, as a failure. */
+    /* Direct memory is kept where it still fits; a window is freed first, so growing
+     * never needs room for three buffers. A NULL caps still takes part in the
+     * collective allocation, as a failure. */
     int64_t biggest = 0;
     for (int r = 0; r < p && caps != NULL; r++)
         biggest = caps[r] > biggest ? caps[r] : biggest;
     engine_monitor_window(biggest * a->row_bytes);
-    engine_buffer_free(spare);
-    mal_status_t st = engine_buffer_alloc(spare, a->row_bytes, caps,
-                                          a->buf[a->current].symmetric, true);
+    mal_status_t st = engine_buffer_regrow(spare, a->row_bytes, caps,
+                                           a->buf[a->current].symmetric);
     free(caps);
     *created += !st;
     return st;
