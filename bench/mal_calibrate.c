@@ -45,6 +45,11 @@
 #define COPY_BYTES (64 * MIB)
 #define WINDOW_SMALL_BYTES (64 * KIB) /* small enough that the intercept is not noise */
 #define WINDOW_LARGE_BYTES (64 * MIB)
+#define HEADROOM 0.5 /* libmal's default, which mal-calibrate runs with */
+/* The transfer measurement: a structure of this many bytes split {1,1}, moved to {2,3}
+ * and back, in place: one tenth of it crosses, nothing is copied locally. */
+#define TRANSFER_BYTES (256 * MIB)
+#define TRANSFER_BYTES_QUICK (64 * MIB)
 #define EPOCH_ROWS 64
 #define MAX_REPS 1000           /* bound of every repetition count in reps_t      */
 #define MAX_CYCLES 64
@@ -78,6 +83,8 @@ typedef struct {
 typedef struct {
     predict_params_t params;
     double window_small_seconds, window_large_seconds;
+    int64_t transfer_bytes;
+    double transfer_cold_seconds, transfer_warm_seconds;
     int spawn_samples, remove_samples;
 } results_t;
 
@@ -421,52 +428,55 @@ static int measure_copy(MPI_Comm comm, const reps_t *reps, results_t *r)
     return rc;
 }
 
-/* ---- window_seconds, window_byte_seconds: creating a window ------------------------- */
+/* ---- window_seconds, window_byte_seconds: creating a structure's memory ------------- */
 
-typedef struct {
-    MPI_Comm comm;
-    size_t bytes;
-    int peer;
-} window_cycle_t;
-
-/* What a redistribution pays per new window, done as libmal creates one: allocation,
- * a memset of every page (libmal touches them at creation so that first-touch faults
- * never land in the transfer), a barrier, the first (slow) epoch, and the free. Without
- * the memset nothing is per byte: 1 MiB and 64 MiB cost the same ~0.1-0.2 ms here, while
- * a touched 64 MiB window costs 0.05-0.13 s. */
-static int window_cycle(void *arg)
+/* What a redistribution pays per buffer it creates, measured as libmal creates them
+ * (mal_alloc_window: two buffers per rank, each populated, in whatever memory libmal
+ * picks here: direct memory on one node, MPI windows otherwise). Every structure stays
+ * allocated until all are timed: memory freed in between would be handed straight back
+ * to the next one, warmer than what a reconfiguration gets. */
+static int time_allocs(MPI_Comm comm, int64_t bytes, int reps, double *seconds)
 {
-    window_cycle_t *w = arg;
-    char *base, byte;
-    MPI_Win win;
-    MPI_Win_allocate((MPI_Aint)w->bytes, 1, MPI_INFO_NULL, w->comm, &base, &win);
-    memset(base, 0, w->bytes);
-    MPI_Barrier(w->comm);
-    MPI_Win_lock_all(0, win);
-    MPI_Get(&byte, 1, MPI_BYTE, w->peer, 0, 1, MPI_BYTE, win);
-    MPI_Win_unlock_all(win);
-    MPI_Win_free(&win);
-    return 0;
+    double t[MAX_REPS];
+    mal_array_t *held[MAX_REPS + 1];
+    int n = 0, rc = 0;
+    for (int i = -1; i < reps && rc == 0; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "mal_calibrate_alloc%d", n);
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        mal_status_t st = mal_alloc_window(name, MPI_DOUBLE, bytes / (int64_t)sizeof(double),
+                                           1, MAL_BLOCK, &held[n]);
+        double slowest = max_over_ranks(comm, MPI_Wtime() - t0);
+        if (st != MAL_OK)
+            rc = libmal_failed("mal_alloc_window", st);
+        else
+            n++;
+        if (i >= 0)
+            t[i] = slowest;
+    }
+    while (n > 0)
+        mal_free_window(held[--n]);
+    *seconds = rc == 0 ? median(t, reps) : 0.0;
+    return rc;
 }
 
-/* A line through two sizes: the intercept is the cost per window, the slope per byte.
- * The small size is one of 64 KiB, not 1 MiB: a touched 1 MiB window already costs
- * about as much per byte as it costs fixed, so the intercept of a 1 MiB..64 MiB line
- * came out around zero, negative in some runs. */
+/* A line through two sizes: the intercept is the cost per buffer, the slope per byte
+ * of buffer (two buffers per rank of (1 + headroom) times its half of the bytes). */
 static int measure_windows(MPI_Comm comm, const reps_t *reps, results_t *r)
 {
-    window_cycle_t w = {.comm = comm, .peer = 1 - rank_of(comm), .bytes = WINDOW_SMALL_BYTES};
-    int rc = time_together(comm, 1, reps->windows, window_cycle, &w, &r->window_small_seconds);
-    w.bytes = WINDOW_LARGE_BYTES;
+    int rc = time_allocs(comm, WINDOW_SMALL_BYTES, reps->windows, &r->window_small_seconds);
     if (rc == 0)
-        rc = time_together(comm, 1, reps->windows, window_cycle, &w, &r->window_large_seconds);
-    double slope = (r->window_large_seconds - r->window_small_seconds) /
-                   (double)(WINDOW_LARGE_BYTES - WINDOW_SMALL_BYTES);
+        rc = time_allocs(comm, WINDOW_LARGE_BYTES, reps->windows, &r->window_large_seconds);
+    double per_buffer = (1.0 + HEADROOM) / 2.0; /* of the structure's bytes, per rank */
+    double small = (double)WINDOW_SMALL_BYTES * per_buffer;
+    double large = (double)WINDOW_LARGE_BYTES * per_buffer;
+    double slope = (r->window_large_seconds - r->window_small_seconds) / (2.0 * (large - small));
     r->params.window_byte_seconds = slope;
-    r->params.window_seconds = r->window_small_seconds - slope * (double)WINDOW_SMALL_BYTES;
+    r->params.window_seconds = r->window_small_seconds / 2.0 - slope * small;
     if (rank_of(comm) == 0) {
         clamp_below(&r->params.window_byte_seconds, 0.0, "window_byte_seconds",
-                    "large window no slower than small");
+                    "large structure no slower than small");
         clamp_below(&r->params.window_seconds, 0.0, "window_seconds", "negative intercept");
     }
     return rc;
@@ -506,6 +516,59 @@ static int measure_epoch(MPI_Comm comm, const reps_t *reps, results_t *r)
     return rc;
 }
 
+/* ---- get_bandwidth, cold_get_bandwidth: one-sided moves through libmal's memory ---- */
+
+/* rma-get moves from {1,1} to {2,3} and back: rank 1's part gains (or gives) a tenth of
+ * the rows at its front, which its headroom absorbs, so the move is in place (no local
+ * copy) and its time is the agreement plus the pull. The first move, on memory fresh
+ * from mal_alloc_window, is the cold one; the following ones are warm. */
+static int measure_transfer(MPI_Comm comm, const reps_t *reps, results_t *r)
+{
+    int64_t bytes = reps == &QUICK_REPS ? TRANSFER_BYTES_QUICK : TRANSFER_BYTES;
+    static const double even[2] = {1, 1}, skewed[2] = {2, 3};
+    mal_array_t *a;
+    mal_status_t st = mal_alloc_window("mal_calibrate_transfer", MPI_DOUBLE,
+                                       bytes / (int64_t)sizeof(double), 1, MAL_BLOCK, &a);
+    if (st != MAL_OK)
+        return libmal_failed("mal_alloc_window", st);
+    mal_set_redist(MAL_REDIST_RMA_GET);
+    double t[MAX_REPS], cold = 0;
+    int rc = 0;
+    bool in_place = true;
+    int64_t moved = 0;
+    for (int i = -1; i < reps->bulk && rc == 0; i++) {
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        st = mal_rebalance(i % 2 == 0 ? even : skewed); /* i = -1: {1,1} -> {2,3} */
+        double slowest = max_over_ranks(comm, MPI_Wtime() - t0);
+        if (st != MAL_OK)
+            rc = libmal_failed("mal_rebalance", st);
+        mal_rebalance_stats_t s;
+        mal_last_rebalance(&s);
+        in_place &= s.in_place;
+        int64_t in = s.bytes_received;
+        MPI_Allreduce(&in, &moved, 1, MPI_INT64_T, MPI_SUM, comm);
+        if (i < 0)
+            cold = slowest;
+        else
+            t[i] = slowest;
+    }
+    mal_set_redist(MAL_REDIST_RMA);
+    mal_free_window(a);
+    if (rc != 0)
+        return rc;
+    double warm = median(t, reps->bulk), fixed = r->params.epoch_seconds;
+    r->transfer_bytes = moved;
+    r->transfer_cold_seconds = cold;
+    r->transfer_warm_seconds = warm;
+    r->params.get_bandwidth = (double)moved / (warm > fixed ? warm - fixed : warm);
+    r->params.cold_get_bandwidth = (double)moved / (cold > fixed ? cold - fixed : cold);
+    if (!in_place && rank_of(comm) == 0)
+        add_note("the transfer measurement was not in place: its bandwidths include "
+                 "local copies");
+    return 0;
+}
+
 /* ---- cores -------------------------------------------------------------------------- */
 
 static int count_cores(void)
@@ -533,7 +596,8 @@ static int measure_initial(const reps_t *reps, results_t *r)
 {
     static const measurement_t measurements[] = {measure_point_to_point, measure_reduction,
                                                  measure_one_sided, measure_copy,
-                                                 measure_windows, measure_epoch};
+                                                 measure_windows, measure_epoch,
+                                                 measure_transfer};
     int size, rank = rank_of(mal_comm());
     MPI_Comm_size(mal_comm(), &size);
     if (size != 2) {
@@ -634,16 +698,20 @@ static void print_table(const results_t *r, const reps_t *reps, bool quick, doub
     snprintf(how, sizeof how, "MPI_Reduce_local sum of 16 MiB of doubles (%.2f GB/s)",
              1e-9 / p->gamma);
     print_row("gamma", p->gamma, "s/B", how);
-    print_row("get_bandwidth", p->get_bandwidth, "B/s", "MPI_Get of 32 MiB per epoch, "
-              "both ranks at once");
+    snprintf(how, sizeof how, "rma-get of %.1f MiB through libmal, warm: %.4f s",
+             (double)r->transfer_bytes / MIB, r->transfer_warm_seconds);
+    print_row("get_bandwidth", p->get_bandwidth, "B/s", how);
+    snprintf(how, sizeof how, "the same, first move on fresh memory: %.4f s",
+             r->transfer_cold_seconds);
+    print_row("cold_get_bandwidth", p->cold_get_bandwidth, "B/s", how);
     print_row("get_latency", p->get_latency, "s", "8 B MPI_Get + MPI_Win_flush");
     print_row("copy_bandwidth", p->copy_bandwidth, "B/s", "memcpy of 64 MiB");
     snprintf(how, sizeof how, "mal_rebalance of %d doubles, weights {1,3} <-> {1,1}",
              EPOCH_ROWS);
     print_row("epoch_seconds", p->epoch_seconds, "s", how);
-    snprintf(how, sizeof how, "allocate + touch + first epoch + free: %zu KiB %.4f s, "
-             "%zu MiB %.4f s", WINDOW_SMALL_BYTES / KIB, r->window_small_seconds,
-             WINDOW_LARGE_BYTES / MIB, r->window_large_seconds);
+    snprintf(how, sizeof how, "per buffer, mal_alloc_window: %zu KiB %.4f s, %zu MiB %.4f s",
+             WINDOW_SMALL_BYTES / KIB, r->window_small_seconds, WINDOW_LARGE_BYTES / MIB,
+             r->window_large_seconds);
     print_row("window_seconds", p->window_seconds, "s", how);
     print_row("window_byte_seconds", p->window_byte_seconds, "s/B", "slope of the same");
     snprintf(how, sizeof how, "spawn + merge of 1 process by mal_step (%d of %d)",

@@ -252,7 +252,7 @@ static void test_plan_load_pair(void)
 {
     /* [0,4,8] -> [0,2,8]: rows 2..3 move from part 0 to part 1, the rest stays. */
     int64_t ob[3] = {0, 4, 8}, nb[3] = {0, 2, 8};
-    predict_load_t l[2] = {{0, 0, 77}, {0, 0, 0}};
+    predict_load_t l[2] = {{0, 0, 77, 0}, {0, 0, 0, 0}};
     predict_plan_load(ob, nb, 2, 8, PREDICT_RMA_PULL, l);
     CHECK(load_is(&l[0], 0, 0) && load_is(&l[1], 16, 1), "pull: the destination gets all");
     CHECK(l[0].local_bytes == 77, "local bytes are the caller's");
@@ -321,6 +321,7 @@ static predict_params_t redist_params(int cores)
     m.window_byte_seconds = 0.001;
     m.get_latency = 0.1;
     m.get_bandwidth = 100;
+    m.cold_get_bandwidth = 100;
     m.copy_bandwidth = 1000;
     m.cores = cores;
     return m;
@@ -330,11 +331,11 @@ static void test_redist(void)
 {
     predict_params_t m = redist_params(2);
     /* t = 0.2 + 1 + 1 = 2.2, 0, 0.1 + 0.5 = 0.6: the max 2.2 beats 2.8 / 2 cores */
-    predict_load_t one_busy[3] = {{100, 2, 1000}, {0, 0, 0}, {50, 1, 0}};
+    predict_load_t one_busy[3] = {{100, 2, 1000, 0}, {0, 0, 0, 0}, {50, 1, 0, 0}};
     CHECK_NEAR(predict_redist(&m, 3, one_busy, 0, 0), 1 + 2.2, "max regime");
     /* four ranks of 1 s each on 2 cores: 4 / 2 = 2 beats the max 1; windows
      * 3 * 0.5 and 2000 * 0.001 come on top */
-    predict_load_t even[4] = {{100, 0, 0}, {100, 0, 0}, {100, 0, 0}, {100, 0, 0}};
+    predict_load_t even[4] = {{100, 0, 0, 0}, {100, 0, 0, 0}, {100, 0, 0, 0}, {100, 0, 0, 0}};
     CHECK_NEAR(predict_redist(&m, 4, even, 0, 0), 1 + 2, "sum / cores regime");
     CHECK_NEAR(predict_redist(&m, 4, even, 3, 2000), 1 + 1.5 + 2 + 2, "with windows");
     predict_params_t four = redist_params(4);
@@ -342,6 +343,11 @@ static void test_redist(void)
     predict_params_t none = redist_params(0);
     CHECK_NEAR(predict_redist(&none, 4, even, 0, 0), 1 + 4, "cores 0 counts as 1");
     CHECK_NEAR(predict_redist(&m, 0, NULL, 0, 0), 1, "nothing to copy: the epoch");
+    /* cold bytes at their own bandwidth: 60 warm at 100 B/s + 40 cold at 10 B/s */
+    predict_params_t cold = redist_params(1);
+    cold.cold_get_bandwidth = 10;
+    predict_load_t mixed[1] = {{100, 0, 0, 40}};
+    CHECK_NEAR(predict_redist(&cold, 1, mixed, 0, 0), 1 + 0.6 + 4, "cold and warm bytes");
 }
 
 /* ---- one interval ---------------------------------------------------------------------- */
@@ -372,6 +378,8 @@ static int same_params(const predict_params_t *a, const predict_params_t *b)
            memcmp(&a->beta, &b->beta, sizeof a->beta) == 0 &&
            memcmp(&a->gamma, &b->gamma, sizeof a->gamma) == 0 &&
            memcmp(&a->get_bandwidth, &b->get_bandwidth, sizeof a->get_bandwidth) == 0 &&
+           memcmp(&a->cold_get_bandwidth, &b->cold_get_bandwidth,
+                  sizeof a->cold_get_bandwidth) == 0 &&
            memcmp(&a->get_latency, &b->get_latency, sizeof a->get_latency) == 0 &&
            memcmp(&a->copy_bandwidth, &b->copy_bandwidth, sizeof a->copy_bandwidth) == 0 &&
            memcmp(&a->epoch_seconds, &b->epoch_seconds, sizeof a->epoch_seconds) == 0 &&
@@ -423,6 +431,7 @@ static void test_round_trip(void)
 {
     predict_params_t p = {
         .alpha = 1.0 / 3.0, .beta = 0.1, .gamma = 1e-300, .get_bandwidth = 5e9 + 0.5,
+        .cold_get_bandwidth = 3e8 + 0.25,
         .get_latency = 2e-6, .copy_bandwidth = 1.0 / 7.0, .epoch_seconds = 0,
         .window_seconds = 123456789.125, .window_byte_seconds = 4.9e-324,
         .spawn_seconds = 0.08, .remove_seconds = 1e300, .cores = 7,
@@ -495,6 +504,8 @@ static void test_good_file(void)
     CHECK(p.alpha == 1e-6 && p.beta == 2e-10 && p.gamma == 3e-10, "hockney values");
     CHECK(p.get_bandwidth == 4e9 && p.get_latency == 0 && p.copy_bandwidth == 6.5e9,
           "copy values");
+    CHECK(p.cold_get_bandwidth == 4e9, "a file without cold_get_bandwidth: %g, not "
+          "get_bandwidth", p.cold_get_bandwidth);
     CHECK(p.epoch_seconds == 1e-4 && p.window_seconds == 2e-4 &&
               p.window_byte_seconds == 3e-10, "window values");
     CHECK(p.spawn_seconds == 0.25 && p.remove_seconds == 0.0125 && p.cores == 16,

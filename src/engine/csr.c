@@ -181,7 +181,29 @@ static void free_matrix(mal_csr_t *m)
     free(m->next_rows);
     free(m->next_nnz);
     free(m->next_local);
+    free(m->spare_local);
     free(m);
+}
+
+/* A row pointer buffer of at least `entries`, with headroom, its pages touched now. */
+static int64_t *touched_rowptr(int64_t entries, int64_t *cap)
+{
+    *cap = engine_grown_capacity(entries);
+    int64_t *p = malloc((size_t)*cap * sizeof *p);
+    if (p != NULL)
+        memset(p, 0, (size_t)*cap * sizeof *p);
+    return p;
+}
+
+/* After set_rows: a spare row pointer for the even share (or this rank's, if larger),
+ * touched now, off any move's critical path. Best effort: a move allocates one if not. */
+static void prepare_spare_rowptr(mal_csr_t *m, int64_t mine)
+{
+    int64_t even = (m->global_rows + engine.size - 1) / engine.size;
+    free(m->spare_local);
+    m->spare_local = touched_rowptr((even > mine ? even : mine) + 1, &m->spare_cap);
+    if (m->spare_local == NULL)
+        m->spare_cap = 0;
 }
 
 mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global_cols,
@@ -210,6 +232,8 @@ mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global
         int64_t mine = rows[engine.rank + 1] - rows[engine.rank];
         if ((m->local_rowptr = calloc((size_t)mine + 1, sizeof *m->local_rowptr)) == NULL)
             st = engine_fail(MAL_ERR_NOMEM, "mal_alloc_csr(\"%s\"): no memory", name);
+        else
+            m->local_cap = mine + 1;
     }
     mal_array_t *parts[3];
     if (!(st = engine_agree(st, fp, "mal_alloc_csr")))
@@ -352,7 +376,9 @@ mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_
         attach_parts(csr, parts);
         free(csr->local_rowptr);
         csr->local_rowptr = rebased;
+        csr->local_cap = rows[engine.rank + 1] - rows[engine.rank] + 1;
         rebased = NULL;
+        prepare_spare_rowptr(csr, csr->local_cap - 1);
     }
     free(counts);
     free(rows);
@@ -453,7 +479,12 @@ void engine_csr_discard(void)
     for (mal_csr_t *m = engine.matrices; m != NULL; m = m->next) {
         free(m->next_rows);
         free(m->next_nnz);
-        free(m->next_local);
+        if (m->next_local != NULL && m->spare_local == NULL) { /* back to the spare */
+            m->spare_local = m->next_local;
+            m->spare_cap = m->next_cap;
+        } else {
+            free(m->next_local);
+        }
         m->next_rows = m->next_nnz = m->next_local = NULL;
     }
 }
@@ -525,7 +556,15 @@ static mal_status_t alloc_next_local(int me_n)
 {
     for (mal_csr_t *m = engine.matrices; m != NULL && me_n >= 0; m = m->next) {
         int64_t rows = m->next_rows[me_n + 1] - m->next_rows[me_n];
-        if ((m->next_local = malloc(((size_t)rows + 1) * sizeof *m->next_local)) == NULL)
+        if (m->spare_local != NULL && m->spare_cap >= rows + 1) {
+            m->next_local = m->spare_local;
+            m->next_cap = m->spare_cap;
+            m->spare_local = NULL;
+            continue;
+        }
+        free(m->spare_local);
+        m->spare_local = NULL;
+        if ((m->next_local = touched_rowptr(rows + 1, &m->next_cap)) == NULL)
             return engine_fail(MAL_ERR_NOMEM, "no memory for the row pointer of \"%s\"",
                                m->name);
     }
@@ -589,8 +628,11 @@ void engine_csr_commit(int me)
         m->next_local[0] = 0;
         for (int64_t i = 0; i < rows; i++)
             m->next_local[i + 1] = ends[i] - z0;
-        free(m->local_rowptr);
+        free(m->spare_local);
+        m->spare_local = m->local_rowptr; /* the next move writes this one */
+        m->spare_cap = m->local_cap;
         m->local_rowptr = m->next_local;
+        m->local_cap = m->next_cap;
         m->next_local = NULL;
     }
     engine_csr_discard();

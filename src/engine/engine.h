@@ -29,6 +29,9 @@ typedef struct {
     bool symmetric;   /* allocated with shmem_malloc                     */
     engine_peer_mem_t *peers; /* direct: every rank's process and base   */
     size_t mapped;    /* direct: bytes mapped at base                    */
+    bool crossed;     /* data have crossed between ranks through it: its
+                       * first-transfer costs are paid (the model's cold
+                       * bandwidth applies until then)                    */
 } engine_buffer_t;
 
 /* Where a structure's new block layout comes from at a rebalance or reconfiguration. */
@@ -76,6 +79,10 @@ struct mal_csr {
      * set, and this process's rebased row pointer for it (allocated before anything
      * moves, filled after the commit). NULL outside one. */
     int64_t *next_rows, *next_nnz, *next_local;
+    /* Row pointers are double-buffered like the data (capacities in entries): a move
+     * writes the one that is free, so its pages are not first touched on the critical
+     * path (a fresh 3 MiB row pointer cost 8 ms of faults here). */
+    int64_t local_cap, next_cap, *spare_local, spare_cap;
     bool adoptable;             /* arrived with a join (see mal_array.adoptable)   */
     struct mal_csr *next;
 };
@@ -464,7 +471,7 @@ void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_
                             int procs_after, const double *weights);
 /* While it is planned: the transfer plan of one structure, other copies, new windows. */
 void engine_monitor_plan(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
-                         int64_t row_bytes, predict_rma_mode_t mode);
+                         int64_t row_bytes, predict_rma_mode_t mode, bool cold);
 void engine_monitor_copy(int part, int64_t bytes, int64_t ops, bool remote);
 void engine_monitor_window(int64_t bytes);
 /* After it (engine_report): what it cost; the next interval starts. */

@@ -710,10 +710,17 @@ static bool ensure_load(int nparts)
 }
 
 void engine_monitor_plan(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
-                         int64_t row_bytes, predict_rma_mode_t mode)
+                         int64_t row_bytes, predict_rma_mode_t mode, bool cold)
 {
-    if (ensure_load(nparts))
-        predict_plan_load(old_bounds, new_bounds, nparts, row_bytes, mode, mon.load);
+    if (!ensure_load(nparts))
+        return;
+    int64_t *before = cold ? malloc((size_t)nparts * sizeof *before) : NULL;
+    for (int r = 0; before != NULL && r < nparts; r++)
+        before[r] = mon.load[r].remote_bytes;
+    predict_plan_load(old_bounds, new_bounds, nparts, row_bytes, mode, mon.load);
+    for (int r = 0; before != NULL && r < nparts; r++)
+        mon.load[r].cold_bytes += mon.load[r].remote_bytes - before[r];
+    free(before);
 }
 
 void engine_monitor_copy(int part, int64_t bytes, int64_t ops, bool remote)
@@ -739,6 +746,7 @@ static double predicted_redist(void)
     if (!engine_one_sided()) {
         m.get_latency = m.alpha;
         m.get_bandwidth = m.beta > 0 ? 1.0 / m.beta : m.get_bandwidth;
+        m.cold_get_bandwidth = m.get_bandwidth;
     }
     return predict_redist(&m, mon.nload, mon.load, mon.windows, mon.window_bytes);
 }

@@ -188,8 +188,10 @@ static mal_status_t ensure_spare(move_t *m, int *created)
      * never needs room for three buffers. A NULL caps still takes part in the
      * collective allocation, as a failure. */
     int64_t biggest = 0;
-    for (int r = 0; r < p && caps != NULL; r++)
-        biggest = caps[r] > biggest ? caps[r] : biggest;
+    for (int r = 0; r < p && caps != NULL; r++) {
+        bool kept = spare->peers != NULL && caps[r] <= spare->caps[r]; /* no new memory */
+        biggest = !kept && caps[r] > biggest ? caps[r] : biggest;
+    }
     engine_monitor_window(biggest * a->row_bytes);
     mal_status_t st = engine_buffer_regrow(spare, a->row_bytes, caps,
                                            a->buf[a->current].symmetric);
@@ -285,7 +287,11 @@ static void commit(rebalance_t *rb)
             continue;
         memcpy(m->array->bounds, m->new_bounds, ((size_t)engine.size + 1) * sizeof(int64_t));
         memcpy(m->array->offsets, m->new_offsets, (size_t)engine.size * sizeof(int64_t));
+        /* Source and target have now exchanged data: their first-transfer costs are
+         * paid. */
+        m->array->buf[m->array->current].crossed = true;
         m->array->current = m->in_place ? m->array->current : 1 - m->array->current;
+        m->array->buf[m->array->current].crossed = true;
     }
 }
 
@@ -294,10 +300,11 @@ static void commit(rebalance_t *rb)
 static void predict_move(const move_t *m)
 {
     const mal_array_t *a = m->array;
+    bool cold = !a->buf[a->current].crossed || (!m->in_place && !a->buf[1 - a->current].crossed);
     engine_monitor_plan(a->bounds, m->new_bounds, engine.size, a->row_bytes,
                         engine.method == MAL_REDIST_RMA_GET ||
                                 engine.method == MAL_REDIST_SHMEM
-                            ? PREDICT_RMA_PULL : PREDICT_RMA_SPLIT);
+                            ? PREDICT_RMA_PULL : PREDICT_RMA_SPLIT, cold);
     for (int r = 0; r < engine.size && !m->in_place; r++) {
         int64_t lo = a->bounds[r] > m->new_bounds[r] ? a->bounds[r] : m->new_bounds[r];
         int64_t hi = a->bounds[r + 1] < m->new_bounds[r + 1] ? a->bounds[r + 1]

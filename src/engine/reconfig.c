@@ -138,12 +138,23 @@ static void predict_carry(const engine_reconfig_t *rc, const engine_carry_t *c)
     const mal_array_t *a = c->array;
     bool expand = rc->action == MAL_ACTION_EXPAND;
     int64_t rb = a->row_bytes, biggest = 0;
-    for (int k = 0; k < rc->n_n; k++)
-        biggest = c->caps[k] > biggest ? c->caps[k] : biggest;
+    /* New memory: a process that held the structure in direct memory reuses its spare
+     * where the new part fits (create_targets), the others map their target. */
+    const engine_buffer_t *spare = &a->buf[1 - a->current];
+    for (int u = 0; u < rc->n_u; u++) {
+        int k = rc->n_of_u[u];
+        if (k < 0)
+            continue;
+        bool reused = u < rc->old_procs && spare->peers != NULL && spare->caps != NULL &&
+                      c->caps[k] <= spare->caps[u];
+        biggest = !reused && c->caps[k] > biggest ? c->caps[k] : biggest;
+    }
     engine_monitor_window(biggest * rb);
+    /* Pushes land in new targets (cold); pulls read the old buffers. */
+    bool cold = expand || !a->buf[a->current].crossed;
     if (a->distribution == MAL_BLOCK)
         engine_monitor_plan(c->old_bounds, c->new_bounds, rc->n_u, rb,
-                            expand ? PREDICT_RMA_PUSH : PREDICT_RMA_PULL);
+                            expand ? PREDICT_RMA_PUSH : PREDICT_RMA_PULL, cold);
     for (int r = 0; r < rc->old_procs; r++) {
         if (rc->n_of_u[r] < 0)
             continue;
@@ -363,6 +374,7 @@ static void adopt_layout(engine_carry_t *c)
     c->new_bounds_n = NULL;
     c->new_offsets_n = NULL;
     a->buf[0] = c->target;
+    a->buf[0].crossed = true; /* the rows it holds came through it */
     a->buf[1] = (engine_buffer_t){.win = MPI_WIN_NULL};
     c->target = (engine_buffer_t){.win = MPI_WIN_NULL};
     a->current = 0;

@@ -26,6 +26,7 @@ static const predict_params_t default_params = {
     .beta = 1.27e-10,
     .gamma = 1.33e-10,
     .get_bandwidth = 5.17e9,
+    .cold_get_bandwidth = 5.17e9,
     .get_latency = 1.6e-7,
     .copy_bandwidth = 8.45e9,
     .epoch_seconds = 2.7e-6,
@@ -68,7 +69,10 @@ static const field_t fields[] = {
     FIELD(spawn_seconds, FIELD_NONNEGATIVE, "seconds per process spawned"),
     FIELD(remove_seconds, FIELD_NONNEGATIVE, "seconds per process released"),
     FIELD(cores, FIELD_CORES, "cores of the calibrated host"),
+    /* Optional (files written before it existed): get_bandwidth when absent. */
+    FIELD(cold_get_bandwidth, FIELD_POSITIVE, "bytes per second, one-sided, first transfer"),
 };
+#define OPTIONAL_KEY "cold_get_bandwidth"
 
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -213,11 +217,17 @@ static int read_line(FILE *in, char *buf, size_t size)
     return next == EOF || next == '\n' ? 1 : -1;
 }
 
-static int check_complete(const parse_state_t *s)
+static int check_complete(parse_state_t *s)
 {
-    for (size_t i = 0; i < NFIELDS; i++)
-        if (!s->first_line[i])
-            return fail(s->err, s->errlen, "%s: missing key '%s'", s->name, fields[i].key);
+    for (size_t i = 0; i < NFIELDS; i++) {
+        if (s->first_line[i])
+            continue;
+        if (strcmp(fields[i].key, OPTIONAL_KEY) == 0) {
+            s->values.cold_get_bandwidth = s->values.get_bandwidth;
+            continue;
+        }
+        return fail(s->err, s->errlen, "%s: missing key '%s'", s->name, fields[i].key);
+    }
     return 0;
 }
 
@@ -514,7 +524,9 @@ void predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds, int
 
 static double copy_seconds(const predict_params_t *m, const predict_load_t *rank)
 {
-    return (double)rank->ops * m->get_latency + (double)rank->remote_bytes / m->get_bandwidth +
+    int64_t warm = rank->remote_bytes - rank->cold_bytes;
+    return (double)rank->ops * m->get_latency + (double)warm / m->get_bandwidth +
+           (double)rank->cold_bytes / m->cold_get_bandwidth +
            (double)rank->local_bytes / m->copy_bandwidth;
 }
 

@@ -18,7 +18,11 @@ typedef struct {
     double alpha;               /* Hockney latency of one message                       */
     double beta;                /* Hockney transfer time per byte                       */
     double gamma;               /* reduction arithmetic per byte                        */
-    double get_bandwidth;       /* bytes/s one rank copies one-sided, all ranks at once */
+    double get_bandwidth;       /* bytes/s one rank copies one-sided, all ranks at once,
+                                 * between buffers that have exchanged data before      */
+    double cold_get_bandwidth;  /* the same for the first transfer between buffers that
+                                 * never did (a window's first epoch maps the peer's
+                                 * memory page by page; direct memory maps nothing)     */
     double get_latency;         /* per one-sided operation (one get or put)             */
     double copy_bandwidth;      /* bytes/s of a local memcpy                            */
     double epoch_seconds;       /* fixed cost of one redistribution (epochs, agreement)  */
@@ -146,6 +150,8 @@ typedef struct {
     int64_t remote_bytes; /* bytes this rank moves with gets and puts           */
     int64_t ops;          /* gets and puts it issues                            */
     int64_t local_bytes;  /* bytes it copies locally (memcpy); set by the caller  */
+    int64_t cold_bytes;   /* of remote_bytes, those between buffers that never
+                           * exchanged data before (set by the caller)          */
 } predict_load_t;
 
 /* Add to load[0..nparts) the work of moving one structure of `row_bytes`-byte rows from
@@ -159,7 +165,8 @@ void predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds, int
 
 /* Time of a redistribution: epoch_seconds + windows * window_seconds + window_bytes *
  * window_byte_seconds + the copy time, where rank r needs
- * t_r = ops_r get_latency + remote_bytes_r / get_bandwidth + local_bytes_r / copy_bandwidth
+ * t_r = ops_r get_latency + (remote_bytes_r - cold_bytes_r) / get_bandwidth
+ *       + cold_bytes_r / cold_get_bandwidth + local_bytes_r / copy_bandwidth
  * and at most `cores` ranks copy at once: copy time = max(max_r t_r, sum_r t_r / cores).
  * `windows` and `window_bytes` are what the busiest rank creates. */
 double predict_redist(const predict_params_t *m, int nparts, const predict_load_t *load,
