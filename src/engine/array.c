@@ -88,18 +88,17 @@ static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, engine_buffer_t 
     return st;
 }
 
-/* A donor whose memory was taken over is a buffer no more. */
-static void settle_donor(engine_buffer_t *donor)
+void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor)
 {
-    if (donor == NULL || donor->base != NULL || donor->peers != NULL || donor->caps == NULL)
-        return;
-    free(donor->caps);
-    *donor = (engine_buffer_t){.win = MPI_WIN_NULL};
-    engine.windows--;
+    if (b->borrowed) {
+        donor->lent = true;
+        b->borrowed = false;
+    }
 }
 
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps, bool populate, engine_buffer_t *donor)
+                                    const int64_t *caps, bool populate,
+                                    const engine_buffer_t *donor)
 {
     engine_buffer_t b = {.win = MPI_WIN_NULL};
     int rank, size;
@@ -116,7 +115,6 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
     st = engine_direct_alloc(comm, &b, bytes, engine.direct, populate, donor, &direct);
-    settle_donor(donor);
     if (!st && !direct)
         st = window_alloc(comm, (MPI_Aint)bytes, &b);
     if (st) {
@@ -130,6 +128,14 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
 mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const int64_t *caps,
                                   bool symmetric)
 {
+    if (buf->pending) { /* memory kept from a reconfiguration: reused where it fits */
+        engine_buffer_t fresh = {.win = MPI_WIN_NULL};
+        mal_status_t st = engine_buffer_alloc_in(engine.comm, &fresh, row_bytes, caps, true, buf);
+        engine_buffer_settle(&fresh, buf);
+        engine_buffer_free(buf); /* unmaps only what was not reused */
+        *buf = fresh;
+        return st;
+    }
     if (buf->peers == NULL) { /* the same kind on every rank */
         engine_buffer_free(buf);
         return engine_buffer_alloc(buf, row_bytes, caps, symmetric, true);
@@ -143,8 +149,11 @@ mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const
         free(copy);
         if (buf->base != NULL) /* the agreement failed before any memory moved */
             engine_buffer_free(buf);
-        else
-            settle_donor(buf);
+        else { /* direct regrow failed: nothing left on any rank */
+            free(buf->caps);
+            *buf = (engine_buffer_t){.win = MPI_WIN_NULL};
+            engine.windows--;
+        }
         return st;
     }
     free(buf->caps);
@@ -169,7 +178,7 @@ void engine_buffer_free(engine_buffer_t *buf)
         engine.windows--;
     if (buf->win != MPI_WIN_NULL)
         MPI_Win_free(&buf->win);
-    else if (buf->peers != NULL)
+    else if (buf->peers != NULL || (buf->pending && buf->base != NULL))
         engine_direct_free(buf);
     else if (buf->symmetric)
         engine_shmem_free(buf->base);

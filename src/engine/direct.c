@@ -123,24 +123,23 @@ static char *map_private(size_t bytes, bool populate, size_t *mapped)
 }
 
 /* Memory for `bytes` on this rank: the donor's mapping when it is direct and large
- * enough (it is left empty), else a new one. */
-static char *map_or_take(size_t bytes, bool populate, engine_buffer_t *donor, size_t *mapped)
+ * enough (borrowed: the donor keeps it until the caller's move commits), else a new
+ * one. */
+static char *map_or_borrow(size_t bytes, bool populate, const engine_buffer_t *donor,
+                           size_t *mapped, bool *borrowed)
 {
-    if (donor != NULL && donor->peers != NULL && donor->mapped >= bytes) {
-        char *base = donor->base;
+    *borrowed = donor != NULL && donor->base != NULL &&
+                (donor->peers != NULL || donor->pending) && donor->mapped >= bytes;
+    if (*borrowed) {
         *mapped = donor->mapped;
-        free(donor->peers);
-        donor->peers = NULL;
-        donor->base = NULL;
-        donor->mapped = 0;
-        return base;
+        return donor->base;
     }
     return map_private(bytes, populate, mapped);
 }
 
 /* Every rank's process and base, after each has its memory (or failed to get it). */
 static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, int64_t bytes,
-                            engine_buffer_t *b)
+                            bool borrowed, engine_buffer_t *b)
 {
     engine_peer_mem_t *peers = malloc((size_t)size * sizeof *peers);
     engine_peer_mem_t mine = {.pid = getpid(), .base = (uint64_t)(uintptr_t)base};
@@ -153,7 +152,7 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
         PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, peers, (int)sizeof mine, MPI_BYTE,
                        comm);
     if (st) {
-        if (base != NULL)
+        if (base != NULL && !borrowed)
             munmap(base, mapped);
         free(peers);
         return st;
@@ -161,6 +160,7 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
     b->base = base;
     b->peers = peers;
     b->mapped = mapped;
+    b->borrowed = borrowed;
     return MAL_OK;
 }
 
@@ -177,11 +177,11 @@ mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t byt
     free(b->peers);
     b->peers = NULL;
     b->base = NULL;
-    return publish(comm, size, base, mapped, bytes, b);
+    return publish(comm, size, base, mapped, bytes, false, b);
 }
 
 mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                 bool allowed, bool populate, engine_buffer_t *donor,
+                                 bool allowed, bool populate, const engine_buffer_t *donor,
                                  bool *used)
 {
     int rank, size;
@@ -202,15 +202,17 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
     }
     free(ids);
     size_t mapped = 0;
-    char *base = map_or_take((size_t)bytes, populate, donor, &mapped);
-    mal_status_t st = publish(comm, size, base, mapped, bytes, b);
+    bool borrowed = false;
+    char *base = map_or_borrow((size_t)bytes, populate, donor, &mapped, &borrowed);
+    mal_status_t st = publish(comm, size, base, mapped, bytes, borrowed, b);
     *used = st == MAL_OK;
     return st;
 }
 
 void engine_direct_free(engine_buffer_t *b)
 {
-    munmap(b->base, b->mapped);
+    if (!b->borrowed && !b->lent)
+        munmap(b->base, b->mapped);
     free(b->peers);
 }
 

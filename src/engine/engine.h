@@ -29,6 +29,15 @@ typedef struct {
     bool symmetric;   /* allocated with shmem_malloc                     */
     engine_peer_mem_t *peers; /* direct: every rank's process and base   */
     size_t mapped;    /* direct: bytes mapped at base                    */
+    bool pending;     /* not a buffer, only this process's direct memory
+                       * kept from one (caps: the old capacities over the
+                       * new communicator where known, else NULL), which
+                       * the next allocation of the structure reuses     */
+    bool borrowed;    /* direct: its memory still belongs to another buffer
+                       * of this process (the donor) until the move that
+                       * needs it commits                               */
+    bool lent;        /* direct: its memory now belongs to another buffer:
+                       * freeing it must not unmap it                   */
     bool crossed;     /* data have crossed between ranks through it: its
                        * first-transfer costs are paid (the model's cold
                        * bandwidth applies until then)                    */
@@ -210,7 +219,8 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
 bool engine_buffer_present(const engine_buffer_t *buf);
 /* The same over `comm` (a communicator being built by a reconfiguration). */
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps, bool populate, engine_buffer_t *donor);
+                                    const int64_t *caps, bool populate,
+                                    const engine_buffer_t *donor);
 /* Give `buf` (over mal_comm()) the capacities `caps`: direct memory is kept by the ranks
  * it still fits, otherwise the buffer is freed and allocated again. Collective; on
  * failure the buffer is absent on every rank. */
@@ -223,13 +233,16 @@ const char *engine_buffer_kind(const engine_buffer_t *buf);
 /* ---- Direct memory (direct.c) ---- */
 /* Collective over `comm`: when `allowed` and every rank reaches every other one by
  * cross-memory attach (one host, permitted, proven), map `bytes` of private memory
- * (huge pages where the kernel has them, populated), or take over `donor`'s (a direct
- * buffer this rank no longer needs, left empty) when it is large enough, and learn
- * every rank's address: *used = true. Otherwise *used = false and nothing is allocated (the caller creates
+ * (huge pages where the kernel has them, populated), or borrow `donor`'s (a direct
+ * buffer or kept memory of this process, left untouched: b->borrowed) when it is large
+ * enough, and learn every rank's address: *used = true. Otherwise *used = false and nothing is allocated (the caller creates
  * a window). Errors are agreed. */
 mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                 bool allowed, bool populate, engine_buffer_t *donor,
+                                 bool allowed, bool populate, const engine_buffer_t *donor,
                                  bool *used);
+/* `b` borrowed its memory from `donor`: hand it over for good (the donor's free no
+ * longer unmaps it). */
+void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor);
 /* Collective over the communicator of direct buffer `b`: ranks whose memory is smaller
  * than `bytes` map new memory, the others keep theirs; every rank learns the new
  * addresses. On failure `b` holds nothing on any rank. */

@@ -189,7 +189,8 @@ static mal_status_t ensure_spare(move_t *m, int *created)
      * collective allocation, as a failure. */
     int64_t biggest = 0;
     for (int r = 0; r < p && caps != NULL; r++) {
-        bool kept = spare->peers != NULL && caps[r] <= spare->caps[r]; /* no new memory */
+        bool kept = (spare->peers != NULL || spare->pending) && spare->caps != NULL &&
+                    caps[r] <= spare->caps[r]; /* no new memory */
         biggest = !kept && caps[r] > biggest ? caps[r] : biggest;
     }
     engine_monitor_window(biggest * a->row_bytes);

@@ -147,6 +147,10 @@ static void predict_carry(const engine_reconfig_t *rc, const engine_carry_t *c)
             continue;
         bool reused = u < rc->old_procs && spare->peers != NULL && spare->caps != NULL &&
                       c->caps[k] <= spare->caps[u];
+        /* kept memory's capacities are over the current communicator, where U's old
+         * processes have the same ranks */
+        reused |= u < rc->old_procs && spare->pending && spare->caps != NULL &&
+                  c->caps[k] <= spare->caps[u];
         biggest = !reused && c->caps[k] > biggest ? c->caps[k] : biggest;
     }
     engine_monitor_window(biggest * rb);
@@ -380,15 +384,41 @@ static void adopt_layout(engine_carry_t *c)
     a->current = 0;
 }
 
+/* Direct memory of the old buffer on a process that stays: kept (not a buffer any
+ * more) for the structure's next allocation, with its capacity over the new
+ * communicator for the model (every process of it that held the structure knows them). */
+static engine_buffer_t keep_memory(const engine_reconfig_t *rc, engine_buffer_t *b)
+{
+    engine_buffer_t kept = {.win = MPI_WIN_NULL, .base = b->base, .mapped = b->mapped,
+                            .pending = true};
+    kept.caps = calloc((size_t)rc->n_n, sizeof *kept.caps);
+    for (int u = 0; kept.caps != NULL && u < rc->old_procs; u++)
+        if (rc->n_of_u[u] >= 0)
+            kept.caps[rc->n_of_u[u]] = b->caps[u];
+    free(b->peers);
+    free(b->caps);
+    *b = (engine_buffer_t){.win = MPI_WIN_NULL};
+    engine.windows--;
+    return kept;
+}
+
 void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
 {
     for (int i = 0; i < rc->count; i++) {
         engine_carry_t *c = &rc->carries[i];
+        mal_array_t *a = c->array;
+        engine_buffer_t kept = {.win = MPI_WIN_NULL};
+        /* The target may have borrowed the spare's memory: it is the target's now. */
+        engine_buffer_settle(&c->target, &a->buf[1 - a->current]);
+        if (had_old && rc->n != MPI_COMM_NULL && a->buf[a->current].peers != NULL)
+            kept = keep_memory(rc, &a->buf[a->current]);
         if (had_old) /* collective over the old communicator, in registry order */
             for (int b = 0; b < 2; b++)
-                engine_buffer_free(&c->array->buf[b]);
-        if (rc->n != MPI_COMM_NULL)
+                engine_buffer_free(&a->buf[b]);
+        if (rc->n != MPI_COMM_NULL) {
             adopt_layout(c);
+            a->buf[1] = kept;
+        }
     }
     /* Row pointers are rebuilt from the committed rows; a leaver has none left. */
     if (rc->n != MPI_COMM_NULL)
