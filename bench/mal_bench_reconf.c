@@ -597,8 +597,10 @@ static int driver(const options_t *o)
     static cell_t cells[2][NMETHODS];
     int seen = 0, failed = 0;
     long long bad = 0;
+    /* The method order rotates with the repetition: none always follows the same one. */
     for (int rep = 0; rep < o->reps && !failed; rep++)
-        for (int m = 0; m < NMETHODS && !failed; m++) {
+        for (int i = 0, m; i < NMETHODS && !failed; i++) {
+            m = (i + rep) % NMETHODS;
             if (o->method >= 0 && o->method != m && m != M_MAM)
                 continue;
             char bufs[3][32], *args[24];

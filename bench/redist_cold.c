@@ -553,12 +553,17 @@ int cold_driver(const options_t *o)
     close(fd);
     cold_cell_t *cells = new_cells(o->cold_reps);
     int failed = 0;
-    /* Repetition-major: every method sees the machine in the same states. */
+    /* Repetition-major, and the method order rotated at every step: every method sees
+     * the machine in the same states, and none always runs right after the same one
+     * (a run inherits the memory state its predecessor left: THP allocations after the
+     * baseline's 4 KiB-page churn may need compaction). */
+    int step = 0;
     for (int rep = 0; rep < o->cold_reps && !failed; rep++)
         for (int p = 0; p < NPATTERNS && !failed; p++) {
             if (p == PATTERN_SAME || (o->pattern >= 0 && o->pattern != p))
                 continue;
-            for (int k = 0; k < NCOLD && !failed; k++) {
+            for (int i = 0, k; i < NCOLD && !failed; i++) {
+                k = (i + step) % NCOLD;
                 if (!wanted(o, k))
                     continue;
                 char bufs[4][64], *args[24];
@@ -570,6 +575,7 @@ int cold_driver(const options_t *o)
                     failed = 1;
                 }
             }
+            step++;
         }
     unlink(file);
     FILE *csv = o->csv ? fopen(o->csv, "w") : NULL;
