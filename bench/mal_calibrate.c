@@ -334,7 +334,7 @@ static int get_in_epoch(void *arg)
 }
 
 /* Created and dynamic windows returned wrong data with osc ucx on merged communicators
- * (DESIGN.md): check that the gets really delivered the peer's bytes. */
+ * (docs/design.md): check that the gets really delivered the peer's bytes. */
 static int check_get_data(MPI_Comm comm, const get_epoch_t *g)
 {
     char expected = (char)(g->peer + 1);
@@ -366,7 +366,7 @@ static double get_latency_seconds(MPI_Comm comm, const get_epoch_t *g, int reps)
     return max_over_ranks(comm, median(t, reps));
 }
 
-/* MPI_Win_allocate: the window kind that works with osc ucx (DESIGN.md). */
+/* MPI_Win_allocate: the window kind that works with osc ucx (docs/design.md). */
 static int measure_one_sided(MPI_Comm comm, const reps_t *reps, results_t *r)
 {
     get_epoch_t g = {.peer = 1 - rank_of(comm), .count = (int)GET_BYTES};

@@ -2,7 +2,7 @@
 # the benchmarks and the README use. Every value is a default: set the variable in your
 # environment to override it.
 #
-# Why each one (see DESIGN.md, platform facts):
+# Why each one (see docs/design.md, platform facts):
 # - Debian's openmpi-mca-params.conf disables UCX (pml = ^ucx, osc = ^ucx,pt2pt); libmal
 #   needs the UCX one-sided component, and pml ucx only starts with tls/devices = any.
 # - Containers run as root; spawning needs free slots (oversubscribe).

@@ -1,6 +1,6 @@
 /* Dynamic process management: what to spawn, spawning, joining, and leaving MPI.
  *
- * How processes come and go here follows what was measured on Open MPI 4.1 (DESIGN.md,
+ * How processes come and go here follows what was measured on Open MPI 4.1 (docs/design.md,
  * platform facts, and the experiments noted in the README):
  * - MPI_Comm_spawn is called by rank 0 over MPI_COMM_SELF, never over the whole
  *   communicator: when a spawn fails (no free slot, unknown host) Open MPI returns the

@@ -8,9 +8,11 @@
  * - expand (U = N = merged communicator): only the new windows, created over N, span
  *   everyone, so the old owners push with MPI_Put into them. Exposing the old buffers
  *   to the newcomers instead would need MPI_Win_create or dynamic windows on the merged
- *   communicator, which returned wrong data with osc ucx (DESIGN.md, platform facts).
- * The new windows are MPI_Win_allocate'd with one buffer per structure; the second
- * buffer of a block structure is created by the first rebalance that needs it. */
+ *   communicator, which returned wrong data with osc ucx (docs/design.md, platform facts).
+ * The new buffers (one per structure) are direct memory when everyone is on one host
+ * (a process that held the structure borrows its spare's memory when the new part fits,
+ * final only at the commit) and MPI_Win_allocate'd windows otherwise. A process that
+ * stays keeps its old buffer's direct memory for the structure's next spare. */
 #include "engine.h"
 
 #include <stdlib.h>
