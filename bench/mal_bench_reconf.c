@@ -144,6 +144,39 @@ static long long libmal_bad(const mal_data_t *d)
     return bad;
 }
 
+/* The machine's memcpy bandwidth, the physical bound of a move: every initial process
+ * copies `share` bytes at once between buffers touched beforehand; the best of three
+ * rounds, in bytes per second over all of them. Measured before any reconfiguration,
+ * while the processes are no more than the cores (afterwards a time-shared copy would
+ * measure the oversubscription, not the memory). Collective over MPI_COMM_WORLD. */
+static double copy_rate(long long share)
+{
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char *src = malloc((size_t)share + 1), *dst = malloc((size_t)share + 1);
+    if (src == NULL || dst == NULL)
+        die("no memory for the memcpy bound");
+    memset(src, 1, (size_t)share + 1);
+    memset(dst, 2, (size_t)share + 1);
+    __asm__ volatile("" : : "r"(src), "r"(dst) : "memory"); /* both touched before timing */
+    double best = INFINITY;
+    for (int round = 0; round < 3; round++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        memcpy(dst, src, (size_t)share);
+        __asm__ volatile("" : : "r"(dst) : "memory"); /* the copy must happen */
+        double t = MPI_Wtime() - t0;
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        best = t < best ? t : best;
+    }
+    free(src);
+    free(dst);
+    return (double)share * size / best;
+}
+
+/* Set by the initial processes before anything moves; the others write no figures. */
+static double machine_copy_rate;
+
 static void write_line(const char *file, const char *action, int from, int to, int method,
                        long long bytes, double spawn, double windows, double redist,
                        double total, long long bad)
@@ -151,8 +184,9 @@ static void write_line(const char *file, const char *action, int from, int to, i
     FILE *f = fopen(file, "a");
     if (f == NULL)
         die("cannot write the result file");
-    fprintf(f, "%s,%d,%d,%s,%lld,%.6f,%.6f,%.6f,%.6f,%lld\n", action, from, to,
-            method_names[method], bytes, spawn, windows, redist, total, bad);
+    fprintf(f, "%s,%d,%d,%s,%lld,%.6f,%.6f,%.6f,%.6f,%lld,%.6f\n", action, from, to,
+            method_names[method], bytes, spawn, windows, redist, total, bad,
+            machine_copy_rate > 0 ? (double)bytes / machine_copy_rate : 0.0);
     fclose(f);
 }
 
@@ -188,6 +222,8 @@ static int libmal_run(const options_t *o)
     cfg.summary = false;
     if (check(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"))
         MPI_Abort(MPI_COMM_WORLD, 2);
+    if (mal_is_initial())
+        machine_copy_rate = copy_rate(o->size / o->from);
     mal_data_t d = {0};
     libmal_alloc(o, &d);
     /* A joiner's mal_init was the parents' MAL_RECONFIGURED: check with them. */
@@ -421,6 +457,7 @@ static int mam_run(const options_t *o, char **child_argv)
     plain_init(o, &pl);
     int32_t *row = pl.src ? malloc(((size_t)mi_max_row_nnz(pl.src) + 1) * sizeof *row) : NULL;
     if (parent == MPI_COMM_NULL) {
+        machine_copy_rate = copy_rate(o->size / o->from);
         plain_layout(o, &pl, o->from, o->from, pl.b);
         plain_alloc(&pl, me);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -439,7 +476,7 @@ static int mam_run(const options_t *o, char **child_argv)
 /* ---- the driver ------------------------------------------------------------------ */
 
 typedef struct {
-    double spawn[64], windows[64], redist[64], total[64];
+    double spawn[64], windows[64], redist[64], total[64], mem[64];
     int n;
     long long bytes, bad;
     int from, to;
@@ -495,9 +532,9 @@ static int collect(const char *file, int *seen, cell_t cells[2][NMETHODS])
         char action[16], method[32];
         int from, to;
         long long bytes, bad;
-        double sp, wi, re, to_s;
-        if (sscanf(line, "%15[^,],%d,%d,%31[^,],%lld,%lf,%lf,%lf,%lf,%lld", action, &from,
-                   &to, method, &bytes, &sp, &wi, &re, &to_s, &bad) != 10)
+        double sp, wi, re, to_s, mem;
+        if (sscanf(line, "%15[^,],%d,%d,%31[^,],%lld,%lf,%lf,%lf,%lf,%lld,%lf", action, &from,
+                   &to, method, &bytes, &sp, &wi, &re, &to_s, &bad, &mem) != 11)
             continue;
         int a = strcmp(action, "expand") == 0 ? 0 : 1, m = 0;
         while (m < NMETHODS && strcmp(method_names[m], method) != 0)
@@ -508,6 +545,7 @@ static int collect(const char *file, int *seen, cell_t cells[2][NMETHODS])
         c->spawn[c->n] = sp;
         c->windows[c->n] = wi;
         c->redist[c->n] = re;
+        c->mem[c->n] = mem;
         c->total[c->n++] = to_s;
         c->bytes = bytes;
         c->bad += bad;
@@ -547,11 +585,15 @@ static void report(const options_t *o, cell_t cells[2][NMETHODS])
         pd = fd >= 0 ? fdopen(fd, "w") : NULL;
     }
     if (csv)
-        fprintf(csv, "action,from,to,method,bytes,spawn_s,windows_s,redist_s,total_s\n");
-    printf("# mal_bench_reconf: %s, median of %d fresh runs per method, max over ranks\n",
+        fprintf(csv, "action,from,to,method,bytes,spawn_s,windows_s,redist_s,total_s,"
+                     "memcpy_s\n");
+    printf("# mal_bench_reconf: %s, median of %d fresh runs per method, max over ranks; "
+           "x_mam: baseline total / this total; data_GBps: bytes / (windows + redist); "
+           "x_memcpy: that / the memcpy bound (the initial processes copying at once)\n",
            o->sparse ? o->sparse : "dense doubles", o->reps);
-    printf("%-7s %4s %4s %-13s %10s %9s %9s %9s %9s %8s\n", "action", "from", "to", "method",
-           "MiB", "spawn_s", "windows_s", "redist_s", "total_s", "x_mam");
+    printf("%-7s %4s %4s %-13s %10s %9s %9s %9s %9s %8s %9s %8s\n", "action", "from", "to",
+           "method", "MiB", "spawn_s", "windows_s", "redist_s", "total_s", "x_mam",
+           "data_GBps", "x_memcpy");
     for (int a = 0; a < 2; a++) {
         double mam = median(cells[a][M_MAM].total, cells[a][M_MAM].n);
         for (int m = 0; m < NMETHODS; m++) {
@@ -560,12 +602,15 @@ static void report(const options_t *o, cell_t cells[2][NMETHODS])
                 continue;
             double sp = median(c->spawn, c->n), wi = median(c->windows, c->n);
             double re = median(c->redist, c->n), to = median(c->total, c->n);
+            double mem = median(c->mem, c->n), data = wi + re;
             const char *act = a == 0 ? "expand" : "shrink";
-            printf("%-7s %4d %4d %-13s %10.1f %9.3f %9.3f %9.3f %9.3f %8.2f\n", act, c->from,
-                   c->to, method_names[m], c->bytes / 1048576.0, sp, wi, re, to, mam / to);
+            printf("%-7s %4d %4d %-13s %10.1f %9.3f %9.3f %9.3f %9.3f %8.2f %9.2f %8.2f\n",
+                   act, c->from, c->to, method_names[m], c->bytes / 1048576.0, sp, wi, re, to,
+                   mam / to, data > 0 ? (double)c->bytes / data / 1e9 : 0.0,
+                   data > 0 ? mem / data : 0.0);
             if (csv)
-                fprintf(csv, "%s,%d,%d,%s,%lld,%.6f,%.6f,%.6f,%.6f\n", act, c->from, c->to,
-                        method_names[m], c->bytes, sp, wi, re, to);
+                fprintf(csv, "%s,%d,%d,%s,%lld,%.6f,%.6f,%.6f,%.6f,%.6f\n", act, c->from,
+                        c->to, method_names[m], c->bytes, sp, wi, re, to, mem);
             if (pd)
                 fprintf(pd, "%s %s,%d,%.6f,%.6f,%.6f\n", act, method_names[m], m, sp, wi, re);
         }
@@ -636,7 +681,7 @@ static void usage(FILE *f)
             "processes started with $MAL_LAUNCHER (default mpiexec; tools/malrun has the\n"
             "project's settings). Defaults: 268435456 bytes of doubles, 2 -> 4, all methods\n"
             "(mam-baseline always runs: it is what x_mam divides by), 3 repetitions, batched.\n"
-            "CSV: action,from,to,method,bytes,spawn_s,windows_s,redist_s,total_s; the PNG\n"
+            "CSV: action,from,to,method,bytes,spawn_s,windows_s,redist_s,total_s,memcpy_s; the PNG\n"
             "stacks spawn, windows and redistribution per method (gnuplot).\n");
 }
 

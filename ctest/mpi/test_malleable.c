@@ -35,6 +35,9 @@ static const scenario_t scenarios[] = {
     {"rebalance_after_expand", "+2b;W;-1;W", NULL, NULL, 0, false},
     {"stress20", "+1;W;-1;+2b;-@1;W;+1p;-2;+1;-@0;W;+2p;-1;-1;+1b;W;-@0;+1;-2;W", NULL, NULL,
      0, false},
+    /* A skewed rebalance right after an expansion, then back: old and new processes must
+     * agree on every buffer's capacities although only the old ones kept memory. */
+    {"skew_after_expand", "+2b;w=4:1:1:1;w=1:1:1:1;w=1:1:1:5;-2", NULL, NULL, 0, false},
     {"fail_missing_program", "+1", NULL, "/nonexistent/libmal-test-program", 1, false},
     {"fail_bad_host", "+1", "nosuchhost.invalid", NULL, 1, false},
     {"fail_second_spawn", "+2p;-1", "@,nosuchhost.invalid", NULL, 1, false},
@@ -121,6 +124,16 @@ static int64_t check_sparse(const data_t *d, int64_t version, const char *last_o
     bool weighted = strcmp(last_op, "W") == 0;
     double share = weighted ? (double)(rank + 1) / ((double)size * (size + 1) / 2.0)
                             : 1.0 / size;
+    if (strncmp(last_op, "w=", 2) == 0) { /* literal weights, one per rank */
+        double w[64], total = 0;
+        int n = 0;
+        for (const char *q = last_op + 2; q != NULL && n < 64; q = strchr(q, ':'), n++) {
+            q += *q == ':';
+            w[n] = atof(q);
+            total += w[n];
+        }
+        share = rank < n && total > 0 ? w[rank] / total : 0.0;
+    }
     double ideal = share * (double)sp_total_nnz(1);
     CHECK(fabs((double)mal_csr_local_nnz(d->sparse) - ideal) <= sp_max_row(1) + 1.0,
           "rank %d holds %lld nonzeros, ideal %g", rank,

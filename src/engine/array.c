@@ -44,10 +44,10 @@ static mal_status_t finish_buffer(MPI_Comm comm, engine_buffer_t *b, int64_t byt
 }
 
 mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
-                                 const int64_t *caps, bool symmetric, bool populate)
+                                 const int64_t *caps, bool symmetric)
 {
     if (!symmetric)
-        return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps, populate, NULL);
+        return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps, NULL);
     engine_buffer_t b = {.win = MPI_WIN_NULL, .symmetric = true};
     int p = engine.size;
     mal_status_t st = copy_caps(caps, row_bytes, engine.rank, p, &b.caps);
@@ -97,24 +97,25 @@ void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor)
 }
 
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps, bool populate,
-                                    const engine_buffer_t *donor)
+                                    const int64_t *caps, const engine_buffer_t *donor)
 {
     engine_buffer_t b = {.win = MPI_WIN_NULL};
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     /* Allocation is collective: a rank that cannot take part says so first, so the
-     * others fail with it instead of waiting in MPI_Win_allocate. */
+     * others fail with it instead of waiting in MPI_Win_allocate. Every rank addresses
+     * every other one's part through these capacities: they must be the same. */
+    uint64_t fp = caps ? engine_hash(ENGINE_HASH_SEED, caps, (size_t)size * sizeof *caps) : 0;
     mal_status_t st = engine_agree_in(comm, copy_caps(caps, row_bytes, rank, size, &b.caps),
-                                      0, "window allocation");
+                                      fp, "window allocation");
     if (st) {
         free(b.caps);
         return st;
     }
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
-    st = engine_direct_alloc(comm, &b, bytes, engine.direct, populate, donor, &direct);
+    st = engine_direct_alloc(comm, &b, bytes, engine.direct, donor, &direct);
     if (!st && !direct)
         st = window_alloc(comm, (MPI_Aint)bytes, &b);
     if (st) {
@@ -130,7 +131,7 @@ mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const
 {
     if (buf->pending) { /* memory kept from a reconfiguration: reused where it fits */
         engine_buffer_t fresh = {.win = MPI_WIN_NULL};
-        mal_status_t st = engine_buffer_alloc_in(engine.comm, &fresh, row_bytes, caps, true, buf);
+        mal_status_t st = engine_buffer_alloc_in(engine.comm, &fresh, row_bytes, caps, buf);
         engine_buffer_settle(&fresh, buf);
         engine_buffer_free(buf); /* unmaps only what was not reused */
         *buf = fresh;
@@ -138,11 +139,13 @@ mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const
     }
     if (buf->peers == NULL) { /* the same kind on every rank */
         engine_buffer_free(buf);
-        return engine_buffer_alloc(buf, row_bytes, caps, symmetric, true);
+        return engine_buffer_alloc(buf, row_bytes, caps, symmetric);
     }
     int64_t *copy = NULL;
+    uint64_t fp = caps ? engine_hash(ENGINE_HASH_SEED, caps,
+                                     (size_t)engine.size * sizeof *caps) : 0;
     mal_status_t st = engine_agree(copy_caps(caps, row_bytes, engine.rank, engine.size, &copy),
-                                   0, "window allocation");
+                                   fp, "window allocation");
     if (!st)
         st = engine_direct_regrow(engine.comm, buf, caps[engine.rank] * row_bytes);
     if (st) {
@@ -327,7 +330,7 @@ static mal_status_t create_buffers(mal_array_t *a)
     for (int b = 0; b < nbuf && !st; b++) {
         if (b == 1 && caps != NULL)
             spare_caps(a->global_rows, p, caps);
-        st = engine_buffer_alloc(&bufs[b], row_bytes, caps, symmetric, true);
+        st = engine_buffer_alloc(&bufs[b], row_bytes, caps, symmetric);
     }
     if (st)
         engine_buffer_free(&bufs[0]);

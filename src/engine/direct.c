@@ -82,8 +82,8 @@ static bool all_reach(MPI_Comm comm, bool wants, identity_t *ids, int rank, int 
 {
     identity_t me = {.wants = wants, .pid = getpid(), .host = host_hash(),
                      .cookie = own_cookie(), .cookie_at = (uint64_t)(uintptr_t)&cookie};
-    PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, ids, (int)sizeof me, MPI_BYTE, comm);
-    int ok = 1;
+    int ok = PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, ids, (int)sizeof me, MPI_BYTE,
+                            comm) == MPI_SUCCESS;
     for (int r = 0; r < size && ok; r++)
         ok = ids[r].wants && ids[r].host == me.host && (r == rank || reaches(&ids[r]));
     int all = 0;
@@ -92,9 +92,9 @@ static bool all_reach(MPI_Comm comm, bool wants, identity_t *ids, int rank, int 
 }
 
 /* Private memory for `bytes`: huge-page aligned and advised when it spans at least one
- * huge page; with `populate` every page is faulted in now, so the owner's first touch
- * is the allocation's cost, not a transfer's. */
-static char *map_private(size_t bytes, bool populate, size_t *mapped)
+ * huge page, every page faulted in now, so the owner's first touch is the allocation's
+ * cost, not a transfer's. NULL when the memory cannot be had. */
+static char *map_private(size_t bytes, size_t *mapped)
 {
     bool huge = bytes >= HUGE_PAGE_BYTES;
     size_t page = huge ? HUGE_PAGE_BYTES : (size_t)sysconf(_SC_PAGESIZE);
@@ -115,9 +115,16 @@ static char *map_private(size_t bytes, bool populate, size_t *mapped)
             munmap(base + len, (size_t)(raw + len + extra - (base + len)));
         madvise(base, len, MADV_HUGEPAGE);
     }
-    /* One system call instead of a fault per page where the kernel has it. */
-    if (populate && madvise(base, len, MADV_POPULATE_WRITE) != 0)
+    /* One system call instead of a fault per page where the kernel has it (5.14+:
+     * EINVAL before). Any other failure is memory the system cannot give: touching it
+     * would bring the OOM killer, so the allocation fails instead. */
+    if (madvise(base, len, MADV_POPULATE_WRITE) != 0) {
+        if (errno != EINVAL) {
+            munmap(base, len);
+            return NULL;
+        }
         memset(base, 0, len);
+    }
     *mapped = len;
     return base;
 }
@@ -125,8 +132,8 @@ static char *map_private(size_t bytes, bool populate, size_t *mapped)
 /* Memory for `bytes` on this rank: the donor's mapping when it is direct and large
  * enough (borrowed: the donor keeps it until the caller's move commits), else a new
  * one. */
-static char *map_or_borrow(size_t bytes, bool populate, const engine_buffer_t *donor,
-                           size_t *mapped, bool *borrowed)
+static char *map_or_borrow(size_t bytes, const engine_buffer_t *donor, size_t *mapped,
+                           bool *borrowed)
 {
     *borrowed = donor != NULL && donor->base != NULL &&
                 (donor->peers != NULL || donor->pending) && donor->mapped >= bytes;
@@ -134,7 +141,7 @@ static char *map_or_borrow(size_t bytes, bool populate, const engine_buffer_t *d
         *mapped = donor->mapped;
         return donor->base;
     }
-    return map_private(bytes, populate, mapped);
+    return map_private(bytes, mapped);
 }
 
 /* Every rank's process and base, after each has its memory (or failed to get it). */
@@ -142,15 +149,20 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
                             bool borrowed, engine_buffer_t *b)
 {
     engine_peer_mem_t *peers = malloc((size_t)size * sizeof *peers);
-    engine_peer_mem_t mine = {.pid = getpid(), .base = (uint64_t)(uintptr_t)base};
+    engine_peer_mem_t mine = {.pid = getpid(), .base = (uint64_t)(uintptr_t)base,
+                              .size = (uint64_t)bytes};
     mal_status_t st = base == NULL || peers == NULL
                           ? engine_fail(MAL_ERR_NOMEM, "no memory for a buffer of %lld bytes",
                                         (long long)bytes)
                           : MAL_OK;
     st = engine_agree_in(comm, st, 0, "buffer allocation");
     if (!st)
-        PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, peers, (int)sizeof mine, MPI_BYTE,
-                       comm);
+        st = engine_agree_in(comm, engine_mpi_check(PMPI_Allgather(&mine, (int)sizeof mine,
+                                                                   MPI_BYTE, peers,
+                                                                   (int)sizeof mine, MPI_BYTE,
+                                                                   comm),
+                                                    "MPI_Allgather (buffer addresses)"),
+                             0, "buffer addresses");
     if (st) {
         if (base != NULL && !borrowed)
             munmap(base, mapped);
@@ -172,7 +184,7 @@ mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t byt
     char *base = b->base;
     if ((size_t)bytes > mapped) { /* only ranks whose part outgrew their memory map */
         munmap(base, mapped);
-        base = map_private((size_t)bytes, true, &mapped);
+        base = map_private((size_t)bytes, &mapped);
     }
     free(b->peers);
     b->peers = NULL;
@@ -181,8 +193,7 @@ mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t byt
 }
 
 mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                 bool allowed, bool populate, const engine_buffer_t *donor,
-                                 bool *used)
+                                 bool allowed, const engine_buffer_t *donor, bool *used)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
@@ -203,7 +214,7 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
     free(ids);
     size_t mapped = 0;
     bool borrowed = false;
-    char *base = map_or_borrow((size_t)bytes, populate, donor, &mapped, &borrowed);
+    char *base = map_or_borrow((size_t)bytes, donor, &mapped, &borrowed);
     mal_status_t st = publish(comm, size, base, mapped, bytes, borrowed, b);
     *used = st == MAL_OK;
     return st;
@@ -224,6 +235,11 @@ mal_status_t engine_direct_transfer(const engine_peer_mem_t *peers, bool put, ch
         return engine_fail(MAL_ERR_MPI, "%s of %lld bytes %s rank %d failed: injected "
                            "fault (MAL_FAULT_DIRECT)", put ? "process_vm_writev" :
                            "process_vm_readv", (long long)bytes, put ? "to" : "from", peer);
+    if (disp < 0 || (uint64_t)disp + (uint64_t)bytes > peers[peer].size)
+        return engine_fail(MAL_ERR_MPI, "a transfer of %lld bytes at %lld %s rank %d passes "
+                           "the end of its %llu-byte buffer", (long long)bytes,
+                           (long long)disp, put ? "into" : "from", peer,
+                           (unsigned long long)peers[peer].size);
     pid_t pid = (pid_t)peers[peer].pid;
     char *remote = (char *)(uintptr_t)peers[peer].base + disp;
     int64_t done = 0;

@@ -12,10 +12,12 @@
 
 #define ENGINE_NAME_MAX 64
 
-/* Where a rank's direct buffer is: its process and the buffer's address there. */
+/* Where a rank's direct buffer is: its process, the buffer's address there and its
+ * size (a transfer past it is refused, never a write into the peer's other memory). */
 typedef struct {
     int64_t pid;
     uint64_t base;
+    uint64_t size;
 } engine_peer_mem_t;
 
 /* One of the two buffers of a structure: memory other ranks can pull from without any
@@ -210,17 +212,16 @@ void engine_initial_place(mal_distribution_t dist, int64_t global_rows,
                           int64_t *offsets);
 
 /* Buffers of a structure (array.c): direct memory, a window, or a symmetric-heap block
- * when `symmetric` (over mal_comm() only, which then spans every PE). `populate`: the
- * pages are faulted in now (the buffer is written next); direct memory without it gets
- * its pages when first written, a spare's in the move that fills it. */
+ * when `symmetric` (over mal_comm() only, which then spans every PE); every page is
+ * populated now, so no first touch lands in a move. `caps` must be the same on every
+ * rank (MAL_ERR_MISMATCH otherwise). */
 mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
-                                 const int64_t *caps, bool symmetric, bool populate);
+                                 const int64_t *caps, bool symmetric);
 /* Whether the buffer holds memory (a window or a symmetric block). */
 bool engine_buffer_present(const engine_buffer_t *buf);
 /* The same over `comm` (a communicator being built by a reconfiguration). */
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps, bool populate,
-                                    const engine_buffer_t *donor);
+                                    const int64_t *caps, const engine_buffer_t *donor);
 /* Give `buf` (over mal_comm()) the capacities `caps`: direct memory is kept by the ranks
  * it still fits, otherwise the buffer is freed and allocated again. Collective; on
  * failure the buffer is absent on every rank. */
@@ -238,8 +239,7 @@ const char *engine_buffer_kind(const engine_buffer_t *buf);
  * enough, and learn every rank's address: *used = true. Otherwise *used = false and nothing is allocated (the caller creates
  * a window). Errors are agreed. */
 mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                 bool allowed, bool populate, const engine_buffer_t *donor,
-                                 bool *used);
+                                 bool allowed, const engine_buffer_t *donor, bool *used);
 /* `b` borrowed its memory from `donor`: hand it over for good (the donor's free no
  * longer unmaps it). */
 void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor);

@@ -181,7 +181,9 @@ static mal_status_t ensure_spare(move_t *m, int *created)
     int64_t *caps = malloc((size_t)p * sizeof *caps);
     for (int r = 0; r < p && caps != NULL; r++) {
         int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r];
-        int64_t old = spare->caps ? spare->caps[r] : 0;
+        /* Only a present buffer's capacities are known alike on every rank (kept
+         * memory's are not: a joiner has none), and capacities must agree. */
+        int64_t old = engine_buffer_present(spare) ? spare->caps[r] : 0;
         caps[r] = rows <= old ? old : engine_grown_capacity(rows);
     }
     /* Direct memory is kept where it still fits; a window is freed first, so growing

@@ -190,7 +190,7 @@ static mal_status_t create_targets(engine_reconfig_t *rc)
          * when it is direct and large enough: only what is missing is mapped. */
         mal_array_t *a = c->array;
         engine_buffer_t *spare = rc->me_u < rc->old_procs ? &a->buf[1 - a->current] : NULL;
-        st = engine_buffer_alloc_in(rc->n, &c->target, a->row_bytes, c->caps, true, spare);
+        st = engine_buffer_alloc_in(rc->n, &c->target, a->row_bytes, c->caps, spare);
         if (!st) {
             c->plan.dst = c->target.base + c->new_offsets[rc->me_u] * c->array->row_bytes;
             c->plan.dst_win = c->target.win;
