@@ -96,6 +96,27 @@ static void test_weighted_errors(void)
     if (st == MAL_OK)
         mal_free_window(a);
     CHECK(mal_find_window("w") == NULL, "a refused allocation left a structure");
+    /* Messages name the call the user made, not the one it shares code with. */
+    for (int r = 0; r < size; r++)
+        w[r] = 1.0;
+    st = mal_alloc_window_weighted("w", MPI_DOUBLE, 0, 1, w, &a);
+    CHECK(st == MAL_ERR_ARG && strstr(mal_error_message(),
+                                      "mal_alloc_window_weighted(\"w\"): global_rows is 0"),
+          "zero rows: %d, message: %s", (int)st, mal_error_message());
+    st = mal_alloc_window_weighted("w", MPI_DOUBLE, ROWS, 1, w, NULL);
+    CHECK(st == MAL_ERR_ARG && strstr(mal_error_message(),
+                                      "mal_alloc_window_weighted(\"w\"): array is NULL"),
+          "NULL output: %d, message: %s", (int)st, mal_error_message());
+    mal_csr_t *m = NULL;
+    st = mal_alloc_csr("m", 16, 16, MPI_DOUBLE, &m);
+    CHECK(st == MAL_OK, "mal_alloc_csr: %s", mal_error_message());
+    if (st == MAL_OK) {
+        st = mal_alloc_window_aligned("x", MPI_DOUBLE, 0, m, &a);
+        CHECK(st == MAL_ERR_ARG && strstr(mal_error_message(),
+                                          "mal_alloc_window_aligned(\"x\"): row_len is 0"),
+              "aligned, zero row length: %d, message: %s", (int)st, mal_error_message());
+        mal_free_csr(m);
+    }
     free(w);
 }
 

@@ -255,26 +255,27 @@ static mal_status_t check_name(const char *name, const char *call)
     return MAL_OK;
 }
 
-static mal_status_t check_alloc_args(const char *name, MPI_Datatype type,
+/* `call`: the public call the user made, which every message names. */
+static mal_status_t check_alloc_args(const char *call, const char *name, MPI_Datatype type,
                                      int64_t global_rows, int64_t row_len,
                                      mal_distribution_t dist, mal_array_t **array,
                                      int64_t *row_bytes)
 {
-    mal_status_t st = check_name(name, "mal_alloc_window");
+    mal_status_t st = check_name(name, call);
     if (st)
         return st;
     if (array == NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): array is NULL", name);
+        return engine_fail(MAL_ERR_ARG, "%s(\"%s\"): array is NULL", call, name);
     if (global_rows <= 0)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): global_rows is %lld, "
-                           "must be > 0", name, (long long)global_rows);
+        return engine_fail(MAL_ERR_ARG, "%s(\"%s\"): global_rows is %lld, must be > 0", call,
+                           name, (long long)global_rows);
     if (row_len <= 0)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): row_len is %lld, "
-                           "must be > 0", name, (long long)row_len);
+        return engine_fail(MAL_ERR_ARG, "%s(\"%s\"): row_len is %lld, must be > 0", call,
+                           name, (long long)row_len);
     if (dist != MAL_BLOCK && dist != MAL_REPLICATED)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): distribution %d is "
-                           "neither MAL_BLOCK nor MAL_REPLICATED", name, (int)dist);
-    *row_bytes = engine_row_bytes(type, row_len, global_rows, "mal_alloc_window");
+        return engine_fail(MAL_ERR_ARG, "%s(\"%s\"): distribution %d is neither MAL_BLOCK "
+                           "nor MAL_REPLICATED", call, name, (int)dist);
+    *row_bytes = engine_row_bytes(type, row_len, global_rows, call);
     return *row_bytes > 0 ? MAL_OK : MAL_ERR_ARG;
 }
 
@@ -421,20 +422,21 @@ void engine_array_unlink(mal_array_t *a)
 
 /* On a joining process: hand back a structure that arrived with the join, after
  * checking the program asks for the same one. Local: the others are not calling. */
-static mal_status_t adopt(mal_array_t *a, MPI_Datatype type, int64_t global_rows,
-                          int64_t row_len, mal_distribution_t dist, const mal_csr_t *matrix,
-                          mal_array_t **array)
+static mal_status_t adopt(const char *call, mal_array_t *a, MPI_Datatype type,
+                          int64_t global_rows, int64_t row_len, mal_distribution_t dist,
+                          const mal_csr_t *matrix, mal_array_t **array)
 {
-    int64_t row_bytes = engine_row_bytes(type, row_len, global_rows, "mal_alloc_window");
+    int64_t row_bytes = engine_row_bytes(type, row_len, global_rows, call);
     if (row_bytes <= 0)
         return MAL_ERR_ARG;
     if (array == NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window(\"%s\"): array is NULL", a->name);
+        return engine_fail(MAL_ERR_ARG, "%s(\"%s\"): array is NULL", call, a->name);
     if (global_rows != a->global_rows || row_len != a->row_len ||
         row_bytes != a->row_bytes || dist != a->distribution || matrix != a->matrix)
-        return engine_fail(MAL_ERR_MISMATCH, "mal_alloc_window(\"%s\") on a joining process: "
+        return engine_fail(MAL_ERR_MISMATCH, "%s(\"%s\") on a joining process: "
                            "%lld rows x %lld (%lld bytes) dist %d%s, but the application holds "
-                           "%lld x %lld (%lld bytes) dist %d%s", a->name, (long long)global_rows,
+                           "%lld x %lld (%lld bytes) dist %d%s", call, a->name,
+                           (long long)global_rows,
                            (long long)row_len, (long long)row_bytes, (int)dist,
                            matrix ? " aligned" : "", (long long)a->global_rows,
                            (long long)a->row_len, (long long)a->row_bytes,
@@ -470,17 +472,17 @@ static mal_status_t initial_bounds(int64_t global_rows, const double *weights,
 
 /* The shared body of mal_alloc_window, mal_alloc_window_weighted and
  * mal_alloc_window_aligned. */
-static mal_status_t alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
-                                 int64_t row_len, mal_distribution_t distribution,
-                                 const double *weights, mal_csr_t *matrix,
-                                 mal_array_t **array)
+static mal_status_t alloc_window(const char *call, const char *name, MPI_Datatype type,
+                                 int64_t global_rows, int64_t row_len,
+                                 mal_distribution_t distribution, const double *weights,
+                                 mal_csr_t *matrix, mal_array_t **array)
 {
     mal_array_t *joined = name != NULL ? find(name) : NULL;
     if (joined != NULL && joined->adoptable)
-        return adopt(joined, type, global_rows, row_len, distribution, matrix, array);
+        return adopt(call, joined, type, global_rows, row_len, distribution, matrix, array);
     int64_t row_bytes = 0;
-    mal_status_t st = check_alloc_args(name, type, global_rows, row_len, distribution, array,
-                                       &row_bytes);
+    mal_status_t st = check_alloc_args(call, name, type, global_rows, row_len, distribution,
+                                       array, &row_bytes);
     uint64_t fp = st ? 0 : alloc_fingerprint(name, global_rows, row_len, row_bytes,
                                              distribution);
     if (matrix != NULL)
@@ -488,13 +490,13 @@ static mal_status_t alloc_window(const char *name, MPI_Datatype type, int64_t gl
     int64_t *bounds = NULL;
     if (!st)
         st = initial_bounds(global_rows, weights, matrix, &bounds, &fp);
-    if ((st = engine_agree(st, fp, weights ? "mal_alloc_window_weighted" : "mal_alloc_window"))) {
+    if ((st = engine_agree(st, fp, call))) {
         free(bounds);
         return st;
     }
     mal_array_t *a = NULL;
     st = create_array(name, global_rows, row_len, row_bytes, distribution,
-                      matrix ? matrix->rowptr->bounds : bounds, "mal_alloc_window", &a);
+                      matrix ? matrix->rowptr->bounds : bounds, call, &a);
     free(bounds);
     if (st)
         return st;
@@ -510,8 +512,8 @@ mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t globa
                               mal_array_t **array)
 {
     mal_status_t st = engine_require_init("mal_alloc_window");
-    return st ? st : alloc_window(name, type, global_rows, row_len, distribution, NULL, NULL,
-                                  array);
+    return st ? st : alloc_window("mal_alloc_window", name, type, global_rows, row_len,
+                                  distribution, NULL, NULL, array);
 }
 
 mal_status_t mal_alloc_window_weighted(const char *name, MPI_Datatype type,
@@ -526,8 +528,8 @@ mal_status_t mal_alloc_window_weighted(const char *name, MPI_Datatype type,
         return engine_agree(engine_fail(MAL_ERR_ARG, "mal_alloc_window_weighted(\"%s\"): "
                                         "weights is NULL", name ? name : "(null)"),
                             0, "mal_alloc_window_weighted");
-    return st ? st : alloc_window(name, type, global_rows, row_len, MAL_BLOCK, weights, NULL,
-                                  array);
+    return st ? st : alloc_window("mal_alloc_window_weighted", name, type, global_rows,
+                                  row_len, MAL_BLOCK, weights, NULL, array);
 }
 
 mal_status_t mal_alloc_window_aligned(const char *name, MPI_Datatype type, int64_t row_len,
@@ -543,8 +545,9 @@ mal_status_t mal_alloc_window_aligned(const char *name, MPI_Datatype type, int64
                          name ? name : "(null)");
         return engine_agree(st, 0, "mal_alloc_window_aligned");
     }
-    return alloc_window(name, type, matrix ? matrix->global_rows : -1, row_len, MAL_BLOCK,
-                        NULL, (mal_csr_t *)matrix, array);
+    return alloc_window("mal_alloc_window_aligned", name, type,
+                        matrix ? matrix->global_rows : -1, row_len, MAL_BLOCK, NULL,
+                        (mal_csr_t *)matrix, array);
 }
 
 mal_status_t mal_free_window(mal_array_t *array)
