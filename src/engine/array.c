@@ -96,6 +96,28 @@ void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor)
     }
 }
 
+/* Said once per process by rank 0 of the first allocation: where structures live, and
+ * whether the kernel gives huge pages (without them cold moves cost more). */
+static void announce_memory(MPI_Comm comm, bool direct)
+{
+    static bool said;
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (said || rank != 0 || !engine.settings.summary)
+        return;
+    said = true;
+    if (direct)
+        printf("libmal: memory: direct (ranks on this host copy each other's rows by "
+               "cross-memory attach), %s\n", engine_direct_huge_pages()
+               ? "transparent huge pages" : "4 KiB pages (transparent huge pages are off: "
+                 "cold moves cost more)");
+    else
+        printf("libmal: memory: MPI windows (%s)\n", engine.direct
+               ? "not every rank can reach every other one by cross-memory attach"
+               : "MAL_MEMORY=window");
+    fflush(stdout);
+}
+
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
                                     const int64_t *caps, const engine_buffer_t *donor)
 {
@@ -116,6 +138,8 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
     st = engine_direct_alloc(comm, &b, bytes, engine.direct, donor, &direct);
+    if (!st)
+        announce_memory(comm, direct);
     if (!st && !direct)
         st = window_alloc(comm, (MPI_Aint)bytes, &b);
     if (st) {

@@ -252,6 +252,9 @@ void engine_direct_free(engine_buffer_t *b);
  * (put: to it). Complete on return. */
 mal_status_t engine_direct_transfer(const engine_peer_mem_t *peers, bool put, char *buf,
                                     int64_t bytes, int peer, int64_t disp);
+/* Seconds per byte of this process's last population of at least 1 MiB of direct
+ * memory, 0 before any: the model prices the next one with it. */
+double engine_direct_populate_cost(void);
 /* Whether the kernel gives transparent huge pages to memory that asks (THP enabled
  * "always" or "madvise"). */
 bool engine_direct_huge_pages(void);
@@ -486,7 +489,9 @@ void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_
 void engine_monitor_plan(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
                          int64_t row_bytes, predict_rma_mode_t mode, bool cold);
 void engine_monitor_copy(int part, int64_t bytes, int64_t ops, bool remote);
-void engine_monitor_window(int64_t bytes);
+/* A buffer created for the move: bytes[r] of new memory rank r maps (0 where it keeps
+ * or borrows memory), nparts ranks (those beyond the current set are new processes). */
+void engine_monitor_window(const int64_t *bytes, int nparts);
 /* After it (engine_report): what it cost; the next interval starts. */
 void engine_monitor_reconfigured(const mal_reconfig_stats_t *s);
 /* Cores of this host (hwloc), at least 1. */

@@ -37,6 +37,8 @@ typedef struct {
     double host, cores;     /* where this rank runs: hash of the name, its cores      */
     double initial;         /* 1: started with the application, 0: by an expansion   */
     double calls[PREDICT_OP_COUNT], bytes[PREDICT_OP_COUNT]; /* steady communication  */
+    double populate_cost;   /* seconds per byte of its last population of new memory,
+                             * 0 for none (what mapping more memory costs it now)     */
 } interval_t;
 
 #define INTERVAL_DOUBLES ((int)(sizeof(interval_t) / sizeof(double)))
@@ -72,7 +74,8 @@ typedef struct {
     mal_prediction_t pred;
     predict_load_t *load;
     int nload, windows;
-    int64_t window_bytes;
+    double *mapped;             /* bytes of new memory each rank maps for the move      */
+    int nmapped;
     /* hardware counter */
     int papi_set;
     char counter_name[160];
@@ -226,6 +229,7 @@ void engine_monitor_init(const predict_params_t *params, bool announce)
 {
     free(mon.all);
     free(mon.load);
+    free(mon.mapped);
     mon = (monitor_t){.on = true, .params = *params, .host = this_host()};
     counter_start();
     begin_interval();
@@ -249,6 +253,7 @@ void engine_monitor_finalize(void)
     counter_stop();
     free(mon.all);
     free(mon.load);
+    free(mon.mapped);
     mon = (monitor_t){.papi_set = -1};
 }
 
@@ -400,6 +405,7 @@ const char *mal_monitor_counter(void)
 /* Collective over mal_comm(): every rank's sums of the interval that ends now. */
 static void gather_interval(void)
 {
+    mon.cur.populate_cost = engine_direct_populate_cost();
     interval_t *all = malloc((size_t)engine.size * sizeof *all);
     if (all == NULL) { /* a few bytes per rank: the others are already in the gather */
         fprintf(stderr, "libmal: rank %d: no memory to gather the monitoring interval\n",
@@ -657,10 +663,11 @@ void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_
                    : action == MAL_ACTION_SHRINK ? predict_remove(&mon.params, changed)
                                                  : 0.0};
     free(mon.load);
-    mon.nload = 0;
+    free(mon.mapped);
+    mon.nload = mon.nmapped = 0;
     mon.windows = 0;
-    mon.window_bytes = 0;
     mon.load = NULL;
+    mon.mapped = NULL;
     mon.predicting = true;
 }
 
@@ -731,15 +738,40 @@ void engine_monitor_copy(int part, int64_t bytes, int64_t ops, bool remote)
     mon.load[part].ops += ops;
 }
 
-void engine_monitor_window(int64_t bytes)
+void engine_monitor_window(const int64_t *bytes, int nparts)
 {
     if (!mon.predicting)
         return;
+    if (nparts > mon.nmapped) {
+        double *m = realloc(mon.mapped, (size_t)nparts * sizeof *m);
+        if (m == NULL) {
+            mon.predicting = false;
+            return;
+        }
+        for (int r = mon.nmapped; r < nparts; r++)
+            m[r] = 0;
+        mon.mapped = m;
+        mon.nmapped = nparts;
+    }
     mon.windows++;
-    mon.window_bytes += bytes;
+    for (int r = 0; r < nparts; r++)
+        mon.mapped[r] += (double)bytes[r];
 }
 
-/* The one-sided model for rma and rma-get; the baselines as Hockney messages. */
+/* What mapping a byte costs rank r now: its own last population (gathered with the
+ * interval), else the calibrated figure. The calibration holds for recycled memory;
+ * memory the host has reclaimed costs 25-40x more for as long as the machine stays in
+ * that state (docs/design.md), and each process sees the state of what it gets. A new
+ * process has not populated anything yet: the calibrated figure. */
+static double populate_cost(int r)
+{
+    if (mon.all != NULL && r < mon.nall && mon.all[r].populate_cost > 0)
+        return mon.all[r].populate_cost;
+    return mon.params.window_byte_seconds;
+}
+
+/* The one-sided model for rma and rma-get; the baselines as Hockney messages. New memory
+ * is priced per rank; the slowest rank's mapping is what the move waits for. */
 static double predicted_redist(void)
 {
     predict_params_t m = mon.params;
@@ -748,7 +780,12 @@ static double predicted_redist(void)
         m.get_bandwidth = m.beta > 0 ? 1.0 / m.beta : m.get_bandwidth;
         m.cold_get_bandwidth = m.get_bandwidth;
     }
-    return predict_redist(&m, mon.nload, mon.load, mon.windows, mon.window_bytes);
+    double mapping = 0;
+    for (int r = 0; r < mon.nmapped; r++) {
+        double t = mon.mapped[r] * populate_cost(r);
+        mapping = t > mapping ? t : mapping;
+    }
+    return predict_redist(&m, mon.nload, mon.load, mon.windows, 0) + mapping;
 }
 
 void engine_monitor_reconfigured(const mal_reconfig_stats_t *s)

@@ -189,13 +189,15 @@ static mal_status_t ensure_spare(move_t *m, int *created)
     /* Direct memory is kept where it still fits; a window is freed first, so growing
      * never needs room for three buffers. A NULL caps still takes part in the
      * collective allocation, as a failure. */
-    int64_t biggest = 0;
-    for (int r = 0; r < p && caps != NULL; r++) {
+    int64_t *mapped = calloc((size_t)p, sizeof *mapped);
+    for (int r = 0; r < p && caps != NULL && mapped != NULL; r++) {
         bool kept = (spare->peers != NULL || spare->pending) && spare->caps != NULL &&
                     caps[r] <= spare->caps[r]; /* no new memory */
-        biggest = !kept && caps[r] > biggest ? caps[r] : biggest;
+        mapped[r] = kept ? 0 : caps[r] * a->row_bytes;
     }
-    engine_monitor_window(biggest * a->row_bytes);
+    if (mapped != NULL)
+        engine_monitor_window(mapped, p);
+    free(mapped);
     mal_status_t st = engine_buffer_regrow(spare, a->row_bytes, caps,
                                            a->buf[a->current].symmetric);
     free(caps);

@@ -139,11 +139,13 @@ static void predict_carry(const engine_reconfig_t *rc, const engine_carry_t *c)
 {
     const mal_array_t *a = c->array;
     bool expand = rc->action == MAL_ACTION_EXPAND;
-    int64_t rb = a->row_bytes, biggest = 0;
+    int64_t rb = a->row_bytes;
     /* New memory: a process that held the structure in direct memory reuses its spare
-     * where the new part fits (create_targets), the others map their target. */
+     * where the new part fits (create_targets), the others map their target. Indexed
+     * by U rank: the old processes keep their current ranks, joiners come after. */
     const engine_buffer_t *spare = &a->buf[1 - a->current];
-    for (int u = 0; u < rc->n_u; u++) {
+    int64_t *mapped = calloc((size_t)rc->n_u, sizeof *mapped);
+    for (int u = 0; u < rc->n_u && mapped != NULL; u++) {
         int k = rc->n_of_u[u];
         if (k < 0)
             continue;
@@ -153,9 +155,11 @@ static void predict_carry(const engine_reconfig_t *rc, const engine_carry_t *c)
          * processes have the same ranks */
         reused |= u < rc->old_procs && spare->pending && spare->caps != NULL &&
                   c->caps[k] <= spare->caps[u];
-        biggest = !reused && c->caps[k] > biggest ? c->caps[k] : biggest;
+        mapped[u] = reused ? 0 : c->caps[k] * rb;
     }
-    engine_monitor_window(biggest * rb);
+    if (mapped != NULL)
+        engine_monitor_window(mapped, rc->n_u);
+    free(mapped);
     /* Pushes land in new targets (cold); pulls read the old buffers. */
     bool cold = expand || !a->buf[a->current].crossed;
     if (a->distribution == MAL_BLOCK)
