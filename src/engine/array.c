@@ -96,8 +96,9 @@ void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor)
     }
 }
 
-/* Said once per process by rank 0 of the first allocation: where structures live, and
- * whether the kernel gives huge pages (without them cold moves cost more). */
+/* Said once, by rank 0 of the first allocation before the first iteration (the
+ * application's own mal_alloc_window calls, not a reconfiguration's): where structures
+ * live, and whether the kernel gives huge pages (without them cold moves cost more). */
 static void announce_memory(MPI_Comm comm, bool direct)
 {
     static bool said;
@@ -138,7 +139,7 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
     st = engine_direct_alloc(comm, &b, bytes, engine.direct, donor, &direct);
-    if (!st)
+    if (!st && donor == NULL && engine.iteration == 0)
         announce_memory(comm, direct);
     if (!st && !direct)
         st = window_alloc(comm, (MPI_Aint)bytes, &b);
