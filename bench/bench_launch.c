@@ -1,11 +1,13 @@
 #include "bench_launch.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -22,6 +24,41 @@ const char *bench_self_path(void)
     ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
     path[n > 0 ? n : 0] = '\0';
     return path;
+}
+
+/* Seconds one launched job may take (MAL_BENCH_TIMEOUT, default 600): a job that hangs
+ * (an MPI_Comm_spawn that never returns: docs/design.md, "The spawn hang") is ended with
+ * SIGTERM, which mpiexec forwards to the whole job, instead of hanging the driver. */
+static double time_limit(void)
+{
+    const char *env = getenv("MAL_BENCH_TIMEOUT");
+    double v = env != NULL ? atof(env) : 0.0;
+    return v > 0 ? v : 600.0;
+}
+
+static int wait_bounded(pid_t pid, const char *launcher)
+{
+    const struct timespec tick = {0, 50 * 1000 * 1000};
+    double limit = time_limit(), waited = 0;
+    int status = 0;
+    for (;;) {
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            break;
+        if (got < 0 && errno != EINTR)
+            return -1;
+        if (waited >= limit) {
+            fprintf(stderr, "%s did not finish within %g s (MAL_BENCH_TIMEOUT): ended\n",
+                    launcher, limit);
+            kill(pid, SIGTERM);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            return 124;
+        }
+        nanosleep(&tick, NULL);
+        waited += 0.05;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int bench_launch(int nranks, char *const args[])
@@ -49,9 +86,5 @@ int bench_launch(int nranks, char *const args[])
                 launcher, strerror(rc));
         return -1;
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return wait_bounded(pid, launcher);
 }

@@ -12,7 +12,8 @@ bool bench_under_launcher(void);
 
 /* Run `args` (NULL-terminated, args[0] the program) as an MPI job of `nranks`
  * processes: $MAL_LAUNCHER (default "mpiexec") -n nranks args... Returns its exit
- * status, or -1 when it could not be started (message on stderr). */
+ * status, 124 when it ran past $MAL_BENCH_TIMEOUT seconds (default 600) and was ended,
+ * or -1 when it could not be started (message on stderr). */
 int bench_launch(int nranks, char *const args[]);
 
 /* This program's own path, for a driver that launches itself (static storage). */

@@ -119,23 +119,41 @@ static void announce_memory(MPI_Comm comm, bool direct)
     fflush(stdout);
 }
 
+/* Collective over `comm`: agree that every rank can take part and holds the same
+ * capacities (every rank addresses every other one's part through them), and take a
+ * private copy of them. */
+static mal_status_t agree_caps(MPI_Comm comm, const int64_t *caps, int64_t row_bytes,
+                               int64_t **copy)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    uint64_t fp = caps ? engine_hash(ENGINE_HASH_SEED, caps, (size_t)size * sizeof *caps) : 0;
+    mal_status_t st = engine_agree_in(comm, copy_caps(caps, row_bytes, rank, size, copy), fp,
+                                      "window allocation");
+    if (st) {
+        free(*copy);
+        *copy = NULL;
+    }
+    return st;
+}
+
+bool engine_buffer_holds(const engine_buffer_t *buf, int rank, int64_t cap)
+{
+    return (buf->peers != NULL || buf->pending) && buf->caps != NULL && cap <= buf->caps[rank];
+}
+
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
                                     const int64_t *caps, const engine_buffer_t *donor)
 {
     engine_buffer_t b = {.win = MPI_WIN_NULL};
-    int rank, size;
+    int rank;
     MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    /* Allocation is collective: a rank that cannot take part says so first, so the
-     * others fail with it instead of waiting in MPI_Win_allocate. Every rank addresses
-     * every other one's part through these capacities: they must be the same. */
-    uint64_t fp = caps ? engine_hash(ENGINE_HASH_SEED, caps, (size_t)size * sizeof *caps) : 0;
-    mal_status_t st = engine_agree_in(comm, copy_caps(caps, row_bytes, rank, size, &b.caps),
-                                      fp, "window allocation");
-    if (st) {
-        free(b.caps);
+    /* A rank that cannot take part says so first, so the others fail with it instead of
+     * waiting in MPI_Win_allocate. */
+    mal_status_t st = agree_caps(comm, caps, row_bytes, &b.caps);
+    if (st)
         return st;
-    }
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
     st = engine_direct_alloc(comm, &b, bytes, engine.direct, donor, &direct);
@@ -167,10 +185,7 @@ mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const
         return engine_buffer_alloc(buf, row_bytes, caps, symmetric);
     }
     int64_t *copy = NULL;
-    uint64_t fp = caps ? engine_hash(ENGINE_HASH_SEED, caps,
-                                     (size_t)engine.size * sizeof *caps) : 0;
-    mal_status_t st = engine_agree(copy_caps(caps, row_bytes, engine.rank, engine.size, &copy),
-                                   fp, "window allocation");
+    mal_status_t st = agree_caps(engine.comm, caps, row_bytes, &copy);
     if (!st)
         st = engine_direct_regrow(engine.comm, buf, caps[engine.rank] * row_bytes);
     if (st) {

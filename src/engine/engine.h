@@ -228,6 +228,9 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
 mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const int64_t *caps,
                                   bool symmetric);
 void engine_buffer_free(engine_buffer_t *buf);
+/* Whether rank `rank`'s direct memory of `buf` (a buffer or kept memory) already holds
+ * `cap` rows: a new buffer of that capacity maps nothing there. For the model. */
+bool engine_buffer_holds(const engine_buffer_t *buf, int rank, int64_t cap);
 /* "direct", "window", "symmetric" or "none". */
 const char *engine_buffer_kind(const engine_buffer_t *buf);
 

@@ -190,11 +190,8 @@ static mal_status_t ensure_spare(move_t *m, int *created)
      * never needs room for three buffers. A NULL caps still takes part in the
      * collective allocation, as a failure. */
     int64_t *mapped = calloc((size_t)p, sizeof *mapped);
-    for (int r = 0; r < p && caps != NULL && mapped != NULL; r++) {
-        bool kept = (spare->peers != NULL || spare->pending) && spare->caps != NULL &&
-                    caps[r] <= spare->caps[r]; /* no new memory */
-        mapped[r] = kept ? 0 : caps[r] * a->row_bytes;
-    }
+    for (int r = 0; r < p && caps != NULL && mapped != NULL; r++)
+        mapped[r] = engine_buffer_holds(spare, r, caps[r]) ? 0 : caps[r] * a->row_bytes;
     if (mapped != NULL)
         engine_monitor_window(mapped, p);
     free(mapped);

@@ -149,12 +149,7 @@ static void predict_carry(const engine_reconfig_t *rc, const engine_carry_t *c)
         int k = rc->n_of_u[u];
         if (k < 0)
             continue;
-        bool reused = u < rc->old_procs && spare->peers != NULL && spare->caps != NULL &&
-                      c->caps[k] <= spare->caps[u];
-        /* kept memory's capacities are over the current communicator, where U's old
-         * processes have the same ranks */
-        reused |= u < rc->old_procs && spare->pending && spare->caps != NULL &&
-                  c->caps[k] <= spare->caps[u];
+        bool reused = u < rc->old_procs && engine_buffer_holds(spare, u, c->caps[k]);
         mapped[u] = reused ? 0 : c->caps[k] * rb;
     }
     if (mapped != NULL)
