@@ -14,10 +14,72 @@
 #define _POSIX_C_SOURCE 200809L /* readlink */
 #include <mpi.h>
 
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define MAX_SIBLINGS 256
+
+/* The launcher's children (our parent's): the processes a spawn adds on this host. */
+static int list_siblings(pid_t *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    pid_t parent = getppid();
+    while (d != NULL && (e = readdir(d)) != NULL && n < max) {
+        char path[300];
+        int pid = 0, ppid = 0;
+        snprintf(path, sizeof path, "/proc/%.32s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        if (fscanf(f, "%d %*s %*c %d", &pid, &ppid) == 2 && ppid == parent)
+            pids[n++] = pid;
+        fclose(f);
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+static pid_t stuck[MAX_SIBLINGS];
+static int nstuck;
+
+/* Remember the children a failed spawn left behind (--reap): the launcher's children
+ * that were not there before the spawn. */
+static void note_new_siblings(const pid_t *before, int nbefore)
+{
+    pid_t now[MAX_SIBLINGS];
+    int n = list_siblings(now, MAX_SIBLINGS);
+    for (int i = 0; i < n && nstuck < MAX_SIBLINGS; i++) {
+        int old = 0;
+        for (int j = 0; j < nbefore && !old; j++)
+            old = now[i] == before[j];
+        if (!old)
+            stuck[nstuck++] = now[i];
+    }
+}
+
+/* End them before MPI_Finalize: SIGTERM, which a child still inside MPI_Init turns into
+ * exit(0) (a launcher with orte_allowed_exit_without_sync then sees a normal end).
+ * Ending them at once instead made every later spawn of the run hang. */
+static void end_stuck_children(void)
+{
+    for (int i = 0; i < nstuck; i++) {
+        printf("spawn_loop: ending stuck child %d\n", (int)stuck[i]);
+        kill(stuck[i], SIGTERM);
+    }
+}
+
+static void exit_quietly(int sig)
+{
+    (void)sig;
+    _exit(0);
+}
 
 static void child(MPI_Comm parent)
 {
@@ -29,8 +91,17 @@ static void child(MPI_Comm parent)
     MPI_Comm_disconnect(&parent);
 }
 
+static void report_failure(int cycle, int rc)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    printf("spawn_loop: cycle %d spawn failed: %s\n", cycle, msg);
+    fflush(stdout);
+}
+
 /* One cycle on the parents' side; the root spawns alone unless `collective`. */
-static void cycle_once(const char *self, int cycle, int collective)
+static void cycle_once(const char *self, int cycle, int collective, int reap)
 {
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -44,11 +115,24 @@ static void cycle_once(const char *self, int cycle, int collective)
         /* as libmal: rank 0 spawns over MPI_COMM_SELF and brings the others in by
          * creating an intercommunicator between MPI_COMM_WORLD and the child */
         MPI_Comm pair = MPI_COMM_NULL, world_side;
+        int ok = 1;
         if (me == 0) {
-            MPI_Comm_spawn(self, argv, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter,
-                           MPI_ERRCODES_IGNORE);
-            MPI_Intercomm_merge(inter, 0, &pair);
+            pid_t before[MAX_SIBLINGS];
+            int nbefore = list_siblings(before, MAX_SIBLINGS);
+            int rc = MPI_Comm_spawn(self, argv, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter,
+                                    MPI_ERRCODES_IGNORE);
+            ok = rc == MPI_SUCCESS;
+            if (ok)
+                MPI_Intercomm_merge(inter, 0, &pair);
+            else
+                report_failure(cycle, rc);
+            if (!ok && reap)
+                note_new_siblings(before, nbefore);
         }
+        /* with MPI_ERRORS_RETURN a spawn that timed out is skipped by everyone */
+        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (!ok)
+            return;
         /* the child joins through pair: merge with rank 0, then rank 0 bridges */
         MPI_Intercomm_create(MPI_COMM_WORLD, 0, pair, 1, 77, &world_side);
         MPI_Intercomm_merge(world_side, 0, &merged);
@@ -64,15 +148,22 @@ static void cycle_once(const char *self, int cycle, int collective)
 
 int main(int argc, char **argv)
 {
+    int is_child = argc > 1 && strcmp(argv[1], "--child") == 0;
+    if (is_child)
+        signal(SIGTERM, exit_quietly); /* until MPI_Init returns: see reap_new_siblings */
     MPI_Init(&argc, &argv);
+    if (is_child)
+        signal(SIGTERM, SIG_DFL);
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
-    int cycles = 100, collective = 0;
+    int cycles = 100, collective = 0, reap = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--cycles") == 0 && i + 1 < argc)
             cycles = atoi(argv[++i]);
         else if (strcmp(argv[i], "--collective") == 0)
             collective = 1;
+        else if (strcmp(argv[i], "--reap") == 0)
+            reap = 1;
     }
     if (parent != MPI_COMM_NULL) {
         /* spawned over MPI_COMM_SELF the child first merges with rank 0 (pair), then
@@ -99,9 +190,11 @@ int main(int argc, char **argv)
     self[n > 0 ? n : 0] = '\0';
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    /* a spawn bounded by pmix_base_exchange_timeout returns its error here */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     for (int c = 1; c <= cycles; c++) {
         double t0 = MPI_Wtime();
-        cycle_once(self, c, collective);
+        cycle_once(self, c, collective, reap);
         if (me == 0) {
             printf("spawn_loop: cycle %d %.3f s\n", c, MPI_Wtime() - t0);
             fflush(stdout);
@@ -109,6 +202,7 @@ int main(int argc, char **argv)
     }
     if (me == 0)
         printf("spawn_loop: PASS %d cycles\n", cycles);
+    end_stuck_children();
     MPI_Finalize();
     return 0;
 }

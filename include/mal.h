@@ -48,6 +48,8 @@ extern "C" {
     X(MAL_ERR_SPAWN, -9, "spawning processes failed")                             \
     X(MAL_ERR_RELEASED, -10, "this process was released (call mal_finalize)")      \
     X(MAL_ERR_UNSUPPORTED, -11, "not supported by this build or transport")       \
+    X(MAL_ERR_TIMEOUT, -12, "a reconfiguration step did not complete in time "     \
+      "(MAL_RECONF_TIMEOUT)")                                                     \
     X(MAL_RECONFIGURED, 1, "reconfigured: re-read pointers, rows and mal_comm()")  \
     X(MAL_REMOVED, 2, "this process was released: leave the loop, mal_finalize")
 

@@ -25,27 +25,31 @@ typedef struct {
     int fail_at;          /* 1-based iteration whose action must fail, 0 = none */
     bool fault;           /* it fails by a direct transfer of the last rank failing
                            * (MAL_FAULT_DIRECT), not by a spawn                   */
+    mal_status_t failure; /* status of the failing spawn; MAL_OK: SPAWN         */
 } scenario_t;
 
 static const scenario_t scenarios[] = {
-    {"expand", "+1p;+2b", NULL, NULL, 0, false},
-    {"shrink_spawned", "+2p;-1;-1", NULL, NULL, 0, false},
-    {"shrink_initial", "+2p;-@0;-@0", NULL, NULL, 0, false},
-    {"expand_after_shrink", "+1;-@0;+2b", NULL, NULL, 0, false},
-    {"rebalance_after_expand", "+2b;W;-1;W", NULL, NULL, 0, false},
+    {"expand", "+1p;+2b", NULL, NULL, 0, false, MAL_OK},
+    {"shrink_spawned", "+2p;-1;-1", NULL, NULL, 0, false, MAL_OK},
+    {"shrink_initial", "+2p;-@0;-@0", NULL, NULL, 0, false, MAL_OK},
+    {"expand_after_shrink", "+1;-@0;+2b", NULL, NULL, 0, false, MAL_OK},
+    {"rebalance_after_expand", "+2b;W;-1;W", NULL, NULL, 0, false, MAL_OK},
     {"stress20", "+1;W;-1;+2b;-@1;W;+1p;-2;+1;-@0;W;+2p;-1;-1;+1b;W;-@0;+1;-2;W", NULL, NULL,
-     0, false},
+     0, false, MAL_OK},
     /* A skewed rebalance right after an expansion, then back: old and new processes must
      * agree on every buffer's capacities although only the old ones kept memory. */
-    {"skew_after_expand", "+2b;w=4:1:1:1;w=1:1:1:1;w=1:1:1:5;-2", NULL, NULL, 0, false},
-    {"fail_missing_program", "+1", NULL, "/nonexistent/libmal-test-program", 1, false},
-    {"fail_bad_host", "+1", "nosuchhost.invalid", NULL, 1, false},
-    {"fail_second_spawn", "+2p;-1", "@,nosuchhost.invalid", NULL, 1, false},
+    {"skew_after_expand", "+2b;w=4:1:1:1;w=1:1:1:1;w=1:1:1:5;-2", NULL, NULL, 0, false, MAL_OK},
+    {"fail_missing_program", "+1", NULL, "/nonexistent/libmal-test-program", 1, false, MAL_OK},
+    {"fail_bad_host", "+1", "nosuchhost.invalid", NULL, 1, false, MAL_OK},
+    {"fail_second_spawn", "+2p;-1", "@,nosuchhost.invalid", NULL, 1, false, MAL_OK},
+    /* A spawn whose children never start (run with MAL_FAULT_SPAWN_HANG, as when the
+     * runtime loses their start): bounded by MAL_RECONF_TIMEOUT, then the run goes on. */
+    {"fail_spawn_timeout", "+1;W;W", NULL, NULL, 1, false, MAL_ERR_TIMEOUT},
     /* A transfer failing half-way: the reconfiguration is abandoned everywhere, the
      * data stay as they were, and the next actions work. */
-    {"fault_expand", "+1;W;-1", NULL, NULL, 1, true},
-    {"fault_rebalance", "W;+1;W;-1", NULL, NULL, 1, true},
-    {"fault_shrink", "+1;-@0;W", NULL, NULL, 2, true},
+    {"fault_expand", "+1;W;-1", NULL, NULL, 1, true, MAL_OK},
+    {"fault_rebalance", "W;+1;W;-1", NULL, NULL, 1, true, MAL_OK},
+    {"fault_shrink", "+1;-@0;W", NULL, NULL, 2, true, MAL_OK},
 };
 
 #define ROWS 1009
@@ -247,8 +251,13 @@ static void check_step(const scenario_t *sc, int64_t it, mal_status_t st, int ra
         return;
     }
     if (fail) {
-        CHECK(st == MAL_ERR_SPAWN, "iteration %lld (%s): status %d, expected MAL_ERR_SPAWN",
-              (long long)it, op, (int)st);
+        mal_status_t expected = sc->failure ? sc->failure : MAL_ERR_SPAWN;
+        CHECK(st == expected, "iteration %lld (%s): status %d (%s), expected %s",
+              (long long)it, op, (int)st, mal_strerror(st), mal_strerror(expected));
+        CHECK(strstr(mal_error_message(), "mal_expand") != NULL, "message '%s' does not "
+              "name mal_expand", mal_error_message());
+        CHECK(comm_size() == size_before, "%d processes after a failed spawn, not %d",
+              comm_size(), size_before);
         return;
     }
     CHECK(st == (leaving ? MAL_REMOVED : MAL_RECONFIGURED),

@@ -258,16 +258,15 @@ static mal_status_t check_host(const char *host)
     if (res != NULL)
         freeaddrinfo(res);
     if (rc != 0)
-        return engine_fail(MAL_ERR_SPAWN, "cannot spawn on host '%s': %s", host,
+        return engine_fail(MAL_ERR_SPAWN, "mal_expand: cannot spawn on host '%s': %s", host,
                            gai_strerror(rc));
     return MAL_OK;
 }
 
 /* MPI_Info "host" for the spawn of `n` processes starting at call `index`: one host per
  * call, or the next n hosts of the list for a batch. */
-static mal_status_t spawn_info(int n, int index, MPI_Info *info)
+static mal_status_t host_info(int n, int index, MPI_Info info)
 {
-    *info = MPI_INFO_NULL;
     const char *hosts = engine.spawn_hosts != NULL ? engine.spawn_hosts : engine.settings.hosts;
     if (hosts == NULL)
         return MAL_OK;
@@ -288,39 +287,87 @@ static mal_status_t spawn_info(int n, int index, MPI_Info *info)
         free(host);
     }
     if (list == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for the host list");
+        return engine_fail(MAL_ERR_NOMEM, "mal_expand: no memory for the host list");
     if (st) {
         free(list);
         return st;
     }
-    MPI_Info_create(info);
-    MPI_Info_set(*info, "host", list);
+    st = engine_mpi_check(MPI_Info_set(info, "host", list), "mal_expand: MPI_Info_set");
     free(list);
-    return MAL_OK;
+    return st;
+}
+
+/* The spawn's MPI_Info: the hosts, and the mark that tells a child libmal spawned it
+ * (spawnguard.c). */
+static mal_status_t spawn_info(int n, int index, MPI_Info *info)
+{
+    mal_status_t st = engine_mpi_check(MPI_Info_create(info), "mal_expand: MPI_Info_create");
+    if (!st)
+        st = engine_spawn_mark(*info);
+    if (!st)
+        st = host_info(n, index, *info);
+    if (st && *info != MPI_INFO_NULL)
+        MPI_Info_free(info);
+    return st;
+}
+
+/* One MPI_Comm_spawn. A failure that took the whole bound is the runtime losing the
+ * start: the processes it left on this host are recorded (ended at mal_finalize). */
+static int spawn_once(const char *program, int n, MPI_Info info, MPI_Comm *inter,
+                      bool *timed_out)
+{
+    pid_t before[ENGINE_MAX_SIBLINGS];
+    int nbefore = engine_spawn_siblings(before, ENGINE_MAX_SIBLINGS);
+    double t0 = MPI_Wtime();
+    int rc = MPI_Comm_spawn(program, engine.settings.argv, n, info, 0, MPI_COMM_SELF, inter,
+                            MPI_ERRCODES_IGNORE);
+    int bound = engine_spawn_bound();
+    *timed_out = rc != MPI_SUCCESS && bound > 0 && MPI_Wtime() - t0 >= bound - 1.0;
+    if (*timed_out)
+        engine_spawn_note_stuck(before, nbefore);
+    return rc;
+}
+
+static mal_status_t spawn_failed(int rc, int n, const char *program, bool timed_out,
+                                 int attempts)
+{
+    if (timed_out)
+        return engine_fail(MAL_ERR_TIMEOUT, "mal_expand: MPI_Comm_spawn of %d x '%s' did not "
+                           "complete within %d s, %d time(s): the MPI runtime lost the new "
+                           "processes' start (docs/design.md, the spawn hang); the "
+                           "application goes on with its processes (MAL_RECONF_TIMEOUT sets "
+                           "the bound)", n, program, engine_spawn_bound(), attempts);
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    return engine_fail(MAL_ERR_SPAWN, "mal_expand: MPI_Comm_spawn of %d x '%s' failed: %s", n,
+                       program, msg);
 }
 
 mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair)
 {
     const char *program = engine.settings.program;
     if (access(program, X_OK) != 0)
-        return engine_fail(MAL_ERR_SPAWN, "cannot spawn '%s': %s (mpiexec would abort the "
-                           "job)", program, strerror(errno));
+        return engine_fail(MAL_ERR_SPAWN, "mal_expand: cannot spawn '%s': %s (mpiexec would "
+                           "abort the job)", program, strerror(errno));
     MPI_Info info;
     mal_status_t st = spawn_info(n, call_index, &info);
     if (st)
         return st;
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    int rc = MPI_Comm_spawn(program, engine.settings.argv, n, info, 0, MPI_COMM_SELF, inter,
-                            MPI_ERRCODES_IGNORE);
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, msg, &len);
-        return engine_fail(MAL_ERR_SPAWN, "MPI_Comm_spawn of %d x '%s' failed: %s", n,
-                           program, msg);
-    }
+    /* A lost start is transient (docs/design.md): one more attempt usually succeeds. */
+    bool timed_out = false;
+    int rc = MPI_SUCCESS, attempts = 0;
+    do {
+        if (attempts > 0 && engine.settings.summary)
+            printf("libmal: spawn lost by the MPI runtime after %d s; trying again\n",
+                   engine_spawn_bound());
+        rc = spawn_once(program, n, info, inter, &timed_out);
+        attempts++;
+    } while (timed_out && attempts < ENGINE_SPAWN_ATTEMPTS);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS)
+        return spawn_failed(rc, n, program, timed_out, attempts);
     MPI_Comm_set_errhandler(*inter, MPI_ERRORS_RETURN);
     st = engine_mpi_check(MPI_Intercomm_merge(*inter, 0, pair), "MPI_Intercomm_merge");
     if (st)

@@ -186,8 +186,12 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     if (config != NULL)
         cfg = *config;
     engine_set_logging(cfg.log_errors);
+    /* A process libmal spawned has started: SIGTERM means what it always does again. */
+    engine_spawn_guard_end();
     MPI_Comm dup, parent = MPI_COMM_NULL;
     mal_status_t st = check_comm(comm);
+    if (!st)
+        st = engine_reconf_timeout_check();
     if (!st)
         MPI_Comm_get_parent(&parent);
     if (!st && parent != MPI_COMM_NULL)
@@ -239,6 +243,7 @@ mal_status_t mal_finalize(void)
     }
     engine_csr_free_all();
     engine_monitor_finalize();
+    engine_spawn_end_stuck();
     if (engine.comm != MPI_COMM_NULL)
         MPI_Comm_free(&engine.comm);
     /* MPI finalizes whole jobs: meet the rest of this one (parked if released). */

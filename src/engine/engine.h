@@ -9,6 +9,7 @@
 #include "schedule.h"
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #define ENGINE_NAME_MAX 64
 
@@ -358,6 +359,25 @@ uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash);
 /* On rank 0 only: spawn `n` processes over MPI_COMM_SELF (a failure there cannot leave
  * other ranks inside MPI_Comm_spawn) and merge with them into *pair (rank 0 = this). */
 mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair);
+
+/* ---- bounded spawns (spawnguard.c) ---- */
+#define ENGINE_MAX_SIBLINGS 256
+/* A spawn the runtime loses is tried this many times in all. */
+#define ENGINE_SPAWN_ATTEMPTS 2
+/* Seconds after which the runtime fails a spawn whose start it lost; 0 = never. */
+int engine_spawn_bound(void);
+/* MAL_ERR_ARG when MAL_RECONF_TIMEOUT (read at load) is not valid. */
+mal_status_t engine_reconf_timeout_check(void);
+/* A spawned child's mal_init: SIGTERM is fatal again. */
+void engine_spawn_guard_end(void);
+/* Marks the spawn's children as libmal's (their SIGTERM guard). */
+mal_status_t engine_spawn_mark(MPI_Info info);
+int engine_spawn_siblings(pid_t *pids, int max);
+/* Records the processes that appeared since `before`; returns how many. */
+int engine_spawn_note_stuck(const pid_t *before, int nbefore);
+bool engine_spawn_clean_exit_allowed(void);
+/* mal_finalize: ends the recorded processes. */
+void engine_spawn_end_stuck(void);
 /* Collective over `members` (and the children through `pair`, significant on rank 0
  * only): an intracommunicator with the members first and the children last. */
 mal_status_t engine_join_members(MPI_Comm members, MPI_Comm pair, MPI_Comm *joined);

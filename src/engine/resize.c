@@ -48,12 +48,25 @@ static mal_status_t check_expand(int count, mal_spawn_mode_t mode, const double 
     return check_new_weights(weights, engine.size + count, "mal_expand");
 }
 
+/* The status of a spawn that failed on rank 0, seen from another rank. The outcome sent
+ * is a flag (spawned processes of earlier calls read it too), so a failure that lasted
+ * the runtime's whole bound is told by the time it took, as rank 0 tells it. */
+static mal_status_t spawn_failed_elsewhere(double waited)
+{
+    int bound = engine_spawn_bound();
+    if (bound > 0 && waited >= bound - 1.0)
+        return engine_fail(MAL_ERR_TIMEOUT, "mal_expand: rank 0's spawn did not complete "
+                           "within %d s (see its message)", bound);
+    return engine_fail(MAL_ERR_SPAWN, "mal_expand: rank 0 could not spawn (see its message)");
+}
+
 /* Rank 0 spawns; everyone learns whether it worked before the collective join. */
 static mal_status_t spawn_step(MPI_Comm members, int per_call, int index, int remaining,
                                int new_procs, const double *weights, MPI_Comm *joined)
 {
     MPI_Comm inter = MPI_COMM_NULL, pair = MPI_COMM_NULL;
     mal_status_t st = MAL_OK;
+    double t0 = MPI_Wtime();
     if (engine.rank == 0) {
         st = engine_spawn(per_call, index, &inter, &pair);
         if (!st)
@@ -64,8 +77,7 @@ static mal_status_t spawn_step(MPI_Comm members, int per_call, int index, int re
     if (ok)
         st = engine_join_members(members, pair, joined);
     else if (engine.rank != 0)
-        st = engine_fail(MAL_ERR_SPAWN, "mal_expand: rank 0 could not spawn (see its "
-                         "message)");
+        st = spawn_failed_elsewhere(MPI_Wtime() - t0);
     if (pair != MPI_COMM_NULL) {
         MPI_Comm_free(&pair);
         MPI_Comm_disconnect(&inter);

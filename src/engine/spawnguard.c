@@ -1,0 +1,176 @@
+/* Bounded spawns: what keeps a lost process start from hanging the application.
+ *
+ * On Open MPI 4.1 with PMIx 4.2 the runtime now and then loses a new process's start
+ * (docs/design.md, "The spawn hang"): mpirun's PMIx server accepts the child's
+ * connection but never reads its first request, so the child waits in MPI_Init and the
+ * spawning root in PMIx_Lookup, both for ever by default. This file bounds both sides:
+ *
+ * - The root's wait is the runtime's connect/accept exchange, bounded by the MCA
+ *   parameter pmix_base_exchange_timeout, which the runtime reads at MPI_Init. libmal
+ *   sets it when the library is loaded (before the application's MPI_Init) from
+ *   MAL_RECONF_TIMEOUT, unless the user set it. Open MPI 4.1's server counts a request's
+ *   time-out down by 4 every 2 s tick and fails it only from a count in (2, 4], so the
+ *   value written is 4 * ceil(T / 2): it fails after T seconds rounded up to even.
+ * - The child libmal spawned (marked by MAL_SPAWNED in its spawn environment) turns
+ *   SIGTERM into exit(0) until its mal_init. The root records the processes a failed
+ *   spawn left on this host (the launcher's new children) and ends them just before
+ *   MPI_Finalize: ending them at once made every later spawn of the run hang, and a
+ *   launcher started with orte_allowed_exit_without_sync (tools/malrun) takes exit(0)
+ *   for a normal end; without it, mpirun may report an abnormal end once the application
+ *   finished, instead of waiting for the lost process for ever.
+ * - MAL_FAULT_SPAWN_HANG (testing): a libmal-spawned child stops before main, as a
+ *   lost start does, so the time-out path can be tested on purpose. */
+#include "engine.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXCHANGE_PARAM "OMPI_MCA_pmix_base_exchange_timeout"
+#define SPAWNED_MARK "MAL_SPAWNED"
+#define DEFAULT_TIMEOUT 60
+#define MAX_TIMEOUT 86400
+
+/* Parsed once at load; mal_init reports a bad value (engine_reconf_timeout_check). */
+static int reconf_timeout = DEFAULT_TIMEOUT;
+static bool reconf_timeout_bad;
+static bool guarding_sigterm;
+/* Processes failed spawns left on this host, ended at finalize. */
+static pid_t stuck[ENGINE_MAX_SIBLINGS];
+static int nstuck;
+
+static void parse_timeout(void)
+{
+    const char *text = getenv("MAL_RECONF_TIMEOUT");
+    if (text == NULL || *text == '\0')
+        return;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || *end != '\0' || v < 1 || v > MAX_TIMEOUT)
+        reconf_timeout_bad = true;
+    else
+        reconf_timeout = (int)v;
+}
+
+static void exit_as_unstarted(int sig)
+{
+    (void)sig;
+    _exit(0);
+}
+
+__attribute__((constructor)) static void bound_spawns_at_load(void)
+{
+    parse_timeout();
+    if (getenv(EXCHANGE_PARAM) == NULL) {
+        char value[32];
+        snprintf(value, sizeof value, "%d", 4 * ((reconf_timeout + 1) / 2));
+        setenv(EXCHANGE_PARAM, value, 0);
+    }
+    if (getenv(SPAWNED_MARK) == NULL)
+        return;
+    signal(SIGTERM, exit_as_unstarted);
+    guarding_sigterm = true;
+    if (getenv("MAL_FAULT_SPAWN_HANG") != NULL)
+        for (;;)
+            pause();
+}
+
+int engine_spawn_bound(void)
+{
+    const char *text = getenv(EXCHANGE_PARAM);
+    long v = text != NULL ? strtol(text, NULL, 10) : 0;
+    /* See the top of the file: the count fails only from (2, 4]. */
+    if (v <= 2 || (v % 4 != 0 && v % 4 != 3))
+        return 0;
+    return (int)((v + 3) / 4 * 2);
+}
+
+mal_status_t engine_reconf_timeout_check(void)
+{
+    if (reconf_timeout_bad)
+        return engine_fail(MAL_ERR_ARG, "mal_init: MAL_RECONF_TIMEOUT='%s' is not a number of "
+                           "seconds in 1..%d", getenv("MAL_RECONF_TIMEOUT"), MAX_TIMEOUT);
+    return MAL_OK;
+}
+
+void engine_spawn_guard_end(void)
+{
+    if (guarding_sigterm)
+        signal(SIGTERM, SIG_DFL);
+    guarding_sigterm = false;
+}
+
+mal_status_t engine_spawn_mark(MPI_Info info)
+{
+    return engine_mpi_check(MPI_Info_set(info, "env", SPAWNED_MARK "=1"),
+                            "mal_expand: MPI_Info_set");
+}
+
+/* The launcher's children on this host: our parent's children (pids sorted by /proc). */
+int engine_spawn_siblings(pid_t *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    pid_t parent = getppid();
+    while (d != NULL && (e = readdir(d)) != NULL && n < max) {
+        char path[64];
+        int pid = 0, ppid = 0;
+        snprintf(path, sizeof path, "/proc/%.20s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        /* "pid (comm) state ppid": comm may hold spaces, so read after its ')'. */
+        char line[512];
+        if (fgets(line, sizeof line, f) != NULL) {
+            const char *close = strrchr(line, ')');
+            pid = atoi(line);
+            if (close != NULL && sscanf(close + 1, " %*c %d", &ppid) == 1 && ppid == parent)
+                pids[n++] = pid;
+        }
+        fclose(f);
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+int engine_spawn_note_stuck(const pid_t *before, int nbefore)
+{
+    pid_t now[ENGINE_MAX_SIBLINGS];
+    int n = engine_spawn_siblings(now, ENGINE_MAX_SIBLINGS), added = 0;
+    for (int i = 0; i < n && nstuck < ENGINE_MAX_SIBLINGS; i++) {
+        bool old = false;
+        for (int j = 0; j < nbefore && !old; j++)
+            old = now[i] == before[j];
+        if (!old) {
+            stuck[nstuck++] = now[i];
+            added++;
+        }
+    }
+    return added;
+}
+
+/* Ranks of the launcher let a process leave without MPI_Finalize only when told to. */
+bool engine_spawn_clean_exit_allowed(void)
+{
+    const char *v = getenv("OMPI_MCA_orte_allowed_exit_without_sync");
+    return v != NULL && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
+}
+
+void engine_spawn_end_stuck(void)
+{
+    if (nstuck > 0 && !engine_spawn_clean_exit_allowed())
+        fprintf(stderr, "libmal: ending %d process(es) whose start the MPI runtime lost; "
+                "this launcher may report that as an abnormal end (set "
+                "OMPI_MCA_orte_allowed_exit_without_sync=1, as tools/malrun does)\n", nstuck);
+    for (int i = 0; i < nstuck; i++)
+        kill(stuck[i], SIGTERM);
+    nstuck = 0;
+}
