@@ -637,7 +637,7 @@ typedef struct {
  *         removed, or the layout changed: re-read mal_comm(), mal_local_data(),
  *         mal_first_row() and mal_local_rows()); MAL_REMOVED (this process was released:
  *         leave the loop and call mal_finalize()); MAL_ERR_NOT_INITIALIZED. A negative
- *         code (MAL_ERR_SPAWN, MAL_ERR_NOMEM, ...) means a planned or decided
+ *         code (MAL_ERR_SPAWN, MAL_ERR_TIMEOUT, MAL_ERR_NOMEM, ...) means a planned or decided
  *         reconfiguration was abandoned: the application goes on with its old processes,
  *         layout and data, and the reason is in mal_error_message() and the report.
  * @note Collective over mal_comm(). It closes the monitor's measurement of the iteration
@@ -676,7 +676,9 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes);
  * @param weights One weight per process of the new set (old ranks first, new ones
  *                last), as for mal_rebalance(); NULL for an even split.
  * @return MAL_RECONFIGURED; MAL_ERR_ARG; MAL_ERR_SPAWN (program missing or not
- *         executable, no free slot, bad host); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
+ *         executable, no free slot, bad host); MAL_ERR_TIMEOUT (the MPI runtime lost the
+ *         new processes' start twice: each try is bounded by MAL_RECONF_TIMEOUT seconds,
+ *         default 60, read when the program starts); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
  *         MAL_ERR_MISMATCH when the arguments differ between ranks; MAL_ERR_UNSUPPORTED
  *         once SHMEM was started in this process (its set of PEs is fixed at start). On error the
  *         application keeps its processes, layout and data; spawned processes exit.
