@@ -141,6 +141,8 @@ static mal_status_t resolve_all(const mal_config_t *cfg, mal_redist_t *method,
 {
     mal_status_t st = check_config(cfg);
     if (!st)
+        st = engine_reconf_timeout_check();
+    if (!st)
         st = engine_resolve_method(cfg->redist, method, "mal_init: config->redist");
     if (!st)
         st = read_count_limit(limit);
@@ -191,8 +193,6 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     MPI_Comm dup, parent = MPI_COMM_NULL;
     mal_status_t st = check_comm(comm);
     if (!st)
-        st = engine_reconf_timeout_check();
-    if (!st)
         MPI_Comm_get_parent(&parent);
     if (!st && parent != MPI_COMM_NULL)
         return engine_join(parent, &cfg);
@@ -228,6 +228,8 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     engine.count_limit = limit;
     engine.last.method = method;
     engine_monitor_init(&engine.settings.params, true);
+    if (engine.rank == 0 && engine.settings.summary)
+        engine_spawn_bound_notice();
     engine.start_seconds = MPI_Wtime();
     return MAL_OK;
 }

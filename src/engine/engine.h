@@ -366,6 +366,8 @@ mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair
 #define ENGINE_SPAWN_ATTEMPTS 2
 /* Seconds after which the runtime fails a spawn whose start it lost; 0 = never. */
 int engine_spawn_bound(void);
+/* Rank 0 at mal_init: says when no bound is in force. */
+void engine_spawn_bound_notice(void);
 /* MAL_ERR_ARG when MAL_RECONF_TIMEOUT (read at load) is not valid. */
 mal_status_t engine_reconf_timeout_check(void);
 /* A spawned child's mal_init: SIGTERM is fatal again. */

@@ -91,6 +91,15 @@ int engine_spawn_bound(void)
     return (int)((v + 3) / 4 * 2);
 }
 
+void engine_spawn_bound_notice(void)
+{
+    if (engine_spawn_bound() == 0)
+        printf("libmal: spawn: %s=%s never fails a spawn whose start the MPI runtime lost "
+               "(Open MPI 4.1 fails only a multiple of 4 or one less): such a "
+               "spawn would wait for ever; unset it to let MAL_RECONF_TIMEOUT set it\n",
+               EXCHANGE_PARAM, getenv(EXCHANGE_PARAM) ? getenv(EXCHANGE_PARAM) : "(unset)");
+}
+
 mal_status_t engine_reconf_timeout_check(void)
 {
     if (reconf_timeout_bad)
