@@ -311,6 +311,17 @@ static mal_status_t spawn_info(int n, int index, MPI_Info *info)
     return st;
 }
 
+/* A second after a lost start, then two: the attempt right after one failed at once
+ * ("does not support spawn") in a measured run. */
+static void pause_before_retry(int attempts)
+{
+    if (engine.settings.summary)
+        printf("libmal: spawn lost by the MPI runtime; trying again (attempt %d of %d)\n",
+               attempts + 1, ENGINE_SPAWN_ATTEMPTS);
+    struct timespec ts = {attempts, 0};
+    nanosleep(&ts, NULL);
+}
+
 /* One MPI_Comm_spawn. A failure that took the whole bound is the runtime losing the
  * start: the processes it left on this host are recorded (ended at mal_finalize). */
 static int spawn_once(const char *program, int n, MPI_Info info, MPI_Comm *inter,
@@ -328,18 +339,18 @@ static int spawn_once(const char *program, int n, MPI_Info info, MPI_Comm *inter
     return rc;
 }
 
-static mal_status_t spawn_failed(int rc, int n, const char *program, bool timed_out,
+static mal_status_t spawn_failed(int rc, int n, const char *program, bool lost,
                                  int attempts)
 {
-    if (timed_out)
-        return engine_fail(MAL_ERR_TIMEOUT, "mal_expand: MPI_Comm_spawn of %d x '%s' did not "
-                           "complete within %d s, %d time(s): the MPI runtime lost the new "
-                           "processes' start (docs/design.md, the spawn hang); the "
-                           "application goes on with its processes (MAL_RECONF_TIMEOUT sets "
-                           "the bound)", n, program, engine_spawn_bound(), attempts);
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, msg, &len);
+    if (lost)
+        return engine_fail(MAL_ERR_TIMEOUT, "mal_expand: MPI_Comm_spawn of %d x '%s': the MPI "
+                           "runtime lost the new processes' start (no answer within %d s; "
+                           "docs/design.md, the spawn hang), %d attempt(s), the last: %s; the "
+                           "application goes on with its processes (MAL_RECONF_TIMEOUT sets "
+                           "the bound)", n, program, engine_spawn_bound(), attempts, msg);
     return engine_fail(MAL_ERR_SPAWN, "mal_expand: MPI_Comm_spawn of %d x '%s' failed: %s", n,
                        program, msg);
 }
@@ -355,19 +366,21 @@ mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair
     if (st)
         return st;
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    /* A lost start is transient (docs/design.md): one more attempt usually succeeds. */
-    bool timed_out = false;
+    /* A lost start is transient (docs/design.md): a later attempt usually succeeds,
+     * though the one right after it can fail at once, the runtime still recovering. */
+    bool lost = false;
     int rc = MPI_SUCCESS, attempts = 0;
     do {
-        if (attempts > 0 && engine.settings.summary)
-            printf("libmal: spawn lost by the MPI runtime after %d s; trying again\n",
-                   engine_spawn_bound());
+        if (attempts > 0)
+            pause_before_retry(attempts);
+        bool timed_out = false;
         rc = spawn_once(program, n, info, inter, &timed_out);
+        lost = lost || timed_out;
         attempts++;
-    } while (timed_out && attempts < ENGINE_SPAWN_ATTEMPTS);
+    } while (rc != MPI_SUCCESS && lost && attempts < ENGINE_SPAWN_ATTEMPTS);
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS)
-        return spawn_failed(rc, n, program, timed_out, attempts);
+        return spawn_failed(rc, n, program, lost, attempts);
     MPI_Comm_set_errhandler(*inter, MPI_ERRORS_RETURN);
     st = engine_mpi_check(MPI_Intercomm_merge(*inter, 0, pair), "MPI_Intercomm_merge");
     if (st)

@@ -363,7 +363,7 @@ mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair
 /* ---- bounded spawns (spawnguard.c) ---- */
 #define ENGINE_MAX_SIBLINGS 256
 /* A spawn the runtime loses is tried this many times in all. */
-#define ENGINE_SPAWN_ATTEMPTS 2
+#define ENGINE_SPAWN_ATTEMPTS 3
 /* Seconds after which the runtime fails a spawn whose start it lost; 0 = never. */
 int engine_spawn_bound(void);
 /* Rank 0 at mal_init: says when no bound is in force. */
