@@ -40,6 +40,7 @@
 static int reconf_timeout = DEFAULT_TIMEOUT;
 static bool reconf_timeout_bad;
 static bool guarding_sigterm;
+static struct sigaction sigterm_before;
 /* Processes failed spawns left on this host, ended at finalize. */
 static pid_t stuck[ENGINE_MAX_SIBLINGS];
 static int nstuck;
@@ -74,8 +75,9 @@ __attribute__((constructor)) static void bound_spawns_at_load(void)
     }
     if (getenv(SPAWNED_MARK) == NULL)
         return;
-    signal(SIGTERM, exit_as_unstarted);
-    guarding_sigterm = true;
+    struct sigaction guard = {.sa_handler = exit_as_unstarted};
+    sigemptyset(&guard.sa_mask);
+    guarding_sigterm = sigaction(SIGTERM, &guard, &sigterm_before) == 0;
     if (getenv("MAL_FAULT_SPAWN_HANG") != NULL)
         for (;;)
             pause();
@@ -110,8 +112,11 @@ mal_status_t engine_reconf_timeout_check(void)
 
 void engine_spawn_guard_end(void)
 {
-    if (guarding_sigterm)
-        signal(SIGTERM, SIG_DFL);
+    struct sigaction now;
+    /* Only while the guard is still in place: the program may have set its own. */
+    if (guarding_sigterm && sigaction(SIGTERM, NULL, &now) == 0 &&
+        now.sa_handler == exit_as_unstarted)
+        sigaction(SIGTERM, &sigterm_before, NULL);
     guarding_sigterm = false;
 }
 
