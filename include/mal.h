@@ -254,8 +254,12 @@ mal_status_t mal_config_init(mal_config_t *config);
  * mal_alloc_window_aligned() and mal_alloc_csr() calls then hand them back without
  * communicating (mal_is_initial() is false and
  * mal_iteration() tells where to resume). If the expansion it was spawned for is
- * abandoned (another spawn or an allocation failed), the process takes no part in the
- * application: mal_init() finalizes MPI and exits it with status 0.
+ * abandoned (another spawn or an allocation failed), or this process (or another of
+ * its spawn) cannot receive or read what it is sent, or joining fails, the process
+ * takes no part in the application: mal_init() says why on stderr (unless the
+ * expansion was abandoned by the existing processes, which report it), finalizes MPI
+ * and exits it with status 0. The existing processes then go on with their old
+ * processes, layout and data (the expansion fails with MAL_ERR_SPAWN).
  */
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config);
 
@@ -674,7 +678,8 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes);
  * @param weights One weight per process of the new set (old ranks first, new ones
  *                last), as for mal_rebalance(); NULL for an even split.
  * @return MAL_RECONFIGURED; MAL_ERR_ARG; MAL_ERR_SPAWN (program missing or not
- *         executable, no free slot, bad host); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
+ *         executable, no free slot, bad host, a spawned process that could not receive
+ *         or read what it is sent to join); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
  *         MAL_ERR_MISMATCH when the arguments differ between ranks; MAL_ERR_UNSUPPORTED
  *         once SHMEM was started in this process (its set of PEs is fixed at start). On error the
  *         application keeps its processes, layout and data; spawned processes exit.
