@@ -180,9 +180,11 @@ typedef struct {
      *  NULL: this process's own arguments (/proc/self/cmdline). Default: NULL. */
     char *const *spawn_argv;
     /** Iterations per sampling interval of the monitor: at the end of each one mal_step()
-     *  gathers every rank's figures (one small MPI_Allgather) and checks the last
-     *  prediction. Intervals restart at every reconfiguration. 0: MAL_SAMPLE_INTERVAL
-     *  from the environment, else 10. Must be 0..1000000. */
+     *  gathers every rank's figures (one small MPI_Allgather; the first after mal_init()
+     *  or a reconfiguration also agrees, in one small MPI_Allreduce, that every rank
+     *  found memory for them) and checks the last prediction. Intervals restart at
+     *  every reconfiguration. 0: MAL_SAMPLE_INTERVAL from the environment, else 10.
+     *  Must be 0..1000000. */
     int sample_interval;
     /** Iterations the monitor does not learn from after a reconfiguration or a detected
      *  load change (Dyn-MPI's grace period; they are still counted as measured time).
@@ -641,13 +643,18 @@ typedef struct {
  *         leave the loop and call mal_finalize()); MAL_ERR_NOT_INITIALIZED. A negative
  *         code (MAL_ERR_SPAWN, MAL_ERR_NOMEM, ...) means a planned or decided
  *         reconfiguration was abandoned: the application goes on with its old processes,
- *         layout and data, and the reason is in mal_error_message() and the report.
+ *         layout and data, and the reason is in mal_error_message() and the report. At
+ *         the end of a sampling interval it may also mean that the monitor could not
+ *         gather it (MAL_ERR_NOMEM on a rank without memory for the figures,
+ *         MAL_ERR_REMOTE on the others): the interval's figures are dropped and nothing
+ *         is carried out in that call; the next interval starts as usual.
  * @note Collective over mal_comm(). It closes the monitor's measurement of the iteration
  *       (see ::mal_monitor_t); at the end of a sampling interval it gathers every rank's
- *       figures (one small MPI_Allgather) and, unless a plan is given or the policy is
- *       off, rank 0 decides and broadcasts the decision (one small MPI_Bcast, see
- *       mal_last_decision()); otherwise, between planned actions, it does not
- *       communicate.
+ *       figures (one small MPI_Allgather, after one small MPI_Allreduce in the first
+ *       interval after mal_init() or a reconfiguration) and, unless a plan is given or
+ *       the policy is off, rank 0 decides and broadcasts the decision (one small
+ *       MPI_Bcast, see mal_last_decision()); otherwise, between planned actions, it
+ *       does not communicate.
  */
 mal_status_t mal_step(void);
 

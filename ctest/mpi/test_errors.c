@@ -235,6 +235,36 @@ static void test_min_rows(void)
     mal_finalize();
 }
 
+/* A rank without memory to gather the monitor's interval: every rank's mal_step fails
+ * (none is left in the gather), nothing else changes, and the next interval works. */
+static void test_monitor_fault(void)
+{
+    mal_config_t cfg;
+    mal_config_init(&cfg);
+    cfg.log_errors = false;
+    cfg.summary = false;
+    cfg.policy = "off";
+    cfg.sample_interval = 2;
+    CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "init: %s", mal_error_message());
+    mal_array_t *a = NULL;
+    CHECK(mal_alloc_window("keep", MPI_DOUBLE, 40, 1, MAL_BLOCK, &a) == MAL_OK, "alloc");
+    fill_or_count(a, true);
+    CHECK(mal_step() == MAL_CONTINUE, "step 1: %s", mal_error_message());
+    bool faulty = rank == size - 1;
+    if (faulty)
+        setenv("MAL_FAULT_MONITOR", "1", 1);
+    EXPECT(mal_step(), faulty ? MAL_ERR_NOMEM : MAL_ERR_REMOTE,
+           faulty ? "MAL_FAULT_MONITOR" : "sampling interval");
+    unsetenv("MAL_FAULT_MONITOR");
+    CHECK(fill_or_count(a, false) == 0, "a failed gather changed the data");
+    CHECK(mal_iteration() == 2, "iteration %lld after the failed step, not 2",
+          (long long)mal_iteration());
+    CHECK(mal_step() == MAL_CONTINUE && mal_step() == MAL_CONTINUE,
+          "the interval after a failed gather: %s", mal_error_message());
+    CHECK(fill_or_count(a, false) == 0, "the interval after a failed gather lost data");
+    mal_finalize();
+}
+
 static void test_status_strings(void)
 {
     CHECK(strcmp(mal_strerror(MAL_OK), "success") == 0, "MAL_OK string");
@@ -262,6 +292,7 @@ int main(int argc, char **argv)
     CHECK(mal_free_window(keep) == MAL_OK && mal_window_count() == 0, "free");
     CHECK(mal_finalize() == MAL_OK, "finalize");
     test_min_rows();
+    test_monitor_fault();
     int rc = mpitest_verdict("test_errors", "every bad input refused, nothing changed");
     MPI_Finalize();
     return rc;

@@ -478,9 +478,11 @@ bool engine_monitor_counting(void);
 /* One intercepted MPI call: its time, and (call) its bytes as one message or collective. */
 void engine_monitor_comm(predict_op_t op, double bytes, double seconds, bool call);
 /* mal_step: close the iteration that ends, then (after the step's own work) open the
- * next; engine_monitor_step gathers the interval when it is complete (collective). */
+ * next; engine_monitor_step gathers the interval when it is complete (collective).
+ * Its failure (no memory for the gather on some rank) is agreed over mal_comm(): every
+ * rank gets an error, the interval's samples are dropped. */
 void engine_monitor_end_iteration(void);
-void engine_monitor_step(void);
+mal_status_t engine_monitor_step(void);
 void engine_monitor_begin_iteration(void);
 /* Before a reconfiguration that every rank of mal_comm() is making (collective):
  * predict the interval after it. old_of_new[k] is the current rank of new rank k, -1

@@ -254,10 +254,11 @@ mal_status_t mal_step(void)
     engine_monitor_end_iteration();
     engine.iteration++;
     /* Between sampling intervals and plan entries a step communicates nothing; a plan
-     * overrides the policy. */
-    engine_monitor_step();
-    st = engine.schedule.count > 0 ? planned_action()
-         : engine_monitor_closed() ? engine_policy_step() : MAL_CONTINUE;
+     * overrides the policy. A failed gather (agreed) acts on nothing this step. */
+    st = engine_monitor_step();
+    if (!st)
+        st = engine.schedule.count > 0 ? planned_action()
+             : engine_monitor_closed() ? engine_policy_step() : MAL_CONTINUE;
     if (st != MAL_REMOVED)
         engine_monitor_begin_iteration();
     return st;
