@@ -72,7 +72,9 @@ const char *mal_strerror(mal_status_t status);
 /**
  * @brief Detailed message of the most recent failed call on this process.
  * @return A string owned by the library, overwritten by the next failing call; "" when no
- *         call has failed yet. The message names the call and the offending argument.
+ *         call has failed yet. The message starts with the public call the user made
+ *         (for a reconfiguration that mal_step() carried out: "mal_step: mal_expand: ...")
+ *         and names the offending argument.
  * @note Not collective; callable before mal_init().
  */
 const char *mal_error_message(void);

@@ -249,6 +249,8 @@ static void check_step(const scenario_t *sc, int64_t it, mal_status_t st, int ra
               rank_before, (int)st, mal_strerror(st));
         CHECK(!faulty || strstr(mal_error_message(), "MAL_FAULT_DIRECT") != NULL,
               "message '%s' does not name the fault", mal_error_message());
+        CHECK(strncmp(mal_error_message(), "mal_step: ", 10) == 0,
+              "message '%s' does not start with the call made, mal_step", mal_error_message());
         CHECK(comm_size() == size_before, "%d processes after a failed action, not %d",
               comm_size(), size_before);
         return;
@@ -256,6 +258,8 @@ static void check_step(const scenario_t *sc, int64_t it, mal_status_t st, int ra
     if (fail) {
         CHECK(st == MAL_ERR_SPAWN, "iteration %lld (%s): status %d, expected MAL_ERR_SPAWN",
               (long long)it, op, (int)st);
+        CHECK(strncmp(mal_error_message(), "mal_step: ", 10) == 0,
+              "message '%s' does not start with the call made, mal_step", mal_error_message());
         CHECK(sc->join_fault == NULL || rank_before != 0 ||
                   strstr(mal_error_message(), "join information") != NULL,
               "message '%s' does not say the spawned process could not join",
