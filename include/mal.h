@@ -74,7 +74,9 @@ const char *mal_strerror(mal_status_t status);
 /**
  * @brief Detailed message of the most recent failed call on this process.
  * @return A string owned by the library, overwritten by the next failing call; "" when no
- *         call has failed yet. The message names the call and the offending argument.
+ *         call has failed yet. The message starts with the public call the user made
+ *         (for a reconfiguration that mal_step() carried out: "mal_step: mal_expand: ...")
+ *         and names the offending argument.
  * @note Not collective; callable before mal_init().
  */
 const char *mal_error_message(void);
@@ -182,9 +184,11 @@ typedef struct {
      *  NULL: this process's own arguments (/proc/self/cmdline). Default: NULL. */
     char *const *spawn_argv;
     /** Iterations per sampling interval of the monitor: at the end of each one mal_step()
-     *  gathers every rank's figures (one small MPI_Allgather) and checks the last
-     *  prediction. Intervals restart at every reconfiguration. 0: MAL_SAMPLE_INTERVAL
-     *  from the environment, else 10. Must be 0..1000000. */
+     *  gathers every rank's figures (one small MPI_Allgather; the first after mal_init()
+     *  or a reconfiguration also agrees, in one small MPI_Allreduce, that every rank
+     *  found memory for them) and checks the last prediction. Intervals restart at
+     *  every reconfiguration. 0: MAL_SAMPLE_INTERVAL from the environment, else 10.
+     *  Must be 0..1000000. */
     int sample_interval;
     /** Iterations the monitor does not learn from after a reconfiguration or a detected
      *  load change (Dyn-MPI's grace period; they are still counted as measured time).
@@ -256,8 +260,12 @@ mal_status_t mal_config_init(mal_config_t *config);
  * mal_alloc_window_aligned() and mal_alloc_csr() calls then hand them back without
  * communicating (mal_is_initial() is false and
  * mal_iteration() tells where to resume). If the expansion it was spawned for is
- * abandoned (another spawn or an allocation failed), the process takes no part in the
- * application: mal_init() finalizes MPI and exits it with status 0.
+ * abandoned (another spawn or an allocation failed), or this process (or another of
+ * its spawn) cannot receive or read what it is sent, or joining fails, the process
+ * takes no part in the application: mal_init() says why on stderr (unless the
+ * expansion was abandoned by the existing processes, which report it), finalizes MPI
+ * and exits it with status 0. The existing processes then go on with their old
+ * processes, layout and data (the expansion fails with MAL_ERR_SPAWN).
  */
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config);
 
@@ -639,13 +647,18 @@ typedef struct {
  *         leave the loop and call mal_finalize()); MAL_ERR_NOT_INITIALIZED. A negative
  *         code (MAL_ERR_SPAWN, MAL_ERR_TIMEOUT, MAL_ERR_NOMEM, ...) means a planned or decided
  *         reconfiguration was abandoned: the application goes on with its old processes,
- *         layout and data, and the reason is in mal_error_message() and the report.
+ *         layout and data, and the reason is in mal_error_message() and the report. At
+ *         the end of a sampling interval it may also mean that the monitor could not
+ *         gather it (MAL_ERR_NOMEM on a rank without memory for the figures,
+ *         MAL_ERR_REMOTE on the others): the interval's figures are dropped and nothing
+ *         is carried out in that call; the next interval starts as usual.
  * @note Collective over mal_comm(). It closes the monitor's measurement of the iteration
  *       (see ::mal_monitor_t); at the end of a sampling interval it gathers every rank's
- *       figures (one small MPI_Allgather) and, unless a plan is given or the policy is
- *       off, rank 0 decides and broadcasts the decision (one small MPI_Bcast, see
- *       mal_last_decision()); otherwise, between planned actions, it does not
- *       communicate.
+ *       figures (one small MPI_Allgather, after one small MPI_Allreduce in the first
+ *       interval after mal_init() or a reconfiguration) and, unless a plan is given or
+ *       the policy is off, rank 0 decides and broadcasts the decision (one small
+ *       MPI_Bcast, see mal_last_decision()); otherwise, between planned actions, it
+ *       does not communicate.
  */
 mal_status_t mal_step(void);
 
@@ -676,9 +689,11 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes);
  * @param weights One weight per process of the new set (old ranks first, new ones
  *                last), as for mal_rebalance(); NULL for an even split.
  * @return MAL_RECONFIGURED; MAL_ERR_ARG; MAL_ERR_SPAWN (program missing or not
- *         executable, no free slot, bad host); MAL_ERR_TIMEOUT (the MPI runtime lost the
- *         new processes' start twice: each try is bounded by MAL_RECONF_TIMEOUT seconds,
- *         default 60, read when the program starts); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
+ *         executable, no free slot, bad host, a spawned process that could not receive
+ *         or read what it is sent to join); MAL_ERR_TIMEOUT (the MPI runtime lost the new
+ *         processes' start at every attempt: each is bounded by MAL_RECONF_TIMEOUT
+ *         seconds, default 60, read when the program starts); MAL_ERR_NOMEM / MAL_ERR_MPI;
+ *         MAL_ERR_REMOTE;
  *         MAL_ERR_MISMATCH when the arguments differ between ranks; MAL_ERR_UNSUPPORTED
  *         once SHMEM was started in this process (its set of PEs is fixed at start). On error the
  *         application keeps its processes, layout and data; spawned processes exit.

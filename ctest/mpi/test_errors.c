@@ -1,36 +1,100 @@
-/* Bad input: every call returns a clear mal_ error whose message names the problem, and
- * changes nothing (layout, data, registry and window count stay as they were). */
+/* Bad input: every call returns the exact mal_ error, whose message starts with the
+ * public call the user made and names the problem, and changes nothing (layout, data,
+ * registry and window count stay as they were).
+ *
+ * Every call of mal.h that returns a mal_status_t has a case here, before mal_init
+ * (MAL_ERR_NOT_INITIALIZED) and with bad input after it. Skipped, because they cannot
+ * fail (no status; a bad handle gives NULL, -1, "none" or false, tested with the
+ * structures they read in test_rebalance and test_csr): mal_strerror,
+ * mal_error_message, mal_initialized, mal_comm, mal_find_window, mal_local_data,
+ * mal_first_row, mal_local_rows, mal_global_rows, mal_row_len, mal_redist_supported,
+ * mal_get_redist, mal_redist_name, mal_window_count, mal_memory_name, mal_find_csr,
+ * mal_csr_rowptr, mal_csr_colind, mal_csr_values, mal_csr_memory_name,
+ * mal_csr_first_row, mal_csr_local_rows, mal_csr_local_nnz, mal_csr_global_rows,
+ * mal_csr_global_cols, mal_csr_global_nnz, mal_iteration, mal_is_initial,
+ * mal_monitor_counter. */
 #include "mal.h"
 #include "mpitest.h"
+#include "sparse_rows.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int rank, size;
 
-/* The call returned `want` and the message mentions `needle`. */
-#define EXPECT(call, want, needle)                                                    \
+/* Whether `message` starts with the name of `call` ("mal_alloc_window(" or
+ * "mal_alloc_window:", not "mal_alloc_window_aligned"). */
+static bool starts_with_call(const char *message, const char *call)
+{
+    size_t n = strlen(call);
+    return strncmp(message, call, n) == 0 && !isalnum((unsigned char)message[n]) &&
+           message[n] != '_';
+}
+
+/* The call returned `want`, and the message starts with the public call `fn` and
+ * mentions `needle`. */
+#define EXPECT(call, want, fn, needle)                                                \
     do {                                                                              \
         mal_status_t got_ = (call);                                                   \
         CHECK(got_ == (want), "%s returned %d (%s), want %s", #call, (int)got_,       \
               mal_strerror(got_), #want);                                             \
+        CHECK(starts_with_call(mal_error_message(), (fn)),                            \
+              "%s: message \"%s\" does not start with %s", #call, mal_error_message(), \
+              (fn));                                                                  \
         CHECK(strstr(mal_error_message(), (needle)) != NULL,                          \
               "%s: message \"%s\" does not name \"%s\"", #call, mal_error_message(),  \
               (needle));                                                              \
     } while (0)
 
+/* Every call that needs mal_init refuses, naming itself. */
 static void test_before_init(void)
 {
     mal_array_t *a = NULL;
-    double w[1] = {1};
+    mal_csr_t *m = NULL;
+    double w[1] = {1}, value = 0;
     EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_NOT_INITIALIZED,
-           "mal_alloc_window");
+           "mal_alloc_window", "before mal_init");
     CHECK(a == NULL, "output written on failure");
-    EXPECT(mal_rebalance(w), MAL_ERR_NOT_INITIALIZED, "mal_rebalance");
-    EXPECT(mal_free_window(NULL), MAL_ERR_NOT_INITIALIZED, "mal_free_window");
-    EXPECT(mal_finalize(), MAL_ERR_NOT_INITIALIZED, "mal_finalize");
-    EXPECT(mal_set_redist(MAL_REDIST_RMA), MAL_ERR_NOT_INITIALIZED, "mal_set_redist");
+    EXPECT(mal_alloc_window_weighted("x", MPI_DOUBLE, 4, 1, w, &a), MAL_ERR_NOT_INITIALIZED,
+           "mal_alloc_window_weighted", "before mal_init");
+    EXPECT(mal_alloc_window_aligned("x", MPI_DOUBLE, 1, NULL, &a), MAL_ERR_NOT_INITIALIZED,
+           "mal_alloc_window_aligned", "before mal_init");
+    EXPECT(mal_alloc_csr("m", 4, 4, MPI_DOUBLE, &m), MAL_ERR_NOT_INITIALIZED,
+           "mal_alloc_csr", "before mal_init");
+    EXPECT(mal_csr_set_rows(NULL, 0, 0, NULL, NULL, NULL), MAL_ERR_NOT_INITIALIZED,
+           "mal_csr_set_rows", "before mal_init");
+    EXPECT(mal_free_csr(NULL), MAL_ERR_NOT_INITIALIZED, "mal_free_csr", "before mal_init");
+    EXPECT(mal_rebalance(w), MAL_ERR_NOT_INITIALIZED, "mal_rebalance", "before mal_init");
+    EXPECT(mal_free_window(NULL), MAL_ERR_NOT_INITIALIZED, "mal_free_window",
+           "before mal_init");
+    EXPECT(mal_finalize(), MAL_ERR_NOT_INITIALIZED, "mal_finalize", "before mal_init");
+    EXPECT(mal_set_redist(MAL_REDIST_RMA), MAL_ERR_NOT_INITIALIZED, "mal_set_redist",
+           "before mal_init");
+    mal_rebalance_stats_t rs;
+    EXPECT(mal_last_rebalance(&rs), MAL_ERR_NOT_INITIALIZED, "mal_last_rebalance",
+           "before mal_init");
+    EXPECT(mal_step(), MAL_ERR_NOT_INITIALIZED, "mal_step", "before mal_init");
+    EXPECT(mal_register_value("v", &value, sizeof value), MAL_ERR_NOT_INITIALIZED,
+           "mal_register_value", "before mal_init");
+    EXPECT(mal_expand(1, MAL_SPAWN_DEFAULT, NULL), MAL_ERR_NOT_INITIALIZED, "mal_expand",
+           "before mal_init");
+    EXPECT(mal_shrink(1, NULL, NULL), MAL_ERR_NOT_INITIALIZED, "mal_shrink",
+           "before mal_init");
+    mal_monitor_t mon;
+    mal_prediction_t pred;
+    mal_decision_t dec;
+    mal_reconfig_stats_t rc;
+    EXPECT(mal_monitor_read(&mon), MAL_ERR_NOT_INITIALIZED, "mal_monitor_read",
+           "before mal_init");
+    EXPECT(mal_set_work(1.0), MAL_ERR_NOT_INITIALIZED, "mal_set_work", "before mal_init");
+    EXPECT(mal_last_prediction(&pred), MAL_ERR_NOT_INITIALIZED, "mal_last_prediction",
+           "before mal_init");
+    EXPECT(mal_last_decision(&dec), MAL_ERR_NOT_INITIALIZED, "mal_last_decision",
+           "before mal_init");
+    EXPECT(mal_last_reconfig(&rc), MAL_ERR_NOT_INITIALIZED, "mal_last_reconfig",
+           "before mal_init");
     CHECK(mal_comm() == MPI_COMM_NULL && !mal_initialized(), "state before init");
     CHECK(mal_find_window("x") == NULL && mal_window_count() == 0, "registry before init");
 }
@@ -42,120 +106,73 @@ static void test_bad_shmem_init(const mal_config_t *base)
     mal_config_t cfg = *base;
     cfg.redist = MAL_REDIST_SHMEM;
     cfg.plan = "5:w=1,10:+1";
-    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_UNSUPPORTED, "plan entry 2 (iteration 10)");
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_UNSUPPORTED, "mal_init",
+           "plan entry 2 (iteration 10)");
     cfg.plan = NULL;
     if (size > 1) {
         MPI_Comm half;
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
-        EXPECT(mal_init(half, &cfg), MAL_ERR_UNSUPPORTED,
+        EXPECT(mal_init(half, &cfg), MAL_ERR_UNSUPPORTED, "mal_init",
                mal_redist_supported(MAL_REDIST_SHMEM) ? "over all" : "without OpenSHMEM");
         MPI_Comm_free(&half);
     }
     CHECK(!mal_initialized(), "a refused SHMEM init left libmal initialised");
 }
 
+/* The settings every rank computes with must agree; the duplicate is released. */
+static void test_init_disagreement(mal_config_t cfg)
+{
+    cfg.headroom = rank == 1 ? 0.25 : 0.5;
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_MISMATCH, "mal_init", "differ");
+    cfg.headroom = 0.5;
+    if (rank == 1)
+        setenv("MAL_MAX_COUNT", "1000", 1);
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_MISMATCH, "mal_init", "MAL_MAX_COUNT");
+    unsetenv("MAL_MAX_COUNT");
+    mal_config_t bad = cfg;
+    bad.headroom = -1.0;
+    if (rank == 1)
+        EXPECT(mal_init(MPI_COMM_WORLD, &bad), MAL_ERR_ARG, "mal_init", "headroom");
+    else
+        EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_REMOTE, "mal_init", "rank 1");
+    CHECK(!mal_initialized() && mal_comm() == MPI_COMM_NULL, "failed init left state");
+}
+
 static void test_bad_init(void)
 {
     mal_config_t cfg;
-    EXPECT(mal_config_init(NULL), MAL_ERR_ARG, "config");
+    EXPECT(mal_config_init(NULL), MAL_ERR_ARG, "mal_config_init", "config");
     mal_config_init(&cfg);
     cfg.log_errors = false;
-    EXPECT(mal_init(MPI_COMM_NULL, &cfg), MAL_ERR_ARG, "comm");
+    cfg.summary = false;
+    EXPECT(mal_init(MPI_COMM_NULL, &cfg), MAL_ERR_ARG, "mal_init", "comm");
     cfg.headroom = NAN;
-    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "headroom");
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "mal_init", "headroom");
     cfg.headroom = 0.5;
     cfg.min_rows = -2;
-    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "min_rows");
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "mal_init", "min_rows");
     cfg.min_rows = 0;
     cfg.redist = (mal_redist_t)42;
-    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "42");
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "mal_init", "42");
     cfg.redist = MAL_REDIST_DEFAULT;
     setenv("MAL_REDIST", "carrier-pigeon", 1);
-    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "MAL_REDIST");
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "mal_init", "MAL_REDIST");
     unsetenv("MAL_REDIST");
-    if (size > 1) {
-        /* Settings every rank computes with must agree; the duplicate is released. */
-        cfg.headroom = rank == 1 ? 0.25 : 0.5;
-        EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_MISMATCH, "differ");
-        cfg.headroom = 0.5;
-        if (rank == 1)
-            setenv("MAL_MAX_COUNT", "1000", 1);
-        EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_MISMATCH, "MAL_MAX_COUNT");
-        unsetenv("MAL_MAX_COUNT");
-        mal_config_t bad = cfg;
-        bad.headroom = -1.0;
-        if (rank == 1)
-            EXPECT(mal_init(MPI_COMM_WORLD, &bad), MAL_ERR_ARG, "headroom");
-        else
-            EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_REMOTE, "rank 1");
-        CHECK(!mal_initialized() && mal_comm() == MPI_COMM_NULL, "failed init left state");
-    }
+    setenv("MAL_MAX_COUNT", "-3", 1); /* a message written without the call's name */
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "mal_init", "MAL_MAX_COUNT");
+    unsetenv("MAL_MAX_COUNT");
+    if (size > 1)
+        test_init_disagreement(cfg);
     test_bad_shmem_init(&cfg);
     setenv("MAL_REDIST", "p2p", 1);
     CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "init: %s", mal_error_message());
     CHECK(mal_get_redist() == MAL_REDIST_P2P, "MAL_REDIST=p2p not honoured");
     unsetenv("MAL_REDIST");
     /* shmem is chosen at mal_init only: it decides where structures live. */
-    EXPECT(mal_set_redist(MAL_REDIST_SHMEM), MAL_ERR_UNSUPPORTED, "chosen at mal_init");
+    EXPECT(mal_set_redist(MAL_REDIST_SHMEM), MAL_ERR_UNSUPPORTED, "mal_set_redist",
+           "chosen at mal_init");
     CHECK(mal_get_redist() == MAL_REDIST_P2P, "refused set_redist changed the method");
-    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ALREADY_INITIALIZED, "twice");
-}
-
-static void test_bad_alloc(void)
-{
-    mal_array_t *a = NULL;
-    int windows = mal_window_count();
-    char long_name[80];
-    memset(long_name, 'n', sizeof long_name - 1);
-    long_name[sizeof long_name - 1] = '\0';
-    MPI_Datatype shifted;
-    MPI_Type_create_resized(MPI_DOUBLE, 8, 16, &shifted);
-    EXPECT(mal_alloc_window(NULL, MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, "name");
-    EXPECT(mal_alloc_window("", MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, "name");
-    EXPECT(mal_alloc_window(long_name, MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, "name");
-    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, 1, MAL_BLOCK, NULL), MAL_ERR_ARG, "array");
-    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 0, 1, MAL_BLOCK, &a), MAL_ERR_ARG, "global_rows");
-    EXPECT(mal_alloc_window("x", MPI_DOUBLE, -3, 1, MAL_BLOCK, &a), MAL_ERR_ARG, "global_rows");
-    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, 0, MAL_BLOCK, &a), MAL_ERR_ARG, "row_len");
-    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, 1, (mal_distribution_t)9, &a), MAL_ERR_ARG,
-           "distribution");
-    EXPECT(mal_alloc_window("x", MPI_DATATYPE_NULL, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, "type");
-    EXPECT(mal_alloc_window("x", shifted, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, "lower bound");
-    EXPECT(mal_alloc_window("x", MPI_DOUBLE, INT64_MAX / 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG,
-           "overflows");
-    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, INT64_C(1) << 40, MAL_BLOCK, &a), MAL_ERR_ARG,
-           "row_len");
-    CHECK(a == NULL && mal_find_window("x") == NULL, "a failed alloc registered something");
-    CHECK(mal_window_count() == windows, "a failed alloc created windows");
-    MPI_Type_free(&shifted);
-}
-
-static void test_collective_disagreement(mal_array_t *keep)
-{
-    mal_array_t *a = NULL;
-    int windows = mal_window_count();
-    EXPECT(mal_alloc_window("keep", MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_EXISTS,
-           "already registered");
-    CHECK(mal_find_window("keep") == keep, "duplicate replaced the original");
-    if (size > 1) {
-        /* Rows differ between ranks: every rank is told, none allocates. */
-        EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10 + rank, 1, MAL_BLOCK, &a),
-               MAL_ERR_MISMATCH, "differ");
-        /* One rank's argument is bad: it names the argument, the others name the rank. */
-        if (rank == 1)
-            EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, MAL_BLOCK, NULL), MAL_ERR_ARG,
-                   "array");
-        else
-            EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, MAL_BLOCK, &a), MAL_ERR_REMOTE,
-                   "rank 1");
-    }
-    if (size > 1) {
-        /* Freeing NULL on one rank and a structure on the others: refused everywhere. */
-        EXPECT(mal_free_window(rank == 0 ? NULL : keep), MAL_ERR_MISMATCH, "differ");
-        CHECK(mal_find_window("keep") == keep, "a refused free unregistered the structure");
-    }
-    CHECK(a == NULL && mal_find_window("y") == NULL, "disagreeing alloc registered");
-    CHECK(mal_window_count() == windows, "disagreeing alloc created windows");
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ALREADY_INITIALIZED, "mal_init", "twice");
 }
 
 /* Fill `a` with its global row index; return how many local rows no longer match. */
@@ -172,40 +189,149 @@ static int64_t fill_or_count(mal_array_t *a, bool fill)
     return bad;
 }
 
-static void test_bad_rebalance(mal_array_t *a)
+/* What a refused call must leave as it was: the structure's layout and data, the
+ * registry, the window count. */
+typedef struct {
+    mal_array_t *keep;
+    void *data;
+    int64_t first, rows;
+    int windows;
+} snapshot_t;
+
+static snapshot_t take_snapshot(mal_array_t *keep)
+{
+    return (snapshot_t){keep, mal_local_data(keep), mal_first_row(keep), mal_local_rows(keep),
+                        mal_window_count()};
+}
+
+static void check_unchanged(const snapshot_t *s, const char *what)
+{
+    CHECK(mal_local_data(s->keep) == s->data && mal_first_row(s->keep) == s->first &&
+              mal_local_rows(s->keep) == s->rows,
+          "%s changed the layout", what);
+    CHECK(fill_or_count(s->keep, false) == 0, "%s changed the data", what);
+    CHECK(mal_window_count() == s->windows, "%s changed the windows (%d, was %d)", what,
+          mal_window_count(), s->windows);
+    CHECK(mal_find_window("keep") == s->keep, "%s changed the registry", what);
+}
+
+static void test_bad_alloc(mal_array_t *keep)
+{
+    mal_array_t *a = NULL;
+    snapshot_t snap = take_snapshot(keep);
+    char long_name[80];
+    memset(long_name, 'n', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    MPI_Datatype shifted;
+    MPI_Type_create_resized(MPI_DOUBLE, 8, 16, &shifted);
+    const char *fn = "mal_alloc_window";
+    EXPECT(mal_alloc_window(NULL, MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, fn, "name");
+    EXPECT(mal_alloc_window("", MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, fn, "name");
+    EXPECT(mal_alloc_window(long_name, MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, fn,
+           "name");
+    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, 1, MAL_BLOCK, NULL), MAL_ERR_ARG, fn, "array");
+    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 0, 1, MAL_BLOCK, &a), MAL_ERR_ARG, fn,
+           "global_rows");
+    EXPECT(mal_alloc_window("x", MPI_DOUBLE, -3, 1, MAL_BLOCK, &a), MAL_ERR_ARG, fn,
+           "global_rows");
+    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, 0, MAL_BLOCK, &a), MAL_ERR_ARG, fn, "row_len");
+    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, 1, (mal_distribution_t)9, &a), MAL_ERR_ARG,
+           fn, "distribution");
+    EXPECT(mal_alloc_window("x", MPI_DATATYPE_NULL, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, fn,
+           "type");
+    EXPECT(mal_alloc_window("x", shifted, 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG, fn,
+           "lower bound");
+    EXPECT(mal_alloc_window("x", MPI_DOUBLE, INT64_MAX / 4, 1, MAL_BLOCK, &a), MAL_ERR_ARG,
+           fn, "overflows");
+    EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, INT64_C(1) << 40, MAL_BLOCK, &a), MAL_ERR_ARG,
+           fn, "row_len");
+    CHECK(a == NULL && mal_find_window("x") == NULL, "a failed alloc registered something");
+    check_unchanged(&snap, "a refused mal_alloc_window");
+    MPI_Type_free(&shifted);
+}
+
+static void test_bad_weighted_alloc(mal_array_t *keep)
+{
+    mal_array_t *a = NULL;
+    snapshot_t snap = take_snapshot(keep);
+    double *w = malloc((size_t)size * sizeof *w);
+    for (int r = 0; r < size; r++)
+        w[r] = 1.0;
+    const char *fn = "mal_alloc_window_weighted";
+    EXPECT(mal_alloc_window_weighted("w", MPI_DOUBLE, 10, 1, NULL, &a), MAL_ERR_ARG, fn,
+           "weights is NULL");
+    EXPECT(mal_alloc_window_weighted(NULL, MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_ARG, fn, "name");
+    EXPECT(mal_alloc_window_weighted("w", MPI_DOUBLE, 0, 1, w, &a), MAL_ERR_ARG, fn,
+           "global_rows");
+    EXPECT(mal_alloc_window_weighted("keep", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_EXISTS, fn,
+           "already registered");
+    w[size - 1] = -1.0;
+    EXPECT(mal_alloc_window_weighted("w", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_ARG, fn,
+           "weights[");
+    if (size > 1) {
+        w[size - 1] = 1.0 + rank; /* weights differ between ranks */
+        EXPECT(mal_alloc_window_weighted("w", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_MISMATCH,
+               fn, "differ");
+    }
+    CHECK(a == NULL && mal_find_window("w") == NULL, "a refused weighted alloc registered");
+    check_unchanged(&snap, "a refused mal_alloc_window_weighted");
+    free(w);
+}
+
+static void test_collective_disagreement(mal_array_t *keep)
+{
+    mal_array_t *a = NULL;
+    snapshot_t snap = take_snapshot(keep);
+    EXPECT(mal_alloc_window("keep", MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_EXISTS,
+           "mal_alloc_window", "already registered");
+    if (size > 1) {
+        /* Rows differ between ranks: every rank is told, none allocates. */
+        EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10 + rank, 1, MAL_BLOCK, &a),
+               MAL_ERR_MISMATCH, "mal_alloc_window", "differ");
+        /* One rank's argument is bad: it names the argument, the others name the rank. */
+        if (rank == 1)
+            EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, MAL_BLOCK, NULL), MAL_ERR_ARG,
+                   "mal_alloc_window", "array");
+        else
+            EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, MAL_BLOCK, &a), MAL_ERR_REMOTE,
+                   "mal_alloc_window", "rank 1");
+        /* Freeing NULL on one rank and a structure on the others: refused everywhere. */
+        EXPECT(mal_free_window(rank == 0 ? NULL : keep), MAL_ERR_MISMATCH, "mal_free_window",
+               "differ");
+    }
+    CHECK(a == NULL && mal_find_window("y") == NULL, "disagreeing alloc registered");
+    check_unchanged(&snap, "a disagreeing alloc or free");
+}
+
+static void test_bad_rebalance(mal_array_t *keep)
 {
     double *w = malloc((size_t)size * sizeof *w);
     for (int r = 0; r < size; r++)
         w[r] = 1.0 + r;
-    fill_or_count(a, true);
-    void *data = mal_local_data(a);
-    int64_t first = mal_first_row(a), rows = mal_local_rows(a);
-    int windows = mal_window_count();
-    EXPECT(mal_rebalance(NULL), MAL_ERR_ARG, "weights is NULL");
+    snapshot_t snap = take_snapshot(keep);
+    const char *fn = "mal_rebalance";
+    EXPECT(mal_rebalance(NULL), MAL_ERR_ARG, fn, "weights is NULL");
     w[size - 1] = -1.0;
-    EXPECT(mal_rebalance(w), MAL_ERR_ARG, "weights[");
+    EXPECT(mal_rebalance(w), MAL_ERR_ARG, fn, "weights[");
     w[size - 1] = NAN;
-    EXPECT(mal_rebalance(w), MAL_ERR_ARG, "finite");
+    EXPECT(mal_rebalance(w), MAL_ERR_ARG, fn, "finite");
     w[size - 1] = INFINITY;
-    EXPECT(mal_rebalance(w), MAL_ERR_ARG, "finite");
+    EXPECT(mal_rebalance(w), MAL_ERR_ARG, fn, "finite");
     for (int r = 0; r < size; r++)
         w[r] = 0.0;
-    EXPECT(mal_rebalance(w), MAL_ERR_ARG, "zero");
+    EXPECT(mal_rebalance(w), MAL_ERR_ARG, fn, "zero");
     if (size > 1) {
         for (int r = 0; r < size; r++)
             w[r] = r == 0 ? 1.0 + rank : 1.0; /* weights differ between ranks */
-        EXPECT(mal_rebalance(w), MAL_ERR_MISMATCH, "differ");
+        EXPECT(mal_rebalance(w), MAL_ERR_MISMATCH, fn, "differ");
         for (int r = 0; r < size; r++)
             w[r] = 1.0;
         mal_set_redist(rank == 0 ? MAL_REDIST_RMA : MAL_REDIST_ALLTOALLV);
-        EXPECT(mal_rebalance(w), MAL_ERR_MISMATCH, "differ");
+        EXPECT(mal_rebalance(w), MAL_ERR_MISMATCH, fn, "differ");
         mal_set_redist(MAL_REDIST_RMA);
     }
-    EXPECT(mal_set_redist((mal_redist_t)17), MAL_ERR_ARG, "17");
-    CHECK(mal_local_data(a) == data && mal_first_row(a) == first && mal_local_rows(a) == rows,
-          "a refused rebalance changed the layout");
-    CHECK(fill_or_count(a, false) == 0, "a refused rebalance changed the data");
-    CHECK(mal_window_count() == windows, "a refused rebalance changed the windows");
+    EXPECT(mal_set_redist((mal_redist_t)17), MAL_ERR_ARG, "mal_set_redist", "17");
+    check_unchanged(&snap, "a refused rebalance");
     free(w);
 }
 
@@ -215,6 +341,7 @@ static void test_min_rows(void)
     mal_config_t cfg;
     mal_config_init(&cfg);
     cfg.log_errors = false;
+    cfg.summary = false;
     cfg.min_rows = 3;
     CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "init with min_rows");
     mal_array_t *a = NULL;
@@ -224,7 +351,7 @@ static void test_min_rows(void)
     double *w = malloc((size_t)size * sizeof *w);
     for (int r = 0; r < size; r++)
         w[r] = 1.0;
-    EXPECT(mal_rebalance(w), MAL_ERR_ARG, "min_rows");
+    EXPECT(mal_rebalance(w), MAL_ERR_ARG, "mal_rebalance", "min_rows");
     CHECK(fill_or_count(a, false) == 0, "refused min_rows rebalance changed data");
     w[0] = 0.0;
     CHECK(size == 1 || mal_rebalance(w) == MAL_OK, "feasible min_rows: %s",
@@ -235,10 +362,281 @@ static void test_min_rows(void)
     mal_finalize();
 }
 
+/* ---- sparse matrices ------------------------------------------------------------- */
+
+/* The matrix of sparse_rows.h, rows split evenly, version 0; NULL on failure. */
+static mal_csr_t *make_matrix(void)
+{
+    mal_csr_t *m = NULL;
+    if (mal_alloc_csr("A", SP_ROWS, SP_COLS, MPI_DOUBLE, &m) != MAL_OK)
+        return NULL;
+    int64_t first = mal_csr_first_row(m), count = mal_csr_local_rows(m), *rp;
+    mal_colind_t *c;
+    double *v;
+    int64_t nnz = sp_block(first, count, 0, 0, &rp, &c, &v);
+    CHECK(mal_csr_set_rows(m, count, nnz, rp, c, v) == MAL_OK, "set_rows: %s",
+          mal_error_message());
+    free(rp);
+    free(c);
+    free(v);
+    return m;
+}
+
+static void check_matrix(const mal_csr_t *m, const char *what)
+{
+    CHECK(sp_count_bad(m, 0, 0) == 0, "%s changed the matrix's rows", what);
+}
+
+static void test_bad_alloc_csr(void)
+{
+    mal_csr_t *m = NULL;
+    const char *fn = "mal_alloc_csr";
+    EXPECT(mal_alloc_csr(NULL, 10, 10, MPI_DOUBLE, &m), MAL_ERR_ARG, fn, "name");
+    EXPECT(mal_alloc_csr("B", 10, 10, MPI_DOUBLE, NULL), MAL_ERR_ARG, fn, "csr is NULL");
+    EXPECT(mal_alloc_csr("B", 0, 10, MPI_DOUBLE, &m), MAL_ERR_ARG, fn, "global_rows");
+    EXPECT(mal_alloc_csr("B", 10, (int64_t)MAL_COLIND_MAX + 1, MPI_DOUBLE, &m), MAL_ERR_ARG,
+           fn, "global_cols");
+    EXPECT(mal_alloc_csr("B", 10, 10, MPI_DATATYPE_NULL, &m), MAL_ERR_ARG, fn, "type");
+    CHECK(m == NULL && mal_find_csr("B") == NULL, "a refused mal_alloc_csr registered");
+}
+
+/* The last rank gives a bad block: it names the problem, the others name the rank. */
+static void expect_set_rows(mal_status_t st, const char *needle)
+{
+    if (rank == size - 1)
+        EXPECT(st, MAL_ERR_ARG, "mal_csr_set_rows", needle);
+    else
+        EXPECT(st, MAL_ERR_REMOTE, "mal_csr_set_rows", "rank");
+}
+
+static void test_bad_set_rows(mal_csr_t *m)
+{
+    int64_t first = mal_csr_first_row(m), count = mal_csr_local_rows(m), *rp;
+    mal_colind_t *c;
+    double *v;
+    int64_t nnz = sp_block(first, count, 0, 1, &rp, &c, &v);
+    bool last = rank == size - 1;
+    EXPECT(mal_csr_set_rows(NULL, count, nnz, rp, c, v), MAL_ERR_ARG, "mal_csr_set_rows",
+           "csr is NULL");
+    expect_set_rows(mal_csr_set_rows(m, last ? -1 : count, nnz, rp, c, v), "local_rows");
+    expect_set_rows(mal_csr_set_rows(m, count, last ? nnz + 1 : nnz, rp, c, v), "spans");
+    mal_colind_t saved = c[nnz - 1];
+    c[nnz - 1] = last ? SP_COLS : saved;
+    expect_set_rows(mal_csr_set_rows(m, count, nnz, rp, c, v), "outside the");
+    c[nnz - 1] = saved;
+    int64_t none = 0; /* rows that do not add up: every rank's error */
+    EXPECT(rank == 0 ? mal_csr_set_rows(m, 0, 0, &none, NULL, NULL)
+                     : mal_csr_set_rows(m, count, nnz, rp, c, v),
+           MAL_ERR_ARG, "mal_csr_set_rows", "rows in all");
+    check_matrix(m, "a refused mal_csr_set_rows");
+    free(rp);
+    free(c);
+    free(v);
+}
+
+static void test_bad_aligned(mal_csr_t *m, mal_array_t *keep)
+{
+    mal_array_t *a = NULL;
+    snapshot_t snap = take_snapshot(keep);
+    const char *fn = "mal_alloc_window_aligned";
+    EXPECT(mal_alloc_window_aligned("x", MPI_DOUBLE, 1, NULL, &a), MAL_ERR_ARG, fn,
+           "matrix is NULL");
+    EXPECT(mal_alloc_window_aligned(NULL, MPI_DOUBLE, 1, m, &a), MAL_ERR_ARG, fn, "name");
+    EXPECT(mal_alloc_window_aligned("x", MPI_DOUBLE, 0, m, &a), MAL_ERR_ARG, fn, "row_len");
+    EXPECT(mal_alloc_window_aligned("x", MPI_DATATYPE_NULL, 1, m, &a), MAL_ERR_ARG, fn,
+           "type");
+    EXPECT(mal_alloc_window_aligned("x", MPI_DOUBLE, 1, m, NULL), MAL_ERR_ARG, fn, "array");
+    EXPECT(mal_alloc_window_aligned("keep", MPI_DOUBLE, 1, m, &a), MAL_ERR_EXISTS, fn,
+           "already registered");
+    CHECK(a == NULL && mal_find_window("x") == NULL, "a refused aligned alloc registered");
+    check_unchanged(&snap, "a refused mal_alloc_window_aligned");
+    check_matrix(m, "a refused mal_alloc_window_aligned");
+}
+
+/* A matrix with a follower cannot be freed; nor is a NULL on some ranks accepted. */
+static void test_bad_free_csr(mal_csr_t *m)
+{
+    mal_array_t *x = NULL;
+    CHECK(mal_alloc_window_aligned("x", MPI_DOUBLE, 1, m, &x) == MAL_OK, "aligned: %s",
+          mal_error_message());
+    EXPECT(mal_free_csr(m), MAL_ERR_ARG, "mal_free_csr", "aligned");
+    CHECK(mal_find_csr("A") == m, "a refused mal_free_csr unregistered the matrix");
+    CHECK(mal_free_window(x) == MAL_OK, "free x: %s", mal_error_message());
+    if (size > 1)
+        EXPECT(mal_free_csr(rank == 0 ? NULL : m), MAL_ERR_MISMATCH, "mal_free_csr", "differ");
+    check_matrix(m, "a refused mal_free_csr");
+}
+
+/* With a matrix registered the weights are first checked by its nnz-weighted layout:
+ * the message still names mal_rebalance. */
+static void test_bad_csr_rebalance(mal_csr_t *m, mal_array_t *keep)
+{
+    double *w = malloc((size_t)size * sizeof *w);
+    snapshot_t snap = take_snapshot(keep);
+    for (int r = 0; r < size; r++)
+        w[r] = 1.0 + r;
+    w[0] = rank == size - 1 ? -1.0 : 1.0;
+    if (rank == size - 1)
+        EXPECT(mal_rebalance(w), MAL_ERR_ARG, "mal_rebalance", "weights[0]");
+    else
+        EXPECT(mal_rebalance(w), MAL_ERR_REMOTE, "mal_rebalance", "failed");
+    if (size > 1) {
+        w[0] = 1.0 + rank; /* weights differ between ranks */
+        EXPECT(mal_rebalance(w), MAL_ERR_MISMATCH, "mal_rebalance", "differ");
+    }
+    check_unchanged(&snap, "a refused rebalance with a matrix");
+    check_matrix(m, "a refused rebalance");
+    free(w);
+}
+
+static void test_bad_csr(mal_array_t *keep)
+{
+    test_bad_alloc_csr();
+    mal_csr_t *m = make_matrix();
+    CHECK(m != NULL, "mal_alloc_csr: %s", mal_error_message());
+    if (m == NULL)
+        return;
+    mal_csr_t *again = NULL;
+    EXPECT(mal_alloc_csr("A", 10, 10, MPI_DOUBLE, &again), MAL_ERR_EXISTS, "mal_alloc_csr",
+           "already registered");
+    test_bad_set_rows(m);
+    test_bad_aligned(m, keep);
+    test_bad_free_csr(m);
+    test_bad_csr_rebalance(m, keep);
+    CHECK(mal_free_csr(m) == MAL_OK, "free the matrix: %s", mal_error_message());
+}
+
+/* ---- malleability, values, the monitor ---------------------------------------------- */
+
+/* Refused before anything is spawned or released; the last reconfiguration says so. */
+static void test_bad_resize(mal_array_t *keep)
+{
+    snapshot_t snap = take_snapshot(keep);
+    double *w = malloc(((size_t)size + 1) * sizeof *w);
+    for (int r = 0; r <= size; r++) /* the last weight is bad for size + 1 or size - 1 */
+        w[r] = r == size || r == size - 2 ? -1.0 : 1.0;
+    EXPECT(mal_expand(0, MAL_SPAWN_DEFAULT, NULL), MAL_ERR_ARG, "mal_expand", "count");
+    EXPECT(mal_expand(1, (mal_spawn_mode_t)9, NULL), MAL_ERR_ARG, "mal_expand", "spawn mode");
+    EXPECT(mal_expand(1, MAL_SPAWN_PER_CALL, w), MAL_ERR_ARG, "mal_expand", "weights[");
+    mal_reconfig_stats_t s;
+    CHECK(mal_last_reconfig(&s) == MAL_OK && s.action == MAL_ACTION_EXPAND &&
+              s.status == MAL_ERR_ARG && s.procs_after == size,
+          "a refused expansion is not reported as such");
+    EXPECT(mal_shrink(0, NULL, NULL), MAL_ERR_ARG, "mal_shrink", "count");
+    EXPECT(mal_shrink(size, NULL, NULL), MAL_ERR_ARG, "mal_shrink", "count");
+    if (size > 1) {
+        int out_of_range[1] = {size};
+        EXPECT(mal_shrink(1, out_of_range, NULL), MAL_ERR_ARG, "mal_shrink", "ranks[0]");
+        EXPECT(mal_shrink(1, NULL, w), MAL_ERR_ARG, "mal_shrink", "weights[");
+    }
+    if (size > 2) {
+        int twice[2] = {0, 0};
+        EXPECT(mal_shrink(2, twice, NULL), MAL_ERR_ARG, "mal_shrink", "twice");
+    }
+    CHECK(mal_comm() != MPI_COMM_NULL, "a refused shrink released this process");
+    check_unchanged(&snap, "a refused expand or shrink");
+    free(w);
+}
+
+static void test_bad_values(void)
+{
+    double v = 1.5;
+    char long_name[80];
+    memset(long_name, 'v', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    const char *fn = "mal_register_value";
+    EXPECT(mal_register_value(NULL, &v, sizeof v), MAL_ERR_ARG, fn, "name is NULL");
+    EXPECT(mal_register_value("v", NULL, sizeof v), MAL_ERR_ARG, fn, "value is NULL");
+    EXPECT(mal_register_value("", &v, sizeof v), MAL_ERR_ARG, fn, "name");
+    EXPECT(mal_register_value(long_name, &v, sizeof v), MAL_ERR_ARG, fn, "name");
+    EXPECT(mal_register_value("v", &v, 0), MAL_ERR_ARG, fn, "0 bytes");
+    EXPECT(mal_register_value("v", &v, (2u << 20)), MAL_ERR_ARG, fn, "bytes");
+    CHECK(v == 1.5, "a refused registration changed the value");
+}
+
+static void test_bad_getters(void)
+{
+    EXPECT(mal_last_rebalance(NULL), MAL_ERR_ARG, "mal_last_rebalance", "stats is NULL");
+    EXPECT(mal_last_reconfig(NULL), MAL_ERR_ARG, "mal_last_reconfig", "stats is NULL");
+    EXPECT(mal_monitor_read(NULL), MAL_ERR_ARG, "mal_monitor_read", "m is NULL");
+    EXPECT(mal_last_prediction(NULL), MAL_ERR_ARG, "mal_last_prediction", "p is NULL");
+    EXPECT(mal_last_decision(NULL), MAL_ERR_ARG, "mal_last_decision", "d is NULL");
+    mal_monitor_t before, after;
+    CHECK(mal_monitor_read(&before) == MAL_OK, "monitor read");
+    EXPECT(mal_set_work(-1.0), MAL_ERR_ARG, "mal_set_work", "units");
+    EXPECT(mal_set_work(NAN), MAL_ERR_ARG, "mal_set_work", "units");
+    EXPECT(mal_set_work(INFINITY), MAL_ERR_ARG, "mal_set_work", "units");
+    CHECK(mal_monitor_read(&after) == MAL_OK && after.work == before.work,
+          "a refused mal_set_work counted work");
+}
+
+/* A configuration for one mal_step scenario: quiet, the policy off. */
+static mal_config_t step_config(void)
+{
+    mal_config_t cfg;
+    mal_config_init(&cfg);
+    cfg.log_errors = false;
+    cfg.summary = false;
+    cfg.policy = "off";
+    return cfg;
+}
+
+/* Plan entries the current process set cannot carry out: mal_step fails naming itself
+ * (then the call it made for the entry), and the data stay. */
+static void test_bad_step(void)
+{
+    char plan[256];
+    int n = snprintf(plan, sizeof plan, "1:w=1");
+    for (int r = 0; r < size; r++) /* one weight too many */
+        n += snprintf(plan + n, sizeof plan - (size_t)n, ":1");
+    snprintf(plan + n, sizeof plan - (size_t)n, ",2:-%d", size);
+    mal_config_t cfg = step_config();
+    cfg.plan = plan;
+    CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "init with plan '%s': %s", plan,
+          mal_error_message());
+    mal_array_t *a = NULL;
+    CHECK(mal_alloc_window("keep", MPI_DOUBLE, 40, 1, MAL_BLOCK, &a) == MAL_OK, "alloc");
+    fill_or_count(a, true);
+    snapshot_t snap = take_snapshot(a);
+    EXPECT(mal_step(), MAL_ERR_ARG, "mal_step", "weights for");
+    check_unchanged(&snap, "a plan entry with the wrong weight count");
+    EXPECT(mal_step(), MAL_ERR_ARG, "mal_step", "mal_shrink: count");
+    check_unchanged(&snap, "a plan entry releasing every process");
+    CHECK(mal_step() == MAL_CONTINUE, "mal_step after the plan: %s", mal_error_message());
+    mal_finalize();
+}
+
+/* A rank without memory to gather the monitor's interval: every rank's mal_step fails
+ * (none is left in the gather), nothing else changes, and the next interval works. */
+static void test_monitor_fault(void)
+{
+    mal_config_t cfg = step_config();
+    cfg.sample_interval = 2;
+    CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "init: %s", mal_error_message());
+    mal_array_t *a = NULL;
+    CHECK(mal_alloc_window("keep", MPI_DOUBLE, 40, 1, MAL_BLOCK, &a) == MAL_OK, "alloc");
+    fill_or_count(a, true);
+    snapshot_t snap = take_snapshot(a);
+    CHECK(mal_step() == MAL_CONTINUE, "step 1: %s", mal_error_message());
+    bool faulty = rank == size - 1;
+    if (faulty)
+        setenv("MAL_FAULT_MONITOR", "1", 1);
+    EXPECT(mal_step(), faulty ? MAL_ERR_NOMEM : MAL_ERR_REMOTE, "mal_step",
+           faulty ? "MAL_FAULT_MONITOR" : "sampling interval");
+    unsetenv("MAL_FAULT_MONITOR");
+    check_unchanged(&snap, "a failed gather");
+    CHECK(mal_iteration() == 2, "iteration %lld after the failed step, not 2",
+          (long long)mal_iteration());
+    CHECK(mal_step() == MAL_CONTINUE && mal_step() == MAL_CONTINUE,
+          "the interval after a failed gather: %s", mal_error_message());
+    check_unchanged(&snap, "the interval after a failed gather");
+    mal_finalize();
+}
+
 static void test_status_strings(void)
 {
     CHECK(strcmp(mal_strerror(MAL_OK), "success") == 0, "MAL_OK string");
-    for (int s = -8; s < 0; s++)
+    for (int s = -11; s < 0; s++)
         CHECK(strcmp(mal_strerror((mal_status_t)s), "unknown libmal status") != 0,
               "status %d has no string", s);
     CHECK(strcmp(mal_strerror((mal_status_t)-1000), "unknown libmal status") == 0,
@@ -255,13 +653,21 @@ int main(int argc, char **argv)
     test_bad_init();
     mal_array_t *keep = NULL;
     CHECK(mal_alloc_window("keep", MPI_DOUBLE, 40, 1, MAL_BLOCK, &keep) == MAL_OK, "alloc");
-    test_bad_alloc();
+    fill_or_count(keep, true);
+    test_bad_alloc(keep);
+    test_bad_weighted_alloc(keep);
     test_collective_disagreement(keep);
     test_bad_rebalance(keep);
+    test_bad_csr(keep);
+    test_bad_resize(keep);
+    test_bad_values();
+    test_bad_getters();
     CHECK(mal_free_window(NULL) == MAL_OK, "free(NULL) is a no-op");
     CHECK(mal_free_window(keep) == MAL_OK && mal_window_count() == 0, "free");
     CHECK(mal_finalize() == MAL_OK, "finalize");
     test_min_rows();
+    test_bad_step();
+    test_monitor_fault();
     int rc = mpitest_verdict("test_errors", "every bad input refused, nothing changed");
     MPI_Finalize();
     return rc;

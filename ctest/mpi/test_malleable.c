@@ -25,31 +25,40 @@ typedef struct {
     int fail_at;          /* 1-based iteration whose action must fail, 0 = none */
     bool fault;           /* it fails by a direct transfer of the last rank failing
                            * (MAL_FAULT_DIRECT), not by a spawn                   */
-    mal_status_t failure; /* status of the failing spawn; MAL_OK: SPAWN         */
+    mal_status_t failure; /* status of the failing action; MAL_OK: MAL_ERR_SPAWN */
+    const char *join_fault; /* MAL_FAULT_JOIN of the last process spawned: it cannot
+                             * join, so the expansion fails (MAL_ERR_SPAWN)        */
 } scenario_t;
 
 static const scenario_t scenarios[] = {
-    {"expand", "+1p;+2b", NULL, NULL, 0, false, MAL_OK},
-    {"shrink_spawned", "+2p;-1;-1", NULL, NULL, 0, false, MAL_OK},
-    {"shrink_initial", "+2p;-@0;-@0", NULL, NULL, 0, false, MAL_OK},
-    {"expand_after_shrink", "+1;-@0;+2b", NULL, NULL, 0, false, MAL_OK},
-    {"rebalance_after_expand", "+2b;W;-1;W", NULL, NULL, 0, false, MAL_OK},
+    {"expand", "+1p;+2b", NULL, NULL, 0, false, MAL_OK, NULL},
+    {"shrink_spawned", "+2p;-1;-1", NULL, NULL, 0, false, MAL_OK, NULL},
+    {"shrink_initial", "+2p;-@0;-@0", NULL, NULL, 0, false, MAL_OK, NULL},
+    {"expand_after_shrink", "+1;-@0;+2b", NULL, NULL, 0, false, MAL_OK, NULL},
+    {"rebalance_after_expand", "+2b;W;-1;W", NULL, NULL, 0, false, MAL_OK, NULL},
     {"stress20", "+1;W;-1;+2b;-@1;W;+1p;-2;+1;-@0;W;+2p;-1;-1;+1b;W;-@0;+1;-2;W", NULL, NULL,
-     0, false, MAL_OK},
+     0, false, MAL_OK, NULL},
     /* A skewed rebalance right after an expansion, then back: old and new processes must
      * agree on every buffer's capacities although only the old ones kept memory. */
-    {"skew_after_expand", "+2b;w=4:1:1:1;w=1:1:1:1;w=1:1:1:5;-2", NULL, NULL, 0, false, MAL_OK},
-    {"fail_missing_program", "+1", NULL, "/nonexistent/libmal-test-program", 1, false, MAL_OK},
-    {"fail_bad_host", "+1", "nosuchhost.invalid", NULL, 1, false, MAL_OK},
-    {"fail_second_spawn", "+2p;-1", "@,nosuchhost.invalid", NULL, 1, false, MAL_OK},
+    {"skew_after_expand", "+2b;w=4:1:1:1;w=1:1:1:1;w=1:1:1:5;-2", NULL, NULL, 0, false,
+     MAL_OK, NULL},
+    {"fail_missing_program", "+1", NULL, "/nonexistent/libmal-test-program", 1, false,
+     MAL_OK, NULL},
+    {"fail_bad_host", "+1", "nosuchhost.invalid", NULL, 1, false, MAL_OK, NULL},
+    {"fail_second_spawn", "+2p;-1", "@,nosuchhost.invalid", NULL, 1, false, MAL_OK, NULL},
     /* A spawn whose children never start (run with MAL_FAULT_SPAWN_HANG, as when the
      * runtime loses their start): bounded by MAL_RECONF_TIMEOUT, then the run goes on. */
-    {"fail_spawn_timeout", "+1;W;W", NULL, NULL, 1, false, MAL_ERR_TIMEOUT},
+    {"fail_spawn_timeout", "+1;W;W", NULL, NULL, 1, false, MAL_ERR_TIMEOUT, NULL},
     /* A transfer failing half-way: the reconfiguration is abandoned everywhere, the
      * data stay as they were, and the next actions work. */
-    {"fault_expand", "+1;W;-1", NULL, NULL, 1, true, MAL_OK},
-    {"fault_rebalance", "W;+1;W;-1", NULL, NULL, 1, true, MAL_OK},
-    {"fault_shrink", "+1;-@0;W", NULL, NULL, 2, true, MAL_OK},
+    {"fault_expand", "+1;W;-1", NULL, NULL, 1, true, MAL_OK, NULL},
+    {"fault_rebalance", "W;+1;W;-1", NULL, NULL, 1, true, MAL_OK, NULL},
+    {"fault_shrink", "+1;-@0;W", NULL, NULL, 2, true, MAL_OK, NULL},
+    /* A spawned process that cannot read what rank 0 sends it (the last of a batch:
+     * its sibling, who read it, leaves too), or has no memory to receive it: both
+     * exit, and the application goes on with its processes and data. */
+    {"fault_join_unpack", "+2b;W", NULL, NULL, 1, false, MAL_OK, "unpack"},
+    {"fault_join_nomem", "+1;W", NULL, NULL, 1, false, MAL_OK, "nomem"},
 };
 
 #define ROWS 1009
@@ -246,6 +255,8 @@ static void check_step(const scenario_t *sc, int64_t it, mal_status_t st, int ra
               rank_before, (int)st, mal_strerror(st));
         CHECK(!faulty || strstr(mal_error_message(), "MAL_FAULT_DIRECT") != NULL,
               "message '%s' does not name the fault", mal_error_message());
+        CHECK(strncmp(mal_error_message(), "mal_step: ", 10) == 0,
+              "message '%s' does not start with the call made, mal_step", mal_error_message());
         CHECK(comm_size() == size_before, "%d processes after a failed action, not %d",
               comm_size(), size_before);
         return;
@@ -254,9 +265,14 @@ static void check_step(const scenario_t *sc, int64_t it, mal_status_t st, int ra
         mal_status_t expected = sc->failure ? sc->failure : MAL_ERR_SPAWN;
         CHECK(st == expected, "iteration %lld (%s): status %d (%s), expected %s",
               (long long)it, op, (int)st, mal_strerror(st), mal_strerror(expected));
-        CHECK(strstr(mal_error_message(), "mal_expand") != NULL, "message '%s' does not "
-              "name mal_expand", mal_error_message());
-        CHECK(comm_size() == size_before, "%d processes after a failed spawn, not %d",
+        CHECK(strncmp(mal_error_message(), "mal_step: mal_expand: ", 22) == 0,
+              "message '%s' does not start with the call made, mal_step, and the step, "
+              "mal_expand", mal_error_message());
+        CHECK(sc->join_fault == NULL || rank_before != 0 ||
+                  strstr(mal_error_message(), "join information") != NULL,
+              "message '%s' does not say the spawned process could not join",
+              mal_error_message());
+        CHECK(comm_size() == size_before, "%d processes after a failed expansion, not %d",
               comm_size(), size_before);
         return;
     }
@@ -382,6 +398,18 @@ static bool direct_memory(void)
     return direct;
 }
 
+/* On the last process of a spawn (its MPI_COMM_WORLD), the scenario's join fault. */
+static void inject_join_fault(const scenario_t *sc)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (sc->join_fault != NULL && parent != MPI_COMM_NULL && rank == size - 1)
+        setenv("MAL_FAULT_JOIN", sc->join_fault, 1);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -391,6 +419,7 @@ int main(int argc, char **argv)
                 argc > 1 ? argv[1] : "");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    inject_join_fault(sc);
     mal_config_t cfg;
     char *plan = NULL;
     setup_config(sc, &cfg, &plan);

@@ -439,10 +439,11 @@ static mal_status_t create_array(const char *name, int64_t global_rows, int64_t 
     return MAL_OK;
 }
 
-mal_status_t engine_array_create(const char *name, int64_t global_rows, int64_t row_len,
-                                 int64_t row_bytes, const int64_t *bounds, mal_array_t **out)
+mal_status_t engine_array_create(const char *call, const char *name, int64_t global_rows,
+                                 int64_t row_len, int64_t row_bytes, const int64_t *bounds,
+                                 mal_array_t **out)
 {
-    return create_array(name, global_rows, row_len, row_bytes, MAL_BLOCK, bounds, name, out);
+    return create_array(name, global_rows, row_len, row_bytes, MAL_BLOCK, bounds, call, out);
 }
 
 void engine_array_link(mal_array_t *a)

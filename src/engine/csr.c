@@ -86,9 +86,9 @@ static mal_status_t check_csr_args(const char *name, int64_t rows, int64_t cols,
 }
 
 /* The three parts for the row layout `rows` and nnz layout `nnz` (nprocs + 1 each),
- * created collectively; on failure none is left. */
-static mal_status_t create_parts(const mal_csr_t *m, const int64_t *rows, const int64_t *nnz,
-                                 mal_array_t *parts[3])
+ * created collectively by the public call `call`; on failure none is left. */
+static mal_status_t create_parts(const char *call, const mal_csr_t *m, const int64_t *rows,
+                                 const int64_t *nnz, mal_array_t *parts[3])
 {
     int64_t sizes[3] = {sizeof(int64_t), sizeof(mal_colind_t), m->value_bytes};
     int64_t totals[3] = {m->global_rows, nnz[engine.size], nnz[engine.size]};
@@ -98,7 +98,7 @@ static mal_status_t create_parts(const mal_csr_t *m, const int64_t *rows, const 
     for (int i = 0; i < 3 && !st; i++) {
         char full[ENGINE_NAME_MAX];
         snprintf(full, sizeof full, "%s%s", m->name, part_suffix[CSR_PART_ROWPTR + i]);
-        st = engine_array_create(full, totals[i], 1, sizes[i], i == 0 ? rows : nnz,
+        st = engine_array_create(call, full, totals[i], 1, sizes[i], i == 0 ? rows : nnz,
                                  &parts[i]);
     }
     for (int i = 0; i < 3 && st; i++)
@@ -237,7 +237,7 @@ mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global
     }
     mal_array_t *parts[3];
     if (!(st = engine_agree(st, fp, "mal_alloc_csr")))
-        st = create_parts(m, rows, nnz, parts);
+        st = create_parts("mal_alloc_csr", m, rows, nnz, parts);
     free(rows);
     free(nnz);
     if (st) {
@@ -368,7 +368,7 @@ mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_
         if (!st)
             st = layouts_of(csr, counts, rows, nnz);
         if (!(st = engine_agree(st, 0, "mal_csr_set_rows")))
-            st = create_parts(csr, rows, nnz, parts);
+            st = create_parts("mal_csr_set_rows", csr, rows, nnz, parts);
     }
     if (!st) {
         fill_parts(csr, parts, rowptr, colind, values, rebased);

@@ -11,6 +11,7 @@ engine_state_t engine = {.comm = MPI_COMM_NULL};
 
 mal_status_t mal_config_init(mal_config_t *config)
 {
+    engine_enter("mal_config_init");
     if (config == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_config_init: config is NULL");
     *config = (mal_config_t){
@@ -181,10 +182,11 @@ static void release_state(void)
 
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
 {
-    if (engine.initialized)
-        return engine_fail(MAL_ERR_ALREADY_INITIALIZED, "mal_init called twice");
     mal_config_t cfg;
     mal_config_init(&cfg);
+    engine_enter("mal_init"); /* after mal_config_init, which names itself */
+    if (engine.initialized)
+        return engine_fail(MAL_ERR_ALREADY_INITIALIZED, "mal_init called twice");
     if (config != NULL)
         cfg = *config;
     engine_set_logging(cfg.log_errors);
@@ -236,6 +238,7 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
 
 mal_status_t mal_finalize(void)
 {
+    engine_enter("mal_finalize");
     if (!engine.initialized)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_finalize called before mal_init");
     while (engine.arrays != NULL) {

@@ -174,7 +174,9 @@ typedef struct {
 
 extern engine_state_t engine;
 
-/* Record (and log once) an error found on this rank; returns `status`. */
+/* Record (and log once) an error found on this rank; returns `status`. The message
+ * starts with the public call the user made (engine_enter), unless it names it first
+ * already: a helper shared by several calls need not know which one reached it. */
 mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -184,7 +186,15 @@ void engine_set_logging(bool on);
 /* Map an MPI return code to MAL_ERR_MPI with the MPI error string; MAL_OK for success. */
 mal_status_t engine_mpi_check(int rc, const char *call);
 
-/* Guard for calls that need mal_init; returns MAL_OK when initialised. */
+/* The public call the user made, named by every message until the next one: each
+ * public call that can fail says so first (engine_require_init does). Between
+ * engine_enclose(true) and (false) the name stays: mal_step carrying out its plan
+ * through mal_expand is still the user's mal_step. */
+void engine_enter(const char *call);
+void engine_enclose(bool on);
+
+/* Guard for calls that need mal_init (it names `call` as the call in progress, see
+ * engine_enter); returns MAL_OK when initialised. */
 mal_status_t engine_require_init(const char *call);
 
 /* FNV-1a over bytes, chained through `hash`: fingerprints collective arguments. */
@@ -467,9 +477,9 @@ const int64_t *engine_csr_next_bounds(const mal_array_t *a);
 /* Free every matrix handle (their structures are freed with the registry). */
 void engine_csr_free_all(void);
 /* Create a structure with the given block layout (nprocs + 1 bounds over mal_comm()),
- * unregistered; collective (array.c). */
-mal_status_t engine_array_create(const char *name, int64_t global_rows, int64_t row_len,
-                                 int64_t row_bytes, const int64_t *bounds,
+ * unregistered; collective (array.c). `call`: the public call that creates it. */
+mal_status_t engine_array_create(const char *call, const char *name, int64_t global_rows,
+                                 int64_t row_len, int64_t row_bytes, const int64_t *bounds,
                                  mal_array_t **out);
 /* Link into / unlink from the registry. */
 void engine_array_link(mal_array_t *a);
@@ -500,9 +510,11 @@ bool engine_monitor_counting(void);
 /* One intercepted MPI call: its time, and (call) its bytes as one message or collective. */
 void engine_monitor_comm(predict_op_t op, double bytes, double seconds, bool call);
 /* mal_step: close the iteration that ends, then (after the step's own work) open the
- * next; engine_monitor_step gathers the interval when it is complete (collective). */
+ * next; engine_monitor_step gathers the interval when it is complete (collective).
+ * Its failure (no memory for the gather on some rank) is agreed over mal_comm(): every
+ * rank gets an error, the interval's samples are dropped. */
 void engine_monitor_end_iteration(void);
-void engine_monitor_step(void);
+mal_status_t engine_monitor_step(void);
 void engine_monitor_begin_iteration(void);
 /* Before a reconfiguration that every rank of mal_comm() is making (collective):
  * predict the interval after it. old_of_new[k] is the current rank of new rank k, -1

@@ -3,7 +3,10 @@
  * Rank 0 sends each spawn call's children one message over their pair communicator:
  * the settings, the iteration, the plan position, the new process count and weights,
  * every structure's description and old layout, and the carried values. The children
- * then take part in the remaining joins of the expansion and in its data phase, which
+ * answer whether they could receive and read it; if one could not, every process of
+ * that spawn leaves MPI and rank 0's expansion fails (MAL_ERR_SPAWN), with the old
+ * processes and data untouched: nothing here aborts the run. Otherwise the children
+ * take part in the remaining joins of the expansion and in its data phase, which
  * writes their partitions into their new windows; mal_alloc_window hands those back. */
 #include "engine.h"
 
@@ -173,12 +176,39 @@ static void pack_values(pack_t *p)
         }
 }
 
+/* What the children answer, combined with MPI_MAX over the pair communicator (rank 0
+ * answers JOIN_READ): after the length, whether every child has memory for the
+ * message; after the message, whether every child could read it. Anything but
+ * JOIN_READ abandons the expansion on both sides before anyone waits in the join. */
+enum { JOIN_READ = 0, JOIN_NO_MEMORY = 1, JOIN_UNREADABLE = 2 };
+
+static int children_answer(MPI_Comm pair, int mine, int *rc)
+{
+    int answer = mine;
+    if (*rc == MPI_SUCCESS)
+        *rc = PMPI_Allreduce(MPI_IN_PLACE, &answer, 1, MPI_INT, MPI_MAX, pair);
+    return *rc == MPI_SUCCESS ? answer : JOIN_UNREADABLE;
+}
+
+static const char *join_failure(int answer)
+{
+    return answer == JOIN_NO_MEMORY ? "has no memory for" : "could not read";
+}
+
 static mal_status_t send_message(MPI_Comm pair, const void *data, int64_t len)
 {
-    int rc = PMPI_Bcast(&len, 1, MPI_INT64_T, 0, pair);
-    if (rc == MPI_SUCCESS && len > 0)
-        rc = PMPI_Bcast((void *)data, (int)len, MPI_BYTE, 0, pair);
-    return engine_mpi_check(rc, "MPI_Bcast (join information)");
+    int rc = PMPI_Bcast(&len, 1, MPI_INT64_T, 0, pair), answer = JOIN_READ;
+    if (len > 0 && (answer = children_answer(pair, JOIN_READ, &rc)) == JOIN_READ) {
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Bcast((void *)data, (int)len, MPI_BYTE, 0, pair);
+        answer = children_answer(pair, JOIN_READ, &rc);
+    }
+    mal_status_t st = engine_mpi_check(rc, "MPI_Bcast (join information)");
+    if (!st && answer != JOIN_READ)
+        st = engine_fail(MAL_ERR_SPAWN, "a spawned process %s the %lld bytes of join "
+                         "information: the expansion is abandoned and the spawned "
+                         "processes exit", join_failure(answer), (long long)len);
+    return st;
 }
 
 void engine_send_join_abort(MPI_Comm pair)
@@ -388,22 +418,56 @@ static void unpack_join_info(unpack_t *u, join_header_t *h)
     unpack_values(u);
 }
 
-/* The message from rank 0; NULL when the spawn was abandoned. A message that cannot be
- * read means this process cannot take part at all: the run is aborted with the reason
- * (the parents would otherwise wait for it in the join). */
-static unsigned char *receive_join_info(MPI_Comm pair, int64_t *len)
+/* A testing knob: MAL_FAULT_JOIN=nomem or unpack makes this joining process fail to
+ * allocate, or to read, its join information. */
+static bool join_fault(const char *what)
 {
-    PMPI_Bcast(len, 1, MPI_INT64_T, 0, pair);
-    if (*len <= 0)
-        return NULL;
-    unsigned char *data = malloc((size_t)*len);
-    if (data == NULL) {
-        fprintf(stderr, "libmal: a joining process has no memory for %lld bytes of join "
-                "information\n", (long long)*len);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    const char *knob = getenv("MAL_FAULT_JOIN");
+    return knob != NULL && strcmp(knob, what) == 0;
+}
+
+/* Receive the message into `data` and unpack it: JOIN_READ or JOIN_UNREADABLE. */
+static int read_message(MPI_Comm pair, unsigned char *data, int64_t len, join_header_t *h,
+                        int *rc)
+{
+    *rc = PMPI_Bcast(data, (int)len, MPI_BYTE, 0, pair);
+    if (*rc != MPI_SUCCESS || join_fault("unpack"))
+        return JOIN_UNREADABLE;
+    unpack_t u = {.data = data, .len = (size_t)len};
+    unpack_join_info(&u, h);
+    return u.failed ? JOIN_UNREADABLE : JOIN_READ;
+}
+
+static const char *why_not(int answer, bool mine, int64_t len)
+{
+    static char why[160];
+    snprintf(why, sizeof why, "%s %s its %lld bytes of join information%s",
+             mine ? "this process" : "another process of its spawn", join_failure(answer),
+             (long long)len, mine && (join_fault("nomem") || join_fault("unpack"))
+                                 ? " (injected fault, MAL_FAULT_JOIN)" : "");
+    return why;
+}
+
+/* The message from rank 0, unpacked into the engine and `h`. Returns NULL when every
+ * child of this spawn has read it, "" when rank 0 abandoned the spawn before sending
+ * it, else why this process cannot join. The children answer rank 0 after receiving
+ * the length and after reading (children_answer), so one that cannot go on stops
+ * every process of this spawn, and rank 0, before anyone waits in the join. */
+static const char *receive_join_info(MPI_Comm pair, join_header_t *h)
+{
+    int64_t len = 0;
+    int rc = PMPI_Bcast(&len, 1, MPI_INT64_T, 0, pair);
+    if (rc != MPI_SUCCESS || len <= 0)
+        return rc == MPI_SUCCESS ? "" : "the join information did not arrive";
+    unsigned char *data = join_fault("nomem") ? NULL : malloc((size_t)len);
+    int mine = data != NULL ? JOIN_READ : JOIN_NO_MEMORY;
+    int answer = children_answer(pair, mine, &rc);
+    if (answer == JOIN_READ) {
+        mine = read_message(pair, data, len, h, &rc);
+        answer = children_answer(pair, mine, &rc);
     }
-    PMPI_Bcast(data, (int)*len, MPI_BYTE, 0, pair);
-    return data;
+    free(data);
+    return answer == JOIN_READ ? NULL : why_not(answer, mine != JOIN_READ, len);
 }
 
 /* The remaining joins of a one-per-call expansion, as an existing member. */
@@ -448,35 +512,40 @@ static mal_status_t join_data(MPI_Comm comm, const join_header_t *h)
     return st;
 }
 
+/* A spawned process that cannot take part: say why (unless its spawn was abandoned by
+ * rank 0, who reports that), release the spawn's communicators as rank 0 does, and
+ * leave MPI with the rest of this MPI job (engine_leave_abandoned exits). */
+static _Noreturn void leave_unjoined(MPI_Comm *parent, MPI_Comm *pair, const char *why)
+{
+    if (*why != '\0')
+        fprintf(stderr, "libmal: mal_init on a process spawned by an expansion: %s; it "
+                "leaves without joining (the application goes on without it)\n", why);
+    if (*parent != MPI_COMM_NULL)
+        MPI_Comm_disconnect(parent);
+    engine_leave_abandoned(pair);
+}
+
 mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg)
 {
     engine = (engine_state_t){.comm = MPI_COMM_NULL, .config = *cfg};
     MPI_Comm_dup(MPI_COMM_WORLD, &engine.job);
-    MPI_Comm pair, comm;
+    MPI_Comm pair = MPI_COMM_NULL, comm = MPI_COMM_NULL;
     MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
     MPI_Intercomm_merge(parent, 1, &pair);
-    int64_t len = 0;
-    unsigned char *data = receive_join_info(pair, &len);
-    if (data == NULL) { /* abandoned before joining */
-        MPI_Comm_disconnect(&parent);
-        engine_leave_abandoned(&pair);
-    }
     join_header_t h = {0};
-    unpack_t u = {.data = data, .len = (size_t)len};
-    unpack_join_info(&u, &h);
-    free(data);
-    if (u.failed) {
-        fprintf(stderr, "libmal: a joining process could not read its join information\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    const char *why = receive_join_info(pair, &h);
+    if (why != NULL)
+        leave_unjoined(&parent, &pair, why);
     mal_status_t st = engine_join_children(pair, &comm);
     MPI_Comm_free(&pair);
     MPI_Comm_disconnect(&parent);
     if (!st)
         st = follow_joins(h.remaining, &comm);
     if (st) {
-        fprintf(stderr, "libmal: a joining process failed to join: %s\n", mal_error_message());
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        char reason[600];
+        snprintf(reason, sizeof reason, "joining the application failed (%s)",
+                 mal_error_message());
+        leave_unjoined(&parent, &comm, reason);
     }
     engine.comm = comm;
     MPI_Comm_rank(comm, &engine.rank);

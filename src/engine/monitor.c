@@ -402,21 +402,45 @@ const char *mal_monitor_counter(void)
 
 /* ---- the interval, gathered ------------------------------------------------------------ */
 
-/* Collective over mal_comm(): every rank's sums of the interval that ends now. */
-static void gather_interval(void)
+/* The buffer of every rank's sums, when the process set has changed since the last
+ * gather. Whether one is needed is the same on every rank (nall is 0 after mal_init
+ * and after every reconfiguration, engine_monitor_reconfigured, and the size after
+ * each gather), so only then is there something to agree: a rank without memory
+ * fails together with the others instead of leaving them in the gather. */
+static mal_status_t interval_buffer(void)
 {
-    mon.cur.populate_cost = engine_direct_populate_cost();
-    interval_t *all = malloc((size_t)engine.size * sizeof *all);
-    if (all == NULL) { /* a few bytes per rank: the others are already in the gather */
-        fprintf(stderr, "libmal: rank %d: no memory to gather the monitoring interval\n",
-                engine.rank);
-        MPI_Abort(engine.comm, 1);
-    }
-    PMPI_Allgather(&mon.cur, INTERVAL_DOUBLES, MPI_DOUBLE, all, INTERVAL_DOUBLES, MPI_DOUBLE,
-                  engine.comm);
+    if (mon.nall == engine.size)
+        return MAL_OK;
     free(mon.all);
+    mon.all = NULL;
+    mon.nall = 0;
+    size_t bytes = (size_t)engine.size * sizeof *mon.all;
+    /* MAL_FAULT_MONITOR (a testing knob): this process finds no memory here. */
+    interval_t *all = getenv("MAL_FAULT_MONITOR") != NULL ? NULL : malloc(bytes);
+    mal_status_t st = all != NULL ? MAL_OK
+                      : engine_fail(MAL_ERR_NOMEM, "no memory (%zu bytes) to gather the "
+                                    "monitor's sampling interval%s", bytes,
+                                    getenv("MAL_FAULT_MONITOR") != NULL
+                                        ? ": injected fault (MAL_FAULT_MONITOR)" : "");
+    st = engine_agree(st, 0, "gathering the monitor's sampling interval");
+    if (st) {
+        free(all);
+        return st;
+    }
     mon.all = all;
     mon.nall = engine.size;
+    return MAL_OK;
+}
+
+/* Collective over mal_comm(): every rank's sums of the interval that ends now. */
+static mal_status_t gather_interval(void)
+{
+    mon.cur.populate_cost = engine_direct_populate_cost();
+    mal_status_t st = interval_buffer();
+    if (!st)
+        PMPI_Allgather(&mon.cur, INTERVAL_DOUBLES, MPI_DOUBLE, mon.all, INTERVAL_DOUBLES,
+                       MPI_DOUBLE, engine.comm);
+    return st;
 }
 
 /* Processes on each rank's host, from the gathered host hashes. */
@@ -491,15 +515,17 @@ static void learn_lambda(void)
         mon.lambda[mon.nall] = predict_lambda(model, comm_it);
 }
 
-static void close_interval(void)
+/* On failure the interval's samples are dropped (the next one starts all the same). */
+static mal_status_t close_interval(void)
 {
-    gather_interval();
-    if (mon.all != NULL) {
+    mal_status_t st = gather_interval();
+    if (!st) {
         check_prediction();
         learn_work();
         learn_lambda();
     }
     begin_interval();
+    return st;
 }
 
 /* The correction for p processes: learnt with p if ever, else the current one's. */
@@ -510,11 +536,13 @@ static double lambda_for(int p)
     return mon.nall < LAMBDA_PROCS && mon.lambda[mon.nall] > 0 ? mon.lambda[mon.nall] : 1.0;
 }
 
-void engine_monitor_step(void)
+mal_status_t engine_monitor_step(void)
 {
     mon.closed = mon.on && engine.iteration - mon.start >= engine.settings.sample_interval;
-    if (mon.closed)
-        close_interval();
+    mal_status_t st = mon.closed ? close_interval() : MAL_OK;
+    if (st)
+        mon.closed = false; /* nothing gathered to decide on */
+    return st;
 }
 
 bool engine_monitor_closed(void)

@@ -1,11 +1,39 @@
 /* Status strings and the per-process error message. */
 #include "engine.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
-static char last_message[512];
+static char last_message[640]; /* room for the call before a message of 512 */
 static bool log_errors = true;
+/* The public call in progress, named first by every message (engine_enter). */
+static const char *current_call = "";
+static bool enclosed; /* inside mal_step: the calls it makes keep its name */
+
+void engine_enter(const char *call)
+{
+    if (!enclosed)
+        current_call = call;
+}
+
+void engine_enclose(bool on)
+{
+    enclosed = on;
+}
+
+/* Whether `message` already starts with the name of `call` (followed by a character
+ * that cannot continue the name: "mal_alloc_window(" but not "mal_alloc_window_aligned"
+ * for mal_alloc_window). */
+static bool names_call(const char *message, const char *call)
+{
+    size_t n = strlen(call);
+    if (strncmp(message, call, n) != 0)
+        return false;
+    unsigned char next = (unsigned char)message[n];
+    return !isalnum(next) && next != '_';
+}
 
 void engine_set_logging(bool on)
 {
@@ -31,10 +59,15 @@ const char *mal_error_message(void)
 
 mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
 {
+    char text[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    if (*current_call == '\0' || names_call(text, current_call))
+        snprintf(last_message, sizeof last_message, "%s", text);
+    else
+        snprintf(last_message, sizeof last_message, "%s: %s", current_call, text);
     if (!log_errors)
         return status;
     if (engine.initialized)
@@ -58,6 +91,7 @@ mal_status_t engine_mpi_check(int rc, const char *call)
 
 mal_status_t engine_require_init(const char *call)
 {
+    engine_enter(call);
     if (!engine.initialized)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "%s called before mal_init", call);
     if (engine.removed)

@@ -17,6 +17,7 @@ bool mal_is_initial(void)
 
 mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats)
 {
+    engine_enter("mal_last_reconfig");
     if (!engine.initialized)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_last_reconfig called before mal_init");
     if (stats == NULL)
@@ -251,14 +252,17 @@ mal_status_t mal_step(void)
     mal_status_t st = engine_require_init("mal_step");
     if (st)
         return st;
+    engine_enclose(true); /* the calls a plan or the policy makes are this one */
     engine_monitor_end_iteration();
     engine.iteration++;
     /* Between sampling intervals and plan entries a step communicates nothing; a plan
-     * overrides the policy. */
-    engine_monitor_step();
-    st = engine.schedule.count > 0 ? planned_action()
-         : engine_monitor_closed() ? engine_policy_step() : MAL_CONTINUE;
+     * overrides the policy. A failed gather (agreed) acts on nothing this step. */
+    st = engine_monitor_step();
+    if (!st)
+        st = engine.schedule.count > 0 ? planned_action()
+             : engine_monitor_closed() ? engine_policy_step() : MAL_CONTINUE;
     if (st != MAL_REMOVED)
         engine_monitor_begin_iteration();
+    engine_enclose(false);
     return st;
 }
