@@ -323,7 +323,9 @@ static void pause_before_retry(int attempts)
 }
 
 /* One MPI_Comm_spawn. A failure that took the whole bound is the runtime losing the
- * start: the processes it left on this host are recorded (ended at mal_finalize). */
+ * start. Any process a failed spawn left on this host is recorded (ended at
+ * mal_finalize): an attempt right after a lost start failed at once but had started a
+ * child, which failed in MPI_Init at the end of the run and made mpirun exit 1. */
 static int spawn_once(const char *program, int n, MPI_Info info, MPI_Comm *inter,
                       bool *timed_out)
 {
@@ -334,7 +336,7 @@ static int spawn_once(const char *program, int n, MPI_Info info, MPI_Comm *inter
                             MPI_ERRCODES_IGNORE);
     int bound = engine_spawn_bound();
     *timed_out = rc != MPI_SUCCESS && bound > 0 && MPI_Wtime() - t0 >= bound - 1.0;
-    if (*timed_out)
+    if (rc != MPI_SUCCESS)
         engine_spawn_note_stuck(before, nbefore);
     return rc;
 }
