@@ -10,8 +10,11 @@
  *
  * It prints one line per cycle with its time, so a hang shows as the last cycle that
  * completed. Usage: tools/malrun -n 2 build/bench/spawn_loop [--cycles N] [--collective]
- * (run it under `timeout`: a hang is the finding). */
-#define _POSIX_C_SOURCE 200809L /* readlink */
+ * [--reap] [--rss] [--pause MS] (run it under `timeout`: a hang is the finding).
+ *   --rss       rank 0 prints its VmRSS and mpiexec's (its parent's) before the first
+ *               cycle and after every 100th, to see what the runtime keeps per spawn;
+ *   --pause MS  the parents sleep MS milliseconds after each cycle. */
+#define _POSIX_C_SOURCE 200809L /* readlink, nanosleep */
 #include <mpi.h>
 
 #include <dirent.h>
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_SIBLINGS 256
@@ -146,6 +150,36 @@ static void cycle_once(const char *self, int cycle, int collective, int reap)
         MPI_Comm_disconnect(&inter);
 }
 
+/* VmRSS of a process in KiB, or -1 when /proc does not say. */
+static long vm_rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    long kib = -1;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kib;
+}
+
+/* Rank 0's and the launcher's (our parent's) resident memory after `cycle` cycles. */
+static void print_rss(int cycle)
+{
+    printf("spawn_loop: rss after %d cycles: rank0 %ld KiB, mpiexec %ld KiB\n", cycle,
+           vm_rss_kib(getpid()), vm_rss_kib(getppid()));
+    fflush(stdout);
+}
+
+static void pause_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (ms > 0 && nanosleep(&t, &t) != 0)
+        ;
+}
+
 int main(int argc, char **argv)
 {
     int is_child = argc > 1 && strcmp(argv[1], "--child") == 0;
@@ -156,7 +190,7 @@ int main(int argc, char **argv)
         signal(SIGTERM, SIG_DFL);
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
-    int cycles = 100, collective = 0, reap = 0;
+    int cycles = 100, collective = 0, reap = 0, rss = 0, pause = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--cycles") == 0 && i + 1 < argc)
             cycles = atoi(argv[++i]);
@@ -164,6 +198,10 @@ int main(int argc, char **argv)
             collective = 1;
         else if (strcmp(argv[i], "--reap") == 0)
             reap = 1;
+        else if (strcmp(argv[i], "--rss") == 0)
+            rss = 1;
+        else if (strcmp(argv[i], "--pause") == 0 && i + 1 < argc)
+            pause = atoi(argv[++i]);
     }
     if (parent != MPI_COMM_NULL) {
         /* spawned over MPI_COMM_SELF the child first merges with rank 0 (pair), then
@@ -192,6 +230,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     /* a spawn bounded by pmix_base_exchange_timeout returns its error here */
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    if (rss && me == 0)
+        print_rss(0);
     for (int c = 1; c <= cycles; c++) {
         double t0 = MPI_Wtime();
         cycle_once(self, c, collective, reap);
@@ -199,6 +239,9 @@ int main(int argc, char **argv)
             printf("spawn_loop: cycle %d %.3f s\n", c, MPI_Wtime() - t0);
             fflush(stdout);
         }
+        if (rss && me == 0 && c % 100 == 0)
+            print_rss(c);
+        pause_ms(pause);
     }
     if (me == 0)
         printf("spawn_loop: PASS %d cycles\n", cycles);
