@@ -10,8 +10,16 @@
  *
  * It prints one line per cycle with its time, so a hang shows as the last cycle that
  * completed. Usage: tools/malrun -n 2 build/bench/spawn_loop [--cycles N] [--collective]
- * (run it under `timeout`: a hang is the finding). */
-#define _POSIX_C_SOURCE 200809L /* readlink */
+ * [--reap] [--rss] [--pause MS] [--batch K] [--disconnect-first] (run it under
+ * `timeout`: a hang is the finding).
+ *   --rss       rank 0 prints its VmRSS and mpiexec's (its parent's) before the first
+ *               cycle and after every 100th, to see what the runtime keeps per spawn;
+ *   --pause MS  the parents sleep MS milliseconds after each cycle;
+ *   --batch K   each spawn starts K children (does a loss come per call or per process?);
+ *   --disconnect-first  the children disconnect the parent intercommunicator before
+ *               they free the communicators merged from it.
+ * A collective run ends (MPI_Abort, exit code 3) at its first lost start. */
+#define _POSIX_C_SOURCE 200809L /* readlink, nanosleep */
 #include <mpi.h>
 
 #include <dirent.h>
@@ -19,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_SIBLINGS 256
@@ -81,14 +90,60 @@ static void exit_quietly(int sig)
     _exit(0);
 }
 
-static void child(MPI_Comm parent)
+/* What the command line asks for; the child gets the options that shape its side. */
+struct options {
+    int cycles, collective, reap, rss, pause, batch, disconnect_first;
+};
+
+static struct options parse_options(int argc, char **argv)
 {
-    MPI_Comm merged;
-    MPI_Intercomm_merge(parent, 1, &merged);
+    struct options o = {.cycles = 100, .batch = 1};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--cycles") == 0 && i + 1 < argc)
+            o.cycles = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--collective") == 0)
+            o.collective = 1;
+        else if (strcmp(argv[i], "--reap") == 0)
+            o.reap = 1;
+        else if (strcmp(argv[i], "--rss") == 0)
+            o.rss = 1;
+        else if (strcmp(argv[i], "--pause") == 0 && i + 1 < argc)
+            o.pause = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
+            o.batch = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--disconnect-first") == 0)
+            o.disconnect_first = 1;
+    }
+    if (o.batch < 1)
+        o.batch = 1;
+    return o;
+}
+
+/* The child's side of one cycle. Spawned over MPI_COMM_SELF the children first merge
+ * with rank 0 (pair), then are bridged to everybody; spawned collectively they merge
+ * once. By default the merged communicators are freed before the parent
+ * intercommunicator is disconnected; --disconnect-first reverses that. */
+static void child(MPI_Comm parent, const struct options *o)
+{
+    MPI_Comm pair = MPI_COMM_NULL, world_side = MPI_COMM_NULL, merged;
+    if (o->collective) {
+        MPI_Intercomm_merge(parent, 1, &merged);
+    } else {
+        MPI_Intercomm_merge(parent, 1, &pair);
+        MPI_Intercomm_create(MPI_COMM_WORLD, 0, pair, 0, 77, &world_side);
+        MPI_Intercomm_merge(world_side, 1, &merged);
+    }
     int cycle = 0;
     MPI_Bcast(&cycle, 1, MPI_INT, 0, merged);
+    if (o->disconnect_first)
+        MPI_Comm_disconnect(&parent);
     MPI_Comm_free(&merged);
-    MPI_Comm_disconnect(&parent);
+    if (world_side != MPI_COMM_NULL)
+        MPI_Comm_free(&world_side);
+    if (pair != MPI_COMM_NULL)
+        MPI_Comm_free(&pair);
+    if (!o->disconnect_first)
+        MPI_Comm_disconnect(&parent);
 }
 
 static void report_failure(int cycle, int rc)
@@ -100,40 +155,66 @@ static void report_failure(int cycle, int rc)
     fflush(stdout);
 }
 
-/* One cycle on the parents' side; the root spawns alone unless `collective`. */
-static void cycle_once(const char *self, int cycle, int collective, int reap)
+/* Spawn o->batch children from the root of `comm`; on the root a failure is reported
+ * and (--reap) the processes it left are recorded. Returns the root's MPI result. */
+static int spawn_children(const char *self, MPI_Comm comm, int cycle,
+                          const struct options *o, MPI_Comm *inter)
+{
+    char *argv[] = {"--child", NULL, NULL, NULL};
+    int n = 1, me;
+    if (o->collective)
+        argv[n++] = "--collective";
+    if (o->disconnect_first)
+        argv[n++] = "--disconnect-first";
+    MPI_Comm_rank(comm, &me);
+    pid_t before[MAX_SIBLINGS];
+    int nbefore = me == 0 ? list_siblings(before, MAX_SIBLINGS) : 0;
+    int rc = MPI_Comm_spawn(self, argv, o->batch, MPI_INFO_NULL, 0, comm, inter,
+                            MPI_ERRCODES_IGNORE);
+    if (rc != MPI_SUCCESS && me == 0) {
+        report_failure(cycle, rc);
+        if (o->reap)
+            note_new_siblings(before, nbefore);
+    }
+    return rc;
+}
+
+/* Collectively, a root whose spawn timed out leaves the other parents inside
+ * MPI_Comm_spawn for ever (Open MPI 4.1 returns before telling them): the run can only
+ * end here, and the caller counts the cycles and starts it again. */
+static void end_lost_collective_run(int cycle)
+{
+    printf("spawn_loop: collective run ends at lost cycle %d\n", cycle);
+    fflush(stdout);
+    end_stuck_children();
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+/* One cycle on the parents' side; the root spawns alone unless o->collective. */
+static void cycle_once(const char *self, int cycle, const struct options *o)
 {
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    char *argv[] = {"--child", collective ? "--collective" : NULL, NULL};
     MPI_Comm inter = MPI_COMM_NULL, merged;
-    if (collective) {
-        MPI_Comm_spawn(self, argv, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
-                       MPI_ERRCODES_IGNORE);
+    if (o->collective) {
+        if (spawn_children(self, MPI_COMM_WORLD, cycle, o, &inter) != MPI_SUCCESS)
+            end_lost_collective_run(cycle);
         MPI_Intercomm_merge(inter, 0, &merged);
     } else {
         /* as libmal: rank 0 spawns over MPI_COMM_SELF and brings the others in by
-         * creating an intercommunicator between MPI_COMM_WORLD and the child */
+         * creating an intercommunicator between MPI_COMM_WORLD and the children */
         MPI_Comm pair = MPI_COMM_NULL, world_side;
         int ok = 1;
         if (me == 0) {
-            pid_t before[MAX_SIBLINGS];
-            int nbefore = list_siblings(before, MAX_SIBLINGS);
-            int rc = MPI_Comm_spawn(self, argv, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter,
-                                    MPI_ERRCODES_IGNORE);
-            ok = rc == MPI_SUCCESS;
+            ok = spawn_children(self, MPI_COMM_SELF, cycle, o, &inter) == MPI_SUCCESS;
             if (ok)
                 MPI_Intercomm_merge(inter, 0, &pair);
-            else
-                report_failure(cycle, rc);
-            if (!ok && reap)
-                note_new_siblings(before, nbefore);
         }
         /* with MPI_ERRORS_RETURN a spawn that timed out is skipped by everyone */
         MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (!ok)
             return;
-        /* the child joins through pair: merge with rank 0, then rank 0 bridges */
+        /* the children join through pair: merged with rank 0, then rank 0 bridges */
         MPI_Intercomm_create(MPI_COMM_WORLD, 0, pair, 1, 77, &world_side);
         MPI_Intercomm_merge(world_side, 0, &merged);
         MPI_Comm_free(&world_side);
@@ -146,42 +227,49 @@ static void cycle_once(const char *self, int cycle, int collective, int reap)
         MPI_Comm_disconnect(&inter);
 }
 
+/* VmRSS of a process in KiB, or -1 when /proc does not say. */
+static long vm_rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    long kib = -1;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kib;
+}
+
+/* Rank 0's and the launcher's (our parent's) resident memory after `cycle` cycles. */
+static void print_rss(int cycle)
+{
+    printf("spawn_loop: rss after %d cycles: rank0 %ld KiB, mpiexec %ld KiB\n", cycle,
+           vm_rss_kib(getpid()), vm_rss_kib(getppid()));
+    fflush(stdout);
+}
+
+static void pause_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (ms > 0 && nanosleep(&t, &t) != 0)
+        ;
+}
+
 int main(int argc, char **argv)
 {
     int is_child = argc > 1 && strcmp(argv[1], "--child") == 0;
     if (is_child)
-        signal(SIGTERM, exit_quietly); /* until MPI_Init returns: see reap_new_siblings */
+        signal(SIGTERM, exit_quietly); /* until MPI_Init returns: see end_stuck_children */
     MPI_Init(&argc, &argv);
     if (is_child)
         signal(SIGTERM, SIG_DFL);
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
-    int cycles = 100, collective = 0, reap = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--cycles") == 0 && i + 1 < argc)
-            cycles = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--collective") == 0)
-            collective = 1;
-        else if (strcmp(argv[i], "--reap") == 0)
-            reap = 1;
-    }
+    struct options o = parse_options(argc, argv);
     if (parent != MPI_COMM_NULL) {
-        /* spawned over MPI_COMM_SELF the child first merges with rank 0 (pair), then
-         * is bridged to everybody; spawned collectively it merges once */
-        if (collective) {
-            child(parent);
-        } else {
-            MPI_Comm pair, world_side, merged;
-            MPI_Intercomm_merge(parent, 1, &pair);
-            MPI_Intercomm_create(MPI_COMM_SELF, 0, pair, 0, 77, &world_side);
-            MPI_Intercomm_merge(world_side, 1, &merged);
-            int cycle;
-            MPI_Bcast(&cycle, 1, MPI_INT, 0, merged);
-            MPI_Comm_free(&merged);
-            MPI_Comm_free(&world_side);
-            MPI_Comm_free(&pair);
-            MPI_Comm_disconnect(&parent);
-        }
+        child(parent, &o);
         MPI_Finalize();
         return 0;
     }
@@ -191,17 +279,23 @@ int main(int argc, char **argv)
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     /* a spawn bounded by pmix_base_exchange_timeout returns its error here */
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    for (int c = 1; c <= cycles; c++) {
+    MPI_Comm spawn_comm = o.collective ? MPI_COMM_WORLD : MPI_COMM_SELF;
+    MPI_Comm_set_errhandler(spawn_comm, MPI_ERRORS_RETURN);
+    if (o.rss && me == 0)
+        print_rss(0);
+    for (int c = 1; c <= o.cycles; c++) {
         double t0 = MPI_Wtime();
-        cycle_once(self, c, collective, reap);
+        cycle_once(self, c, &o);
         if (me == 0) {
             printf("spawn_loop: cycle %d %.3f s\n", c, MPI_Wtime() - t0);
             fflush(stdout);
         }
+        if (o.rss && me == 0 && c % 100 == 0)
+            print_rss(c);
+        pause_ms(o.pause);
     }
     if (me == 0)
-        printf("spawn_loop: PASS %d cycles\n", cycles);
+        printf("spawn_loop: PASS %d cycles\n", o.cycles);
     end_stuck_children();
     MPI_Finalize();
     return 0;
