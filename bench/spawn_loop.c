@@ -9,15 +9,45 @@
  *   child:   the same from its side, then MPI_Finalize.
  *
  * It prints one line per cycle with its time, so a hang shows as the last cycle that
- * completed. Usage: tools/malrun -n 2 build/bench/spawn_loop [--cycles N] [--collective]
- * (run it under `timeout`: a hang is the finding). */
+ * completed, and at the end the resident memory each parent gained per cycle after the
+ * first min(50, N/10) cycles (VmRSS of /proc/self/status): what Open MPI itself keeps
+ * per spawn, merge and disconnect, the baseline for libmal's figure (docs/design.md,
+ * "Memory per reconfiguration cycle"). Usage: tools/malrun -n 2 build/bench/spawn_loop
+ * [--cycles N] [--collective] [--quiet] (run it under `timeout`: a hang is the finding). */
 #define _POSIX_C_SOURCE 200809L /* readlink */
 #include <mpi.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+static long resident_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "VmRSS:", 6) == 0 && sscanf(line + 6, "%ld", &kb) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kb;
+}
+
+/* Every parent's growth per cycle from cycle `base` to the last, printed by rank 0. */
+static void print_growth(long base_kb, int base, int cycles)
+{
+    int me, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    double mine = (double)(resident_kb() - base_kb) / (cycles - base), all[64];
+    MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    for (int r = 0; me == 0 && r < n && r < 64; r++)
+        printf("spawn_loop: rank %d rss %+.1f kB/cycle over cycles %d..%d\n", r, all[r],
+               base, cycles);
+}
 
 static void child(MPI_Comm parent)
 {
@@ -68,11 +98,14 @@ int main(int argc, char **argv)
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
     int cycles = 100, collective = 0;
+    bool quiet = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--cycles") == 0 && i + 1 < argc)
             cycles = atoi(argv[++i]);
         else if (strcmp(argv[i], "--collective") == 0)
             collective = 1;
+        else if (strcmp(argv[i], "--quiet") == 0)
+            quiet = true;
     }
     if (parent != MPI_COMM_NULL) {
         /* spawned over MPI_COMM_SELF the child first merges with rank 0 (pair), then
@@ -97,16 +130,20 @@ int main(int argc, char **argv)
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';
-    int me;
+    int me, base = cycles / 10 < 50 ? cycles / 10 : 50;
+    long base_kb = resident_kb();
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     for (int c = 1; c <= cycles; c++) {
         double t0 = MPI_Wtime();
         cycle_once(self, c, collective);
-        if (me == 0) {
+        if (me == 0 && (!quiet || c % 100 == 0)) {
             printf("spawn_loop: cycle %d %.3f s\n", c, MPI_Wtime() - t0);
             fflush(stdout);
         }
+        if (c == base)
+            base_kb = resident_kb();
     }
+    print_growth(base_kb, base, cycles);
     if (me == 0)
         printf("spawn_loop: PASS %d cycles\n", cycles);
     MPI_Finalize();
