@@ -273,7 +273,7 @@ MPI_Comm mal_comm(void)
 mal_status_t mal_set_redist(mal_redist_t method)
 {
     mal_status_t st = engine_require_init("mal_set_redist");
-    mal_redist_t resolved;
+    mal_redist_t resolved = MAL_REDIST_RMA;
     if (st || (st = engine_resolve_method(method, &resolved, "mal_set_redist")))
         return st;
     if (resolved == MAL_REDIST_SHMEM && !engine.shmem)
