@@ -149,9 +149,13 @@ const engine_platform_t *engine_platform(void)
     /* Judged only where Open MPI's components were recognised. */
     platform.known = platform.osc[0] != '\0';
     platform.windows_span_jobs = platform.known && windows_span_jobs();
+    /* A singleton (started without mpiexec, which sets OMPI_COMM_WORLD_SIZE for every
+     * process it starts) sees MPI_UNIVERSE_SIZE 1 yet spawns into the cores of the
+     * runtime it starts: its room is not known. */
     int *universe = NULL, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &flag);
-    platform.universe = flag && universe != NULL ? *universe : 0;
+    bool launched = getenv("OMPI_COMM_WORLD_SIZE") != NULL;
+    platform.universe = flag && universe != NULL && launched ? *universe : 0;
     MPI_Comm_size(MPI_COMM_WORLD, &platform.world);
     return &platform;
 }
@@ -268,10 +272,12 @@ mal_status_t engine_platform_check(const schedule_t *plan, bool direct)
 void engine_platform_announce(void)
 {
     const engine_platform_t *p = engine_platform();
-    printf("libmal: MPI: pml %s, osc %s, thread level %s, %d slot%s for %d process%s%s\n",
+    char slots[32] = "unknown slots";
+    if (p->universe > 0)
+        snprintf(slots, sizeof slots, "%d slot%s", p->universe, p->universe == 1 ? "" : "s");
+    printf("libmal: MPI: pml %s, osc %s, thread level %s, %s for %d process%s%s\n",
            p->pml[0] ? p->pml : "unknown", p->osc[0] ? p->osc : "unknown",
-           engine_thread_level_name(p->thread_level), p->universe,
-           p->universe == 1 ? "" : "s", p->world, p->world == 1 ? "" : "es",
-           p->oversubscribe ? " (oversubscription on)" : "");
+           engine_thread_level_name(p->thread_level), slots, p->world,
+           p->world == 1 ? "" : "es", p->oversubscribe ? " (oversubscription on)" : "");
     fflush(stdout);
 }
