@@ -41,6 +41,36 @@ static const mal_redist_t bench_methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET,
                                              MAL_REDIST_SHMEM};
 #define NMETHODS ((int)(sizeof bench_methods / sizeof bench_methods[0]))
 
+/* Whether --method all (the default) includes shmem: libmal has it and the symmetric
+ * heap holds the data (see heap_holds). */
+static bool shmem_in_all;
+
+/* SMA_SYMMETRIC_SIZE in bytes (a number with an optional K, M, G or T), Open MPI's
+ * 256 MiB when unset; 0 when unreadable. */
+static double symmetric_heap_bytes(void)
+{
+    const char *env = getenv("SMA_SYMMETRIC_SIZE");
+    if (env == NULL || *env == '\0')
+        return 256.0 * 1048576.0;
+    char *end = NULL;
+    double v = strtod(env, &end);
+    const char *units = "KMGT";
+    const char *u = *end != '\0' ? strchr(units, *end & ~0x20) : NULL;
+    for (long i = u != NULL ? u - units + 1 : 0; i > 0; i--)
+        v *= 1024.0;
+    return end != env && (*end == '\0' || u != NULL) ? v : 0.0;
+}
+
+/* The all-to-one pattern gathers the dense data on one PE with its headroom, and a
+ * move needs both buffers: about 2.25x --size per PE (README, "The OpenSHMEM
+ * transport"). Plain mpiexec leaves the heap at 256 MiB, below the default 256 MiB
+ * run's need: the default table then leaves shmem out instead of aborting. Matrices
+ * (--sparse) are sized only once read: they are assumed to fit. */
+static bool heap_holds(const options_t *o)
+{
+    return o->sparse != NULL || symmetric_heap_bytes() >= 2.25 * (double)o->size;
+}
+
 void weights_of(shape_t s, double *w)
 {
     for (int r = 0; r < nranks; r++)
@@ -254,7 +284,8 @@ static int run_pattern(data_t *a, const pattern_t *p, const options_t *o,
     long long moved = 0, bad = 0;
     for (int k = 0; k < NM; k++)
         if (o->method == (int)methods[k] ||
-            (o->method == 0 && mal_redist_supported(methods[k]))) {
+            (o->method == 0 && mal_redist_supported(methods[k]) &&
+             (methods[k] != MAL_REDIST_SHMEM || shmem_in_all))) {
             res[k] = run_method(a, p, methods[k], o, bound);
             have[k] = 1;
             moved = res[k].moved;
@@ -479,8 +510,12 @@ int main(int argc, char **argv)
         cfg.headroom = o.headroom;
     /* shmem is chosen at mal_init (it starts SHMEM); the others follow with
      * mal_set_redist. */
-    bool shmem = o.method == MAL_REDIST_SHMEM ||
-                 (o.method == 0 && mal_redist_supported(MAL_REDIST_SHMEM));
+    shmem_in_all = mal_redist_supported(MAL_REDIST_SHMEM) && heap_holds(&o);
+    if (rank == 0 && o.method == 0 && mal_redist_supported(MAL_REDIST_SHMEM) && !shmem_in_all)
+        printf("# shmem left out: the symmetric heap (SMA_SYMMETRIC_SIZE, 256 MiB when "
+               "unset) is below the 2.25 x --size this table needs per PE; tools/malrun "
+               "sets 8G\n");
+    bool shmem = o.method == MAL_REDIST_SHMEM || (o.method == 0 && shmem_in_all);
     cfg.redist = shmem ? MAL_REDIST_SHMEM : MAL_REDIST_RMA;
     if (check(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"))
         MPI_Abort(MPI_COMM_WORLD, 2);

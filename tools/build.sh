@@ -2,7 +2,12 @@
 # Install missing packages, configure and build libmal in ./build (or $MAL_BUILD_DIR).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${MAL_BUILD_DIR:-$top/build}
+# MAL_SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer, in ./build-sanitize.
+sanitize=OFF
+[ "${MAL_SANITIZE:-0}" = 1 ] && sanitize=ON
+default_build=$top/build
+[ "$sanitize" = ON ] && default_build=$top/build-sanitize
+build=${MAL_BUILD_DIR:-$default_build}
 sh "$top/tools/setup-deps.sh"
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAL_SANITIZE=$sanitize >/dev/null
 cmake --build "$build" -j "$(nproc)"

@@ -14,8 +14,9 @@
 # - PMIx keeps every job's data in its clients' hash tables (gds hash) instead of two
 #   shared-memory segments per job: 40-50 kB instead of ~200 kB of memory per spawned job
 #   in every process, and no lost spawn start measured with it (docs/design.md).
-# - OpenSHMEM (MAL_REDIST=shmem, launched with MPIEXEC=oshrun): osc ucx above also keeps
-#   oshmem's finalize from crashing (it does with osc rdma). The symmetric heap is 256 MiB
+# - OpenSHMEM (MAL_REDIST=shmem, launched with MPIEXEC=oshrun): its finalize crashed
+#   under osc rdma until libmal pinned the UCX library of its hook (src/engine/shmem.c);
+#   osc ucx above avoids it anyway. The symmetric heap is 256 MiB
 #   unless SMA_SYMMETRIC_SIZE says otherwise: too small for the benchmark, whose all-to-one
 #   pattern needs about 2.25x its --size per PE at 2 PEs (see README). 8G covers
 #   --size 1073741824 and more. It is reserved, not touched: only the pages libmal uses

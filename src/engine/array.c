@@ -74,6 +74,12 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
 /* An MPI window over `comm` for this rank's `bytes`. */
 static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, engine_buffer_t *b)
 {
+    /* A window that would hang is refused alike on every rank (platform.c). Only an
+     * expansion builds a communicator over processes of different jobs. */
+    mal_status_t st = engine_window_allowed(comm, engine.initialized ? "mal_expand"
+                                                                      : "mal_init (joining)");
+    if (st)
+        return st;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "same_disp_unit", "true");
@@ -82,7 +88,7 @@ static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, engine_buffer_t 
      * offsets exact whatever the row size. */
     int rc = MPI_Win_allocate(bytes, 1, info, comm, &b->base, &b->win);
     MPI_Info_free(&info);
-    mal_status_t st = engine_mpi_check(rc, "MPI_Win_allocate");
+    st = engine_mpi_check(rc, "MPI_Win_allocate");
     if (!st)
         MPI_Win_set_errhandler(b->win, MPI_ERRORS_RETURN);
     return st;

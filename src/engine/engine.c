@@ -154,6 +154,10 @@ static mal_status_t resolve_all(const mal_config_t *cfg, mal_redist_t *method,
     char err[256];
     if (!st && schedule_parse(engine.settings.plan, &engine.schedule, err, sizeof err) != 0)
         st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", engine.settings.plan, err);
+    /* A plan this launcher or MPI library cannot carry out without hanging is refused
+     * now, not at its iteration (platform.c). */
+    if (!st)
+        st = engine_platform_check(&engine.schedule, engine.direct);
     return st;
 }
 
@@ -230,6 +234,8 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     engine.count_limit = limit;
     engine.last.method = method;
     engine_monitor_init(&engine.settings.params, true);
+    if (engine.rank == 0 && engine.settings.summary && engine_platform_probed())
+        engine_platform_announce();
     if (engine.rank == 0 && engine.settings.summary)
         engine_spawn_bound_notice();
     engine.start_seconds = MPI_Wtime();

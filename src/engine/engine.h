@@ -571,6 +571,35 @@ char *engine_spawn_host(int index);
 /* "expand", "shrink", "rebalance" or "none". */
 const char *engine_action_name(mal_action_t a);
 
+/* ---- the MPI library's configuration (platform.c) ---- */
+/* What this process's Open MPI selected, read once through MPI_T. */
+typedef struct {
+    bool known;                 /* Open MPI's osc components were recognised       */
+    char pml[64];               /* the selected pml ("ob1", "ucx"), "" unknown      */
+    char osc[128];              /* usable osc components, comma-separated          */
+    bool windows_span_jobs;     /* each of them creates windows over processes of
+                                 * different jobs on every rank alike (ucx, pt2pt)  */
+    bool oversubscribe;         /* the launcher lets spawns oversubscribe slots    */
+    int universe;               /* MPI_UNIVERSE_SIZE, 0 when not given             */
+    int world;                  /* size of this process's MPI_COMM_WORLD           */
+    int thread_level;           /* MPI_Query_thread                                */
+} engine_platform_t;
+const engine_platform_t *engine_platform(void);
+const char *engine_thread_level_name(int level);
+/* mal_init on the initial processes: refuse (MAL_ERR_UNSUPPORTED, naming the fix) a plan
+ * that spawns more processes than the launcher has room for, or that spawns while
+ * structures live in windows (`direct` false) an osc component cannot span. */
+mal_status_t engine_platform_check(const schedule_t *plan, bool direct);
+/* Before MPI_Win_allocate over `comm` (collective: the answer is the same on every
+ * member): MAL_ERR_UNSUPPORTED, naming `call` and the fix, when the window would span
+ * processes of different jobs with an osc component that hangs there. */
+mal_status_t engine_window_allowed(MPI_Comm comm, const char *call);
+/* Whether the library was probed (only where a check needed it: it costs 0.3 s). */
+bool engine_platform_probed(void);
+/* Rank 0's line on the MPI library (mal_init, when summaries are on and a check probed
+ * it). */
+void engine_platform_announce(void);
+
 /* Free the registered and carried values (step.c). */
 void engine_free_values(void);
 

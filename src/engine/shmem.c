@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #ifdef MAL_HAVE_SHMEM
+#include <dlfcn.h>
 #include <shmem.h>
 
 static bool started;     /* shmem_init called by libmal in this process */
@@ -43,6 +44,16 @@ static mal_status_t check_spans_job(MPI_Comm comm, int *size)
     return MAL_OK;
 }
 
+/* shmem_init loads Open MPI's common UCX library (for its spml ucx), which registers a
+ * memory-release hook with Open MPI; shmem_finalize unloads the library but leaves the
+ * hook registered when nothing else (pml or osc ucx) holds it, and the next free inside
+ * MPI's finalization (osc rdma's, under Debian's defaults) jumps into unmapped code
+ * (docs/design.md, platform facts). Pinning the library keeps the hook callable. */
+static void keep_ucx_hooks_loaded(void)
+{
+    dlopen("libmca_common_ucx.so.40", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 /* Everything that can fail locally is settled and agreed before the collective calls. */
 mal_status_t engine_shmem_start(MPI_Comm comm)
 {
@@ -55,8 +66,10 @@ mal_status_t engine_shmem_start(MPI_Comm comm)
         st = engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for %d PE numbers", size);
     if ((st = engine_agree_in(comm, st, 0, "mal_init (SHMEM transport)")))
         return st;
-    if (!started)
+    if (!started) {
         shmem_init();
+        keep_ucx_hooks_loaded();
+    }
     started = true;
     int me = shmem_my_pe();
     return engine_mpi_check(PMPI_Allgather(&me, 1, MPI_INT, map, 1, MPI_INT, comm),
