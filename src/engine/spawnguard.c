@@ -24,7 +24,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
