@@ -38,7 +38,7 @@ static mal_status_t finish_buffer(MPI_Comm comm, engine_buffer_t *b, int64_t byt
     if (bytes > 0)
         memset(b->base, 0, (size_t)bytes);
     PMPI_Barrier(comm);
-    engine.windows++;
+    engine.reg.windows++;
     *out = *b;
     return MAL_OK;
 }
@@ -110,7 +110,7 @@ static void announce_memory(MPI_Comm comm, bool direct)
     static bool said;
     int rank;
     MPI_Comm_rank(comm, &rank);
-    if (said || rank != 0 || !engine.settings.summary)
+    if (said || rank != 0 || !engine.procs.settings.summary)
         return;
     said = true;
     if (direct)
@@ -119,7 +119,7 @@ static void announce_memory(MPI_Comm comm, bool direct)
                ? "transparent huge pages" : "4 KiB pages (transparent huge pages are off: "
                  "cold moves cost more)");
     else
-        printf("libmal: memory: MPI windows (%s)\n", engine.direct
+        printf("libmal: memory: MPI windows (%s)\n", engine.xfer.direct
                ? "not every rank can reach every other one by cross-memory attach"
                : "MAL_MEMORY=window");
     fflush(stdout);
@@ -162,7 +162,7 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
         return st;
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
-    st = engine_direct_alloc(comm, &b, bytes, engine.direct, donor, &direct);
+    st = engine_direct_alloc(comm, &b, bytes, engine.xfer.direct, donor, &direct);
     if (!st && donor == NULL && engine.iteration == 0)
         announce_memory(comm, direct);
     if (!st && !direct)
@@ -201,7 +201,7 @@ mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const
         else { /* direct regrow failed: nothing left on any rank */
             free(buf->caps);
             *buf = (engine_buffer_t){.win = MPI_WIN_NULL};
-            engine.windows--;
+            engine.reg.windows--;
         }
         return st;
     }
@@ -224,7 +224,7 @@ const char *engine_buffer_kind(const engine_buffer_t *buf)
 void engine_buffer_free(engine_buffer_t *buf)
 {
     if (engine_buffer_present(buf))
-        engine.windows--;
+        engine.reg.windows--;
     if (buf->win != MPI_WIN_NULL)
         MPI_Win_free(&buf->win);
     else if (buf->peers != NULL || (buf->pending && buf->base != NULL))
@@ -251,7 +251,7 @@ char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows)
 
 static mal_array_t *find(const char *name)
 {
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
         if (strcmp(a->name, name) == 0)
             return a;
     return NULL;
@@ -369,7 +369,7 @@ static mal_status_t create_buffers(mal_array_t *a)
     engine_buffer_t *bufs = a ? a->buf : scratch;
     mal_status_t st = MAL_OK;
     /* Memory follows the method in effect at allocation (mal_set_redist). */
-    bool symmetric = engine.method == MAL_REDIST_SHMEM;
+    bool symmetric = engine.xfer.method == MAL_REDIST_SHMEM;
     /* Both populated now: a page first touched inside a move would put its fault on
      * the reconfiguration's critical path (docs/design.md, "Cold transfers"). The
      * spare holds at least the even share with headroom, so a return to balance from
@@ -435,7 +435,7 @@ static mal_status_t create_array(const char *name, int64_t global_rows, int64_t 
                                                "\"%s\"", call, name);
     /* Memory follows each rank's method (create_buffers): window creation on one rank
      * and shmem_malloc on another would never meet. */
-    bool symmetric = engine.method == MAL_REDIST_SHMEM;
+    bool symmetric = engine.xfer.method == MAL_REDIST_SHMEM;
     uint64_t fp = engine_hash(ENGINE_HASH_SEED, &symmetric, sizeof symmetric);
     if ((st = engine_agree(st, fp, call)) || (st = create_buffers(a))) {
         discard_array(a);
@@ -454,13 +454,13 @@ mal_status_t engine_array_create(const char *call, const char *name, int64_t glo
 
 void engine_array_link(mal_array_t *a)
 {
-    a->next = engine.arrays;
-    engine.arrays = a;
+    a->next = engine.reg.arrays;
+    engine.reg.arrays = a;
 }
 
 void engine_array_unlink(mal_array_t *a)
 {
-    for (mal_array_t **p = &engine.arrays; *p != NULL; p = &(*p)->next)
+    for (mal_array_t **p = &engine.reg.arrays; *p != NULL; p = &(*p)->next)
         if (*p == a) {
             *p = a->next;
             return;

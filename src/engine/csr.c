@@ -16,7 +16,7 @@ static const char *const part_suffix[] = {"", ":rowptr", ":colind", ":values"};
 
 static mal_csr_t *find_csr(const char *name)
 {
-    for (mal_csr_t *m = engine.matrices; m != NULL; m = m->next)
+    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next)
         if (strcmp(m->name, name) == 0)
             return m;
     return NULL;
@@ -29,7 +29,7 @@ mal_csr_t *mal_find_csr(const char *name)
 
 static bool has_followers(const mal_csr_t *m)
 {
-    for (const mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+    for (const mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
         if (a->matrix == m && a->part == CSR_PART_NONE)
             return true;
     return false;
@@ -37,7 +37,7 @@ static bool has_followers(const mal_csr_t *m)
 
 static bool name_taken(const char *name)
 {
-    for (const mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+    for (const mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
         if (strcmp(a->name, name) == 0)
             return true;
     return false;
@@ -134,7 +134,7 @@ static void detach_parts(mal_csr_t *m)
 
 static void append_matrix(mal_csr_t *m)
 {
-    mal_csr_t **tail = &engine.matrices;
+    mal_csr_t **tail = &engine.reg.matrices;
     while (*tail != NULL)
         tail = &(*tail)->next;
     m->next = NULL;
@@ -399,7 +399,7 @@ mal_status_t mal_free_csr(mal_csr_t *csr)
     if ((st = engine_agree(st, fp, "mal_free_csr")) || csr == NULL)
         return st;
     detach_parts(csr);
-    for (mal_csr_t **p = &engine.matrices; *p != NULL; p = &(*p)->next)
+    for (mal_csr_t **p = &engine.reg.matrices; *p != NULL; p = &(*p)->next)
         if (*p == csr) {
             *p = csr->next;
             break;
@@ -410,9 +410,9 @@ mal_status_t mal_free_csr(mal_csr_t *csr)
 
 void engine_csr_free_all(void)
 {
-    while (engine.matrices != NULL) {
-        mal_csr_t *m = engine.matrices;
-        engine.matrices = m->next;
+    while (engine.reg.matrices != NULL) {
+        mal_csr_t *m = engine.reg.matrices;
+        engine.reg.matrices = m->next;
         free_matrix(m);
     }
 }
@@ -469,14 +469,14 @@ int64_t mal_csr_global_nnz(const mal_csr_t *m)
 static int count_matrices(void)
 {
     int n = 0;
-    for (const mal_csr_t *m = engine.matrices; m != NULL; m = m->next)
+    for (const mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next)
         n++;
     return n;
 }
 
 void engine_csr_discard(void)
 {
-    for (mal_csr_t *m = engine.matrices; m != NULL; m = m->next) {
+    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next) {
         free(m->next_rows);
         free(m->next_nnz);
         if (m->next_local != NULL && m->spare_local == NULL) { /* back to the spare */
@@ -491,7 +491,7 @@ void engine_csr_discard(void)
 
 static mal_status_t alloc_next(int n_n)
 {
-    for (mal_csr_t *m = engine.matrices; m != NULL; m = m->next) {
+    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next) {
         m->next_rows = malloc(((size_t)n_n + 1) * sizeof *m->next_rows);
         m->next_nnz = malloc(((size_t)n_n + 1) * sizeof *m->next_nnz);
         if (m->next_rows == NULL || m->next_nnz == NULL)
@@ -554,7 +554,7 @@ static void add_sums(mal_csr_t *m, const int64_t *sums, int n)
 
 static mal_status_t alloc_next_local(int me_n)
 {
-    for (mal_csr_t *m = engine.matrices; m != NULL && me_n >= 0; m = m->next) {
+    for (mal_csr_t *m = engine.reg.matrices; m != NULL && me_n >= 0; m = m->next) {
         int64_t rows = m->next_rows[me_n + 1] - m->next_rows[me_n];
         if (m->spare_local != NULL && m->spare_cap >= rows + 1) {
             m->next_local = m->spare_local;
@@ -593,7 +593,7 @@ mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local)
     if (!st)
         st = alloc_next(r->n_n);
     int i = 0;
-    for (mal_csr_t *m = engine.matrices; m != NULL && !st; m = m->next, i++)
+    for (mal_csr_t *m = engine.reg.matrices; m != NULL && !st; m = m->next, i++)
         st = resolve_targets(m, &rr, sums + per * (size_t)i);
     /* Everyone enters the allreduce or nobody does. */
     st = engine_agree_in(r->u, st, r->fingerprint, "nnz-weighted layout");
@@ -602,7 +602,7 @@ mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local)
                                             MPI_INT64_T, MPI_SUM, r->u),
                               "MPI_Allreduce (nnz-weighted layout)");
     i = 0;
-    for (mal_csr_t *m = engine.matrices; m != NULL && !st; m = m->next, i++) {
+    for (mal_csr_t *m = engine.reg.matrices; m != NULL && !st; m = m->next, i++) {
         add_sums(m, sums + per * (size_t)i, r->n_n);
         st = check_layout(m, r->n_n);
     }
@@ -620,7 +620,7 @@ const int64_t *engine_csr_next_bounds(const mal_array_t *a)
 
 void engine_csr_commit(int me)
 {
-    for (mal_csr_t *m = engine.matrices; m != NULL && me >= 0; m = m->next) {
+    for (mal_csr_t *m = engine.reg.matrices; m != NULL && me >= 0; m = m->next) {
         const mal_array_t *rp = m->rowptr;
         int64_t rows = rp->bounds[me + 1] - rp->bounds[me], z0 = m->colind->bounds[me];
         const int64_t *ends = (const int64_t *)engine_part_base(rp, rp->current,

@@ -135,7 +135,7 @@ static void data_rows(policy_input_t *in, policy_proc_t *procs)
 {
     const mal_array_t *largest = NULL;
     double bytes = 0, best = -1;
-    for (const mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+    for (const mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next) {
         if (a->distribution != MAL_BLOCK)
             continue;
         double b = (double)a->global_rows * (double)a->row_bytes;
@@ -181,7 +181,7 @@ static mal_action_t engine_action(policy_action_t a)
  * is left to the MPI runtime, which places spawns there anyway). */
 static char *host_list(const avail_t *a, const policy_decision_t *pd)
 {
-    if (engine.settings.availability == NULL)
+    if (engine.procs.settings.availability == NULL)
         return NULL;
     size_t len = 1;
     for (int k = 0; k < pd->count; k++)
@@ -216,10 +216,10 @@ static void to_message(const policy_decision_t *pd, decision_msg_t *m, decision_
     if (pd->action == POLICY_SHRINK && (out->ranks = malloc((size_t)pd->count *
                                                             sizeof *out->ranks)) != NULL)
         memcpy(out->ranks, pd->ranks, (size_t)pd->count * sizeof *out->ranks);
-    if (pd->action == POLICY_EXPAND && (out->hosts = host_list(&engine.settings.avail, pd)))
+    if (pd->action == POLICY_EXPAND && (out->hosts = host_list(&engine.procs.settings.avail, pd)))
         m->host_chars = (int)strlen(out->hosts) + 1;
     bool missing = out->weights == NULL || (pd->action == POLICY_SHRINK && !out->ranks) ||
-                   (pd->action == POLICY_EXPAND && engine.settings.availability && !out->hosts);
+                   (pd->action == POLICY_EXPAND && engine.procs.settings.availability && !out->hosts);
     if (missing) { /* nothing half-decided goes out */
         arrays_free(out);
         *m = (decision_msg_t){.d = {.action = MAL_ACTION_NONE}};
@@ -237,7 +237,7 @@ static void none_because(decision_msg_t *m, const char *why)
 
 static void decide_on_root(decision_msg_t *m, decision_arrays_t *out)
 {
-    const avail_t *a = &engine.settings.avail;
+    const avail_t *a = &engine.procs.settings.avail;
     policy_input_t in = {0};
     policy_proc_t *procs = calloc((size_t)engine.size, sizeof *procs);
     double *hashes = calloc((size_t)engine.size, sizeof *hashes);
@@ -254,17 +254,17 @@ static void decide_on_root(decision_msg_t *m, decision_arrays_t *out)
         data_rows(&in, procs);
         file_resources.free_cores(a, running, free_cores);
         in.free_cores = free_cores;
-        in.elapsed = MPI_Wtime() - engine.start_seconds;
+        in.elapsed = MPI_Wtime() - engine.pol.start_seconds;
         policy_decision_t pd;
         char err[320];
-        policy_config_t cfg = engine.settings.policy;
+        policy_config_t cfg = engine.procs.settings.policy;
         /* SHMEM's PE set is fixed at start: only rebalances remain open to the policy. */
         if (engine_shmem_active()) {
             cfg.min_procs = cfg.max_procs = engine.size;
             cfg.preferred = 0;
             cfg.release = false;
         }
-        int rc = policy_decide(&cfg, a, &engine.settings.params, &in, &engine.policy_state,
+        int rc = policy_decide(&cfg, a, &engine.procs.settings.params, &in, &engine.pol.policy_state,
                                &pd, err, sizeof err);
         if (rc)
             none_because(m, err);
@@ -313,10 +313,10 @@ static mal_status_t carry_out(const decision_msg_t *m, const decision_arrays_t *
 {
     switch (m->d.action) {
     case MAL_ACTION_EXPAND: {
-        engine.spawn_hosts = arr->hosts;
-        engine.spawn_hosts_base = engine.spawned;
+        engine.procs.spawn_hosts = arr->hosts;
+        engine.procs.spawn_hosts_base = engine.procs.spawned;
         mal_status_t st = mal_expand(m->count, MAL_SPAWN_DEFAULT, arr->weights);
-        engine.spawn_hosts = NULL;
+        engine.procs.spawn_hosts = NULL;
         return st;
     }
     case MAL_ACTION_SHRINK:
@@ -333,9 +333,9 @@ static mal_status_t carry_out(const decision_msg_t *m, const decision_arrays_t *
  * as much the operator's business as why it changed. */
 static void log_decision(const mal_decision_t *d)
 {
-    if (engine.rank != 0 || engine.settings.report == NULL)
+    if (engine.rank != 0 || engine.procs.settings.report == NULL)
         return;
-    FILE *f = fopen(engine.settings.report, "a");
+    FILE *f = fopen(engine.procs.settings.report, "a");
     if (f == NULL)
         return;
     fprintf(f, "{\"kind\":\"decision\",\"iteration\":%lld,\"action\":\"%s\","
@@ -350,7 +350,7 @@ static void log_decision(const mal_decision_t *d)
 
 static void announce(const mal_decision_t *d)
 {
-    if (engine.rank != 0 || !engine.settings.summary || d->action == MAL_ACTION_NONE)
+    if (engine.rank != 0 || !engine.procs.settings.summary || d->action == MAL_ACTION_NONE)
         return;
     printf("libmal: policy at it %lld: %s %d -> %d procs: %s\n", (long long)d->iteration,
            engine_action_name(d->action), d->procs_before, d->procs_after, d->reason);
@@ -359,7 +359,7 @@ static void announce(const mal_decision_t *d)
 
 mal_status_t engine_policy_step(void)
 {
-    if (!engine.settings.policy_on)
+    if (!engine.procs.settings.policy_on)
         return MAL_CONTINUE;
     decision_msg_t m = {0};
     decision_arrays_t arr = {0};
@@ -368,13 +368,13 @@ mal_status_t engine_policy_step(void)
     mal_status_t st = receive_decision(&m, &arr);
     m.d.iteration = engine.iteration;
     m.d.procs_before = engine.size;
-    engine.decision = m.d;
+    engine.pol.decision = m.d;
     if (!st) {
         log_decision(&m.d);
         announce(&m.d);
-        engine.decision_fresh = true;
+        engine.pol.decision_fresh = true;
         st = carry_out(&m, &arr);
-        engine.decision_fresh = false;
+        engine.pol.decision_fresh = false;
     }
     arrays_free(&arr);
     return st;
@@ -387,7 +387,7 @@ mal_status_t mal_last_decision(mal_decision_t *d)
         return st;
     if (d == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_last_decision: d is NULL");
-    *d = engine.decision;
+    *d = engine.pol.decision;
     return MAL_OK;
 }
 
@@ -395,7 +395,7 @@ mal_status_t mal_last_decision(mal_decision_t *d)
 
 void engine_decision_json(FILE *f)
 {
-    const mal_decision_t *d = &engine.decision;
+    const mal_decision_t *d = &engine.pol.decision;
     fprintf(f, ",\"decided_by\":\"policy\",\"goal_s\":%.6f,\"predicted_current_s\":%.6f,"
             "\"predicted_comp_s\":%.6f,\"predicted_comm_s\":%.6f,\"predicted_process_s\":%.6f,"
             "\"predicted_redist_s\":%.6f,\"reason\":", d->goal, d->current, d->comp, d->comm,
@@ -405,7 +405,7 @@ void engine_decision_json(FILE *f)
 
 void engine_decision_summary(void)
 {
-    const mal_decision_t *d = &engine.decision;
+    const mal_decision_t *d = &engine.pol.decision;
     printf("libmal:   policy predicted %.4f s per interval (comp %.4f, comm %.4f, process "
            "%.4f, redist %.4f) against %.4f s without it%s", d->comp + d->comm + d->process +
            d->redist, d->comp, d->comm, d->process, d->redist, d->current,

@@ -238,14 +238,14 @@ static char *host_for(const char *hosts, int index)
 /* The policy's hosts for the expansion under way, else the configured list. */
 static char *spawn_host_at(int64_t index)
 {
-    if (engine.spawn_hosts != NULL)
-        return host_for(engine.spawn_hosts, (int)(index - engine.spawn_hosts_base));
-    return host_for(engine.settings.hosts, (int)index);
+    if (engine.procs.spawn_hosts != NULL)
+        return host_for(engine.procs.spawn_hosts, (int)(index - engine.procs.spawn_hosts_base));
+    return host_for(engine.procs.settings.hosts, (int)index);
 }
 
 char *engine_spawn_host(int index)
 {
-    return spawn_host_at(engine.spawned + index);
+    return spawn_host_at(engine.procs.spawned + index);
 }
 
 /* Whether the name resolves. An unknown host is refused here rather than by the MPI
@@ -267,7 +267,7 @@ static mal_status_t check_host(const char *host)
  * call, or the next n hosts of the list for a batch. */
 static mal_status_t host_info(int n, int index, MPI_Info info)
 {
-    const char *hosts = engine.spawn_hosts != NULL ? engine.spawn_hosts : engine.settings.hosts;
+    const char *hosts = engine.procs.spawn_hosts != NULL ? engine.procs.spawn_hosts : engine.procs.settings.hosts;
     if (hosts == NULL)
         return MAL_OK;
     size_t cap = (size_t)n * (strlen(hosts) + 1) + 1;
@@ -315,7 +315,7 @@ static mal_status_t spawn_info(int n, int index, MPI_Info *info)
  * ("does not support spawn") in a measured run. */
 static void pause_before_retry(int attempts)
 {
-    if (engine.settings.summary)
+    if (engine.procs.settings.summary)
         printf("libmal: spawn lost by the MPI runtime; trying again (attempt %d of %d)\n",
                attempts + 1, ENGINE_SPAWN_ATTEMPTS);
     struct timespec ts = {attempts, 0};
@@ -332,7 +332,7 @@ static int spawn_once(const char *program, int n, MPI_Info info, MPI_Comm *inter
     pid_t before[ENGINE_MAX_SIBLINGS];
     int nbefore = engine_spawn_siblings(before, ENGINE_MAX_SIBLINGS);
     double t0 = MPI_Wtime();
-    int rc = MPI_Comm_spawn(program, engine.settings.argv, n, info, 0, MPI_COMM_SELF, inter,
+    int rc = MPI_Comm_spawn(program, engine.procs.settings.argv, n, info, 0, MPI_COMM_SELF, inter,
                             MPI_ERRCODES_IGNORE);
     int bound = engine_spawn_bound();
     *timed_out = rc != MPI_SUCCESS && bound > 0 && MPI_Wtime() - t0 >= bound - 1.0;
@@ -359,7 +359,7 @@ static mal_status_t spawn_failed(int rc, int n, const char *program, bool lost,
 
 mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair)
 {
-    const char *program = engine.settings.program;
+    const char *program = engine.procs.settings.program;
     if (access(program, X_OK) != 0)
         return engine_fail(MAL_ERR_SPAWN, "mal_expand: cannot spawn '%s': %s (mpiexec would "
                            "abort the job)", program, strerror(errno));
@@ -438,14 +438,14 @@ static void backoff(long *ns)
 
 static void report_parked(double wall, double cpu)
 {
-    if (engine.settings.summary)
+    if (engine.procs.settings.summary)
         printf("libmal: released %s process parked %.3f s until its job finalized, "
-               "CPU %.4f s (%.2f%%)\n", engine.initial ? "initial" : "spawned", wall, cpu,
+               "CPU %.4f s (%.2f%%)\n", engine.procs.initial ? "initial" : "spawned", wall, cpu,
                wall > 0 ? 100.0 * cpu / wall : 0.0);
-    FILE *f = engine.settings.report ? fopen(engine.settings.report, "a") : NULL;
+    FILE *f = engine.procs.settings.report ? fopen(engine.procs.settings.report, "a") : NULL;
     if (f != NULL) {
         fprintf(f, "{\"event\":\"parked\",\"initial\":%s,\"wall_s\":%.6f,\"cpu_s\":%.6f}\n",
-                engine.initial ? "true" : "false", wall, cpu);
+                engine.procs.initial ? "true" : "false", wall, cpu);
         fclose(f);
     }
 }
@@ -454,7 +454,7 @@ void engine_park(bool report)
 {
     double t0 = MPI_Wtime(), c0 = cpu_seconds();
     MPI_Request req;
-    if (MPI_Ibarrier(engine.job, &req) != MPI_SUCCESS)
+    if (MPI_Ibarrier(engine.procs.job, &req) != MPI_SUCCESS)
         return;
     int done = 0;
     long ns = 50000;
@@ -469,7 +469,7 @@ _Noreturn void engine_leave_abandoned(MPI_Comm *comm)
     if (*comm != MPI_COMM_NULL)
         MPI_Comm_free(comm);
     engine_park(false);
-    MPI_Comm_free(&engine.job);
+    MPI_Comm_free(&engine.procs.job);
     MPI_Finalize();
     exit(0);
 }

@@ -148,16 +148,16 @@ static mal_status_t resolve_all(const mal_config_t *cfg, mal_redist_t *method,
     if (!st)
         st = read_count_limit(limit);
     if (!st)
-        st = resolve_memory(cfg->memory, &engine.direct);
+        st = resolve_memory(cfg->memory, &engine.xfer.direct);
     if (!st)
-        st = engine_settings_resolve(cfg, &engine.settings);
+        st = engine_settings_resolve(cfg, &engine.procs.settings);
     char err[256];
-    if (!st && schedule_parse(engine.settings.plan, &engine.schedule, err, sizeof err) != 0)
-        st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", engine.settings.plan, err);
+    if (!st && schedule_parse(engine.procs.settings.plan, &engine.pol.schedule, err, sizeof err) != 0)
+        st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", engine.procs.settings.plan, err);
     /* A plan this launcher or MPI library cannot carry out without hanging is refused
      * now, not at its iteration (platform.c). */
     if (!st)
-        st = engine_platform_check(&engine.schedule, engine.direct);
+        st = engine_platform_check(&engine.pol.schedule, engine.xfer.direct);
     return st;
 }
 
@@ -168,19 +168,19 @@ static mal_status_t start_transport(mal_redist_t method)
 {
     if (method != MAL_REDIST_SHMEM && !engine_shmem_active())
         return MAL_OK;
-    for (size_t i = 0; i < engine.schedule.count; i++)
-        if (engine.schedule.actions[i].kind != SCHEDULE_REBALANCE)
+    for (size_t i = 0; i < engine.pol.schedule.count; i++)
+        if (engine.pol.schedule.actions[i].kind != SCHEDULE_REBALANCE)
             return engine_fail(MAL_ERR_UNSUPPORTED, "mal_init: plan entry %zu (iteration %lld) "
                                "adds or releases processes, which SHMEM (MAL_REDIST=shmem) "
                                "cannot: its PE set is fixed", i + 1,
-                               (long long)engine.schedule.actions[i].iteration);
+                               (long long)engine.pol.schedule.actions[i].iteration);
     return method == MAL_REDIST_SHMEM ? engine_shmem_start(engine.comm) : MAL_OK;
 }
 
 static void release_state(void)
 {
-    engine_settings_free(&engine.settings);
-    schedule_free(&engine.schedule);
+    engine_settings_free(&engine.procs.settings);
+    schedule_free(&engine.pol.schedule);
     engine_free_values();
 }
 
@@ -207,7 +207,7 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     /* Errors inside libmal become status codes, not aborts: a failed rebalance must
      * leave the application running with its data. */
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    engine = (engine_state_t){.comm = dup, .config = cfg, .initial = true};
+    engine = (engine_state_t){.comm = dup, .config = cfg, .procs.initial = true};
     MPI_Comm_rank(dup, &engine.rank);
     MPI_Comm_size(dup, &engine.size);
     /* Validate after the duplication, so a rank with a bad setting fails together with
@@ -215,13 +215,13 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     mal_redist_t method = MAL_REDIST_RMA;
     int64_t limit = 0;
     st = resolve_all(&cfg, &method, &limit);
-    uint64_t fp = st ? 0 : engine_settings_fingerprint(&engine.settings,
+    uint64_t fp = st ? 0 : engine_settings_fingerprint(&engine.procs.settings,
                                                        settings_fingerprint(&cfg, method, limit));
     st = engine_agree(st, fp, "mal_init (config, MAL_REDIST, MAL_MAX_COUNT, plan, spawn)");
     if (!st)
         st = engine_agree(start_transport(method), 0, "mal_init (SHMEM transport)");
     if (!st)
-        st = engine_mpi_check(MPI_Comm_dup(comm, &engine.job), "mal_init: MPI_Comm_dup");
+        st = engine_mpi_check(MPI_Comm_dup(comm, &engine.procs.job), "mal_init: MPI_Comm_dup");
     if (st) {
         release_state();
         MPI_Comm_free(&engine.comm);
@@ -229,16 +229,16 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
         return st;
     }
     engine.initialized = true;
-    engine.method = method;
-    engine.shmem = method == MAL_REDIST_SHMEM;
-    engine.count_limit = limit;
-    engine.last.method = method;
-    engine_monitor_init(&engine.settings.params, true);
-    if (engine.rank == 0 && engine.settings.summary && engine_platform_probed())
+    engine.xfer.method = method;
+    engine.xfer.shmem = method == MAL_REDIST_SHMEM;
+    engine.xfer.count_limit = limit;
+    engine.stats.last.method = method;
+    engine_monitor_init(&engine.procs.settings.params, true);
+    if (engine.rank == 0 && engine.procs.settings.summary && engine_platform_probed())
         engine_platform_announce();
-    if (engine.rank == 0 && engine.settings.summary)
+    if (engine.rank == 0 && engine.procs.settings.summary)
         engine_spawn_bound_notice();
-    engine.start_seconds = MPI_Wtime();
+    engine.pol.start_seconds = MPI_Wtime();
     return MAL_OK;
 }
 
@@ -247,9 +247,9 @@ mal_status_t mal_finalize(void)
     engine_enter("mal_finalize");
     if (!engine.initialized)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_finalize called before mal_init");
-    while (engine.arrays != NULL) {
-        mal_array_t *a = engine.arrays;
-        engine.arrays = a->next;
+    while (engine.reg.arrays != NULL) {
+        mal_array_t *a = engine.reg.arrays;
+        engine.reg.arrays = a->next;
         engine_array_destroy(a);
     }
     engine_csr_free_all();
@@ -258,8 +258,8 @@ mal_status_t mal_finalize(void)
     if (engine.comm != MPI_COMM_NULL)
         MPI_Comm_free(&engine.comm);
     /* MPI finalizes whole jobs: meet the rest of this one (parked if released). */
-    engine_park(engine.removed);
-    MPI_Comm_free(&engine.job);
+    engine_park(engine.procs.removed);
+    MPI_Comm_free(&engine.procs.job);
     release_state();
     engine = (engine_state_t){.comm = MPI_COMM_NULL};
     engine_set_logging(true);
@@ -282,19 +282,19 @@ mal_status_t mal_set_redist(mal_redist_t method)
     mal_redist_t resolved = MAL_REDIST_RMA;
     if (st || (st = engine_resolve_method(method, &resolved, "mal_set_redist")))
         return st;
-    if (resolved == MAL_REDIST_SHMEM && !engine.shmem)
+    if (resolved == MAL_REDIST_SHMEM && !engine.xfer.shmem)
         return engine_fail(MAL_ERR_UNSUPPORTED, "mal_set_redist: shmem is chosen at mal_init "
                            "(MAL_REDIST=shmem or config->redist), which starts SHMEM and puts "
                            "structures on the symmetric heap%s",
                            mal_redist_supported(MAL_REDIST_SHMEM)
                                ? "" : "; this libmal was built without OpenSHMEM");
-    engine.method = resolved;
+    engine.xfer.method = resolved;
     return MAL_OK;
 }
 
 mal_redist_t mal_get_redist(void)
 {
-    return engine.initialized ? engine.method : MAL_REDIST_DEFAULT;
+    return engine.initialized ? engine.xfer.method : MAL_REDIST_DEFAULT;
 }
 
 mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats)
@@ -304,13 +304,13 @@ mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats)
         return st;
     if (stats == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_last_rebalance: stats is NULL");
-    *stats = engine.last;
+    *stats = engine.stats.last;
     return MAL_OK;
 }
 
 int mal_window_count(void)
 {
-    return engine.initialized ? engine.windows : 0;
+    return engine.initialized ? engine.reg.windows : 0;
 }
 
 const char *mal_memory_name(const mal_array_t *array)

@@ -133,43 +133,66 @@ typedef struct {
     avail_t avail;
 } engine_settings_t;
 
+/* The registry layer's state: every registered structure and value of this process. */
+typedef struct {
+    mal_array_t *arrays;
+    mal_csr_t *matrices;        /* in creation order on every rank                */
+    engine_value_t *values;
+    int windows;
+} engine_registry_t;
+
+/* How data moves: the transport chosen at mal_init (or by mal_set_redist). */
+typedef struct {
+    mal_redist_t method;
+    bool direct;                /* buffers may be direct memory (MAL_MEMORY)           */
+    bool shmem;                 /* this mal_init started (or reused) the SHMEM transport
+                                 * over mal_comm(): symmetric allocations are allowed  */
+    int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
+} engine_transfer_t;
+
+/* The processes layer's state: this process's job and its place in the malleable set. */
+typedef struct {
+    MPI_Comm job;               /* this process's MPI job (its MPI_COMM_WORLD peers
+                                 * that use libmal): they finalize MPI together      */
+    bool initial;               /* not started by a libmal expansion               */
+    bool removed;               /* released by a shrink: only mal_finalize is left  */
+    int64_t spawned;            /* processes spawned so far: next host in the list  */
+    engine_settings_t settings;
+    char *spawn_hosts;          /* the decided expansion's hosts (comma-separated),
+                                 * used instead of settings.hosts, from index
+                                 * spawn_hosts_base; NULL otherwise                   */
+    int64_t spawn_hosts_base;
+} engine_procs_t;
+
+/* What decides reconfigurations: the plan and the policy (decide.c). */
+typedef struct {
+    schedule_t schedule;
+    size_t next_action;         /* first plan entry not yet carried out             */
+    double start_seconds;       /* MPI_Wtime at mal_init (rank 0 measures the run)   */
+    policy_state_t policy_state;
+    mal_decision_t decision;    /* the latest, on every rank                         */
+    bool decision_fresh;        /* the reconfiguration under way carries it out:
+                                 * the report names its reason                       */
+} engine_decider_t;
+
+/* Figures of the latest rebalance and reconfiguration. */
+typedef struct {
+    mal_rebalance_stats_t last;
+    mal_reconfig_stats_t reconfig;
+} engine_stats_t;
+
 typedef struct {
     bool initialized;
     MPI_Comm comm;
     int rank;
     int size;
     mal_config_t config;
-    mal_redist_t method;
-    bool direct;                /* buffers may be direct memory (MAL_MEMORY)           */
-    bool shmem;                 /* this mal_init started (or reused) the SHMEM transport
-                                 * over mal_comm(): symmetric allocations are allowed  */
-    int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
-    mal_array_t *arrays;
-    mal_csr_t *matrices;        /* in creation order on every rank                */
-    int windows;
-    mal_rebalance_stats_t last;
-    /* Malleability. */
-    MPI_Comm job;               /* this process's MPI job (its MPI_COMM_WORLD peers
-                                 * that use libmal): they finalize MPI together      */
-    bool initial;               /* not started by a libmal expansion               */
-    bool removed;               /* released by a shrink: only mal_finalize is left  */
     int64_t iteration;          /* mal_step calls, carried to joiners               */
-    int64_t spawned;            /* processes spawned so far: next host in the list  */
-    engine_settings_t settings;
-    schedule_t schedule;
-    size_t next_action;         /* first plan entry not yet carried out             */
-    engine_value_t *values;
-    mal_reconfig_stats_t reconfig;
-    /* The policy (decide.c). */
-    double start_seconds;       /* MPI_Wtime at mal_init (rank 0 measures the run)   */
-    policy_state_t policy_state;
-    mal_decision_t decision;    /* the latest, on every rank                         */
-    bool decision_fresh;        /* the reconfiguration under way carries it out:
-                                 * the report names its reason                       */
-    char *spawn_hosts;          /* the decided expansion's hosts (comma-separated),
-                                 * used instead of settings.hosts, from index
-                                 * spawn_hosts_base; NULL otherwise                   */
-    int64_t spawn_hosts_base;
+    engine_registry_t reg;
+    engine_transfer_t xfer;
+    engine_procs_t procs;
+    engine_decider_t pol;
+    engine_stats_t stats;
 } engine_state_t;
 
 extern engine_state_t engine;

@@ -94,12 +94,12 @@ static char *get_str(unpack_t *u)
 
 static void pack_settings(pack_t *p)
 {
-    const engine_settings_t *s = &engine.settings;
+    const engine_settings_t *s = &engine.procs.settings;
     put(p, &engine.config.headroom, sizeof engine.config.headroom);
     put_i64(p, engine.config.min_rows);
-    put_i64(p, engine.method);
-    put_i64(p, engine.count_limit);
-    put_i64(p, engine.direct);
+    put_i64(p, engine.xfer.method);
+    put_i64(p, engine.xfer.count_limit);
+    put_i64(p, engine.xfer.direct);
     put_i64(p, s->spawn_mode);
     put_i64(p, s->summary);
     put_i64(p, s->sample_interval);
@@ -123,10 +123,10 @@ static void pack_settings(pack_t *p)
 static void pack_matrices(pack_t *p)
 {
     int64_t count = 0;
-    for (mal_csr_t *m = engine.matrices; m != NULL; m = m->next)
+    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next)
         count++;
     put_i64(p, count);
-    for (mal_csr_t *m = engine.matrices; m != NULL; m = m->next) {
+    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next) {
         put_str(p, m->name);
         put_i64(p, m->global_rows);
         put_i64(p, m->global_cols);
@@ -137,7 +137,7 @@ static void pack_matrices(pack_t *p)
 static int64_t matrix_index(const mal_csr_t *target)
 {
     int64_t i = 0;
-    for (const mal_csr_t *m = engine.matrices; m != NULL; m = m->next, i++)
+    for (const mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next, i++)
         if (m == target)
             return i;
     return -1;
@@ -146,10 +146,10 @@ static int64_t matrix_index(const mal_csr_t *target)
 static void pack_arrays(pack_t *p)
 {
     int64_t count = 0;
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
         count++;
     put_i64(p, count);
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next) {
         put_str(p, a->name);
         put_i64(p, a->distribution);
         put_i64(p, a->global_rows);
@@ -165,10 +165,10 @@ static void pack_arrays(pack_t *p)
 static void pack_values(pack_t *p)
 {
     int64_t count = 0;
-    for (engine_value_t *v = engine.values; v != NULL; v = v->next)
+    for (engine_value_t *v = engine.reg.values; v != NULL; v = v->next)
         count += v->ptr != NULL;
     put_i64(p, count);
-    for (engine_value_t *v = engine.values; v != NULL; v = v->next)
+    for (engine_value_t *v = engine.reg.values; v != NULL; v = v->next)
         if (v->ptr != NULL) {
             put_str(p, v->name);
             put_i64(p, (int64_t)v->bytes);
@@ -225,8 +225,8 @@ mal_status_t engine_send_join_info(MPI_Comm pair, int remaining, int new_procs,
     put_i64(&p, engine.size);
     put_i64(&p, new_procs);
     put_i64(&p, engine.iteration);
-    put_i64(&p, (int64_t)engine.next_action);
-    put_i64(&p, engine.spawned + (new_procs - engine.size)); /* once this one succeeds */
+    put_i64(&p, (int64_t)engine.pol.next_action);
+    put_i64(&p, engine.procs.spawned + (new_procs - engine.size)); /* once this one succeeds */
     pack_settings(&p);
     put_i64(&p, weights != NULL);
     if (weights != NULL)
@@ -254,12 +254,12 @@ typedef struct {
 
 static void unpack_settings(unpack_t *u)
 {
-    engine_settings_t *s = &engine.settings;
+    engine_settings_t *s = &engine.procs.settings;
     get(u, &engine.config.headroom, sizeof engine.config.headroom);
     engine.config.min_rows = get_i64(u);
-    engine.method = (mal_redist_t)get_i64(u);
-    engine.count_limit = get_i64(u);
-    engine.direct = get_i64(u) != 0;
+    engine.xfer.method = (mal_redist_t)get_i64(u);
+    engine.xfer.count_limit = get_i64(u);
+    engine.xfer.direct = get_i64(u) != 0;
     s->spawn_mode = (mal_spawn_mode_t)get_i64(u);
     s->summary = get_i64(u) != 0;
     s->sample_interval = (int)get_i64(u);
@@ -282,7 +282,7 @@ static void unpack_settings(unpack_t *u)
 static void unpack_matrices(unpack_t *u)
 {
     int64_t count = get_i64(u);
-    mal_csr_t **tail = &engine.matrices;
+    mal_csr_t **tail = &engine.reg.matrices;
     for (int64_t i = 0; i < count && !u->failed; i++) {
         mal_csr_t *m = calloc(1, sizeof *m);
         char *name = get_str(u);
@@ -305,7 +305,7 @@ static void unpack_matrices(unpack_t *u)
 
 static mal_csr_t *matrix_at(int64_t index)
 {
-    mal_csr_t *m = engine.matrices;
+    mal_csr_t *m = engine.reg.matrices;
     for (int64_t i = 0; m != NULL && i < index; i++)
         m = m->next;
     return index < 0 ? NULL : m;
@@ -362,7 +362,7 @@ static mal_array_t *unpack_array(unpack_t *u, int64_t old_procs)
 static void unpack_arrays(unpack_t *u, int64_t old_procs)
 {
     int64_t count = get_i64(u);
-    mal_array_t **tail = &engine.arrays;
+    mal_array_t **tail = &engine.reg.arrays;
     for (int64_t i = 0; i < count && !u->failed; i++) {
         mal_array_t *a = unpack_array(u, old_procs);
         if (a != NULL) {
@@ -390,8 +390,8 @@ static void unpack_values(unpack_t *u)
         free(name);
         v->bytes = (size_t)bytes;
         get(u, v->carried, v->bytes);
-        v->next = engine.values;
-        engine.values = v;
+        v->next = engine.reg.values;
+        engine.reg.values = v;
     }
 }
 
@@ -403,8 +403,8 @@ static void unpack_join_info(unpack_t *u, join_header_t *h)
     h->old_procs = get_i64(u);
     h->new_procs = get_i64(u);
     engine.iteration = get_i64(u);
-    engine.next_action = (size_t)get_i64(u);
-    engine.spawned = get_i64(u);
+    engine.pol.next_action = (size_t)get_i64(u);
+    engine.procs.spawned = get_i64(u);
     unpack_settings(u);
     if (get_i64(u) && !u->failed) {
         h->weights = malloc((size_t)h->new_procs * sizeof *h->weights);
@@ -528,7 +528,7 @@ static _Noreturn void leave_unjoined(MPI_Comm *parent, MPI_Comm *pair, const cha
 mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg)
 {
     engine = (engine_state_t){.comm = MPI_COMM_NULL, .config = *cfg};
-    MPI_Comm_dup(MPI_COMM_WORLD, &engine.job);
+    MPI_Comm_dup(MPI_COMM_WORLD, &engine.procs.job);
     MPI_Comm pair = MPI_COMM_NULL, comm = MPI_COMM_NULL;
     MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
     MPI_Intercomm_merge(parent, 1, &pair);
@@ -551,14 +551,14 @@ mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg)
     MPI_Comm_rank(comm, &engine.rank);
     MPI_Comm_size(comm, &engine.size);
     engine_set_logging(cfg->log_errors);
-    schedule_parse(engine.settings.plan, &engine.schedule, NULL, 0);
-    engine_monitor_init(&engine.settings.params, false);
+    schedule_parse(engine.procs.settings.plan, &engine.pol.schedule, NULL, 0);
+    engine_monitor_init(&engine.procs.settings.params, false);
     st = join_data(comm, &h);
     engine_monitor_begin_iteration(); /* the first iteration starts now */
     free(h.weights);
     if (st)
         engine_leave_abandoned(&engine.comm);
     engine.initialized = true;
-    engine.last.method = engine.method;
+    engine.stats.last.method = engine.xfer.method;
     return MAL_OK;
 }

@@ -214,7 +214,7 @@ static void begin_interval(void)
 {
     mon.start = engine.iteration;
     mon.cur = (interval_t){.host = mon.host, .cores = engine_host_cores(),
-                           .initial = engine.initial};
+                           .initial = engine.procs.initial};
 }
 
 /* After a reconfiguration or a load change: forget the reference, wait a grace period. */
@@ -222,7 +222,7 @@ static void relearn(void)
 {
     mon.best_cost = INFINITY;
     mon.strikes = 0;
-    mon.grace_left = engine.settings.grace;
+    mon.grace_left = engine.procs.settings.grace;
 }
 
 void engine_monitor_init(const predict_params_t *params, bool announce)
@@ -235,13 +235,13 @@ void engine_monitor_init(const predict_params_t *params, bool announce)
     begin_interval();
     relearn();
     engine_monitor_begin_iteration();
-    if (announce && engine.rank == 0 && engine.settings.summary) {
+    if (announce && engine.rank == 0 && engine.procs.settings.summary) {
         printf("libmal: monitor: hardware counter %s; computing power from %s\n",
                mon.counter_name, mon.papi_set != -1 ? "it" :
                "the work reported with mal_set_work (else the rows held) per second of "
                "computation");
-        printf("libmal: model: %s\n", engine.settings.calibration != NULL
-               ? engine.settings.calibration
+        printf("libmal: model: %s\n", engine.procs.settings.calibration != NULL
+               ? engine.procs.settings.calibration
                : "no calibration file (mal_config_t.calibration or MAL_CALIBRATION; "
                  "mal-calibrate writes one): documented defaults");
         fflush(stdout);
@@ -278,7 +278,7 @@ void engine_monitor_comm(predict_op_t op, double bytes, double seconds, bool cal
 static double rows_held(void)
 {
     double best = -1, rows = 0;
-    for (const mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+    for (const mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next) {
         double bytes = (double)a->global_rows * (double)a->row_bytes;
         if (a->distribution == MAL_BLOCK && bytes > best) {
             best = bytes;
@@ -538,7 +538,7 @@ static double lambda_for(int p)
 
 mal_status_t engine_monitor_step(void)
 {
-    mon.closed = mon.on && engine.iteration - mon.start >= engine.settings.sample_interval;
+    mon.closed = mon.on && engine.iteration - mon.start >= engine.procs.settings.sample_interval;
     mal_status_t st = mon.closed ? close_interval() : MAL_OK;
     if (st)
         mon.closed = false; /* nothing gathered to decide on */
@@ -681,7 +681,7 @@ void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_
     predict_comm_profile_t prof;
     comm_profile(&prof);
     double lambda = lambda_for(procs_after);
-    int64_t len = engine.settings.sample_interval;
+    int64_t len = engine.procs.settings.sample_interval;
     mon.pred = (mal_prediction_t){
         .iteration = engine.iteration, .action = action, .procs_before = engine.size,
         .procs_after = procs_after, .interval = len, .lambda = lambda,
@@ -717,8 +717,8 @@ bool engine_monitor_sample(policy_input_t *in, policy_proc_t *procs, double *hos
     in->procs = procs;
     in->nprocs = mon.nall;
     in->iteration = engine.iteration;
-    in->interval = engine.settings.sample_interval;
-    in->interval_seconds = wall * engine.settings.sample_interval;
+    in->interval = engine.procs.settings.sample_interval;
+    in->interval_seconds = wall * engine.procs.settings.sample_interval;
     in->work = predict_extrapolate(mon.history, mon.nhistory);
     comm_profile(&in->comm);
     in->lambda = lambda_for(mon.nall);
@@ -867,8 +867,8 @@ static void report_prediction(void)
     if (engine.rank != 0)
         return;
     const mal_prediction_t *p = &mon.pred;
-    if (engine.settings.report != NULL) {
-        FILE *f = fopen(engine.settings.report, "a");
+    if (engine.procs.settings.report != NULL) {
+        FILE *f = fopen(engine.procs.settings.report, "a");
         if (f != NULL) {
             fprintf(f, "{\"kind\":\"prediction\",\"iteration\":%lld,\"action\":\"%s\","
                     "\"procs_before\":%d,\"procs_after\":%d,\"interval\":%lld,"
@@ -882,7 +882,7 @@ static void report_prediction(void)
             fclose(f);
         }
     }
-    if (!engine.settings.summary)
+    if (!engine.procs.settings.summary)
         return;
     printf("libmal: predicted/measured after the %s at it %lld (%d -> %d procs, %lld its):",
            engine_action_name(p->action), (long long)p->iteration, p->procs_before,

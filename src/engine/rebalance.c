@@ -84,14 +84,14 @@ static bool fits_in_place(const mal_array_t *a, const int64_t *nb, int64_t *offs
 static mal_status_t check_memory(const mal_array_t *a)
 {
     bool symmetric = a->buf[a->current].symmetric;
-    bool shmem = engine.method == MAL_REDIST_SHMEM;
+    bool shmem = engine.xfer.method == MAL_REDIST_SHMEM;
     if (shmem == symmetric || !engine_one_sided())
         return MAL_OK;
     return engine_fail(MAL_ERR_UNSUPPORTED, "mal_rebalance: \"%s\" lives in %s, which "
                        "method %s cannot reach (allocate it under %s, or use alltoallv or "
                        "p2p)", a->name, symmetric ? "the SHMEM symmetric heap"
                                                   : "MPI windows or direct memory",
-                       mal_redist_name(engine.method), symmetric ? "shmem" : "rma or rma-get");
+                       mal_redist_name(engine.xfer.method), symmetric ? "shmem" : "rma or rma-get");
 }
 
 static mal_status_t plan_move(move_t *m, const double *weights)
@@ -150,13 +150,13 @@ static mal_status_t plan_move(move_t *m, const double *weights)
 
 static mal_status_t plan_all(rebalance_t *rb, const double *weights)
 {
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
         rb->n += a->distribution == MAL_BLOCK;
     rb->moves = calloc(rb->n ? (size_t)rb->n : 1, sizeof *rb->moves);
     if (rb->moves == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory to plan a rebalance");
     int i = 0;
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
         if (a->distribution == MAL_BLOCK)
             rb->moves[i++].array = a;
     mal_status_t st = MAL_OK;
@@ -246,12 +246,12 @@ static mal_status_t epochs(rebalance_t *rb, bool targets, epoch_step_t step)
     /* SHMEM has no epochs: the agreement orders the stores before the gets, and one
      * quiet completes every get of this PE. Closing quiets again, so that gets still in
      * flight after a failure land before any buffer is freed or reused. */
-    if (engine.method == MAL_REDIST_SHMEM)
+    if (engine.xfer.method == MAL_REDIST_SHMEM)
         return step != EPOCH_OPEN && !targets ? engine_shmem_quiet() : MAL_OK;
     mal_status_t st = MAL_OK;
     for (int i = 0; i < rb->n; i++) {
         const move_t *m = &rb->moves[i];
-        if (!m->changed || (targets && (m->in_place || engine.method != MAL_REDIST_RMA)))
+        if (!m->changed || (targets && (m->in_place || engine.xfer.method != MAL_REDIST_RMA)))
             continue;
         mal_status_t s = engine_epoch(targets ? m->plan.dst_win : m->plan.src_win, step);
         st = st ? st : s;
@@ -266,7 +266,7 @@ static mal_status_t execute(rebalance_t *rb)
         move_t *m = &rb->moves[i];
         if (!m->changed)
             continue;
-        switch (engine.method) {
+        switch (engine.xfer.method) {
         case MAL_REDIST_ALLTOALLV: st = engine_redist_alltoallv(&m->plan); break;
         case MAL_REDIST_P2P: st = engine_redist_p2p(&m->plan); break;
         case MAL_REDIST_RMA_GET:
@@ -304,8 +304,8 @@ static void predict_move(const move_t *m)
     const mal_array_t *a = m->array;
     bool cold = !a->buf[a->current].crossed || (!m->in_place && !a->buf[1 - a->current].crossed);
     engine_monitor_plan(a->bounds, m->new_bounds, engine.size, a->row_bytes,
-                        engine.method == MAL_REDIST_RMA_GET ||
-                                engine.method == MAL_REDIST_SHMEM
+                        engine.xfer.method == MAL_REDIST_RMA_GET ||
+                                engine.xfer.method == MAL_REDIST_SHMEM
                             ? PREDICT_RMA_PULL : PREDICT_RMA_SPLIT, cold);
     for (int r = 0; r < engine.size && !m->in_place; r++) {
         int64_t lo = a->bounds[r] > m->new_bounds[r] ? a->bounds[r] : m->new_bounds[r];
@@ -318,7 +318,7 @@ static void predict_move(const move_t *m)
 
 static void record_stats(const rebalance_t *rb, int created, bool changed, double t0)
 {
-    mal_rebalance_stats_t s = {.method = engine.method, .windows_created = created,
+    mal_rebalance_stats_t s = {.method = engine.xfer.method, .windows_created = created,
                                .layout_changed = changed, .in_place = changed};
     for (int i = 0; i < rb->n; i++) {
         const move_t *m = &rb->moves[i];
@@ -333,12 +333,12 @@ static void record_stats(const rebalance_t *rb, int created, bool changed, doubl
                 s.bytes_sent += m->plan.send[k].rows * row_bytes;
     }
     s.seconds = MPI_Wtime() - t0;
-    engine.last = s;
+    engine.stats.last = s;
 }
 
 static uint64_t rebalance_fingerprint(const double *weights)
 {
-    int method = (int)engine.method;
+    int method = (int)engine.xfer.method;
     uint64_t h = engine_hash(ENGINE_HASH_SEED, &method, sizeof method);
     return engine_hash(h, weights, (size_t)engine.size * sizeof *weights);
 }
@@ -351,7 +351,7 @@ mal_status_t mal_rebalance(const double *weights)
         return st;
     rebalance_t rb = {0};
     st = check_weights(weights);
-    if (engine.matrices != NULL) {
+    if (engine.reg.matrices != NULL) {
         engine_relayout_t r = {.u = engine.comm, .me_u = engine.rank, .old_procs = engine.size,
                                .me_n = engine.rank, .n_n = engine.size, .weights = weights,
                                .fingerprint = st ? 0 : rebalance_fingerprint(weights)};

@@ -243,7 +243,7 @@ static mal_status_t move_one(engine_reconfig_t *rc, engine_carry_t *c)
     if (c->array->distribution == MAL_REPLICATED)
         return rc->action == MAL_ACTION_EXPAND ? push_replicated(rc, c) : MAL_OK;
     c->plan.kept_in_place = false;
-    switch (engine.method) {
+    switch (engine.xfer.method) {
     case MAL_REDIST_ALLTOALLV: return engine_redist_alltoallv(&c->plan);
     case MAL_REDIST_P2P: return engine_redist_p2p(&c->plan);
     default: break;
@@ -288,7 +288,7 @@ static mal_status_t transfer(engine_reconfig_t *rc)
 
 mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
 {
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next)
+    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
         rc->count++;
     rc->carries = calloc(rc->count ? (size_t)rc->count : 1, sizeof *rc->carries);
     rc->n_of_u = malloc((size_t)rc->n_u * sizeof *rc->n_of_u);
@@ -297,7 +297,7 @@ mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
     for (int r = 0; r < rc->n_u; r++)
         rc->n_of_u[r] = r;
     int i = 0;
-    for (mal_array_t *a = engine.arrays; a != NULL; a = a->next) {
+    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next) {
         rc->carries[i].target.win = MPI_WIN_NULL;
         rc->carries[i++].array = a;
     }
@@ -308,7 +308,7 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
 {
     double t0 = MPI_Wtime();
     mal_status_t st = local;
-    if (engine.matrices != NULL) {
+    if (engine.reg.matrices != NULL) {
         engine_relayout_t r = {.u = rc->u, .me_u = rc->me_u, .old_procs = rc->old_procs,
                                .me_n = rc->n != MPI_COMM_NULL ? rc->me_n : -1,
                                .n_n = rc->n_n, .weights = rc->weights};
@@ -399,7 +399,7 @@ static engine_buffer_t keep_memory(const engine_reconfig_t *rc, engine_buffer_t 
     free(b->peers);
     free(b->caps);
     *b = (engine_buffer_t){.win = MPI_WIN_NULL};
-    engine.windows--;
+    engine.reg.windows--;
     return kept;
 }
 

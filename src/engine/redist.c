@@ -14,13 +14,13 @@
 static int64_t chunk_bytes(void)
 {
     const int64_t gib = INT64_C(1) << 30;
-    return engine.count_limit < gib ? engine.count_limit : gib;
+    return engine.xfer.count_limit < gib ? engine.xfer.count_limit : gib;
 }
 
 bool engine_one_sided(void)
 {
-    return engine.method == MAL_REDIST_RMA || engine.method == MAL_REDIST_RMA_GET ||
-           engine.method == MAL_REDIST_SHMEM;
+    return engine.xfer.method == MAL_REDIST_RMA || engine.xfer.method == MAL_REDIST_RMA_GET ||
+           engine.xfer.method == MAL_REDIST_SHMEM;
 }
 
 /* NOCHECK: nobody takes exclusive locks on libmal's windows. Direct memory has no
@@ -65,7 +65,7 @@ static mal_status_t one_sided_transfer(const engine_plan_t *plan, bool put, char
     const engine_peer_mem_t *peers = put ? plan->dst_peers : plan->src_peers;
     if (peers != NULL)
         return engine_direct_transfer(peers, put, buf, bytes, peer, disp);
-    if (bytes > 0 && engine.method == MAL_REDIST_SHMEM)
+    if (bytes > 0 && engine.xfer.method == MAL_REDIST_SHMEM)
         return engine_shmem_transfer(put, buf, (put ? plan->dst_base : plan->src_base) + disp,
                                      bytes, peer);
     MPI_Win win = put ? plan->dst_win : plan->src_win;
@@ -141,8 +141,8 @@ static void fill_counts(const partition_segment_t *segs, size_t n, int me, bool 
 static bool rows_fit_counts(const engine_plan_t *plan)
 {
     for (int r = 0; r < plan->nprocs; r++)
-        if (plan->old_bounds[r + 1] - plan->old_bounds[r] > engine.count_limit ||
-            plan->new_bounds[r + 1] - plan->new_bounds[r] > engine.count_limit)
+        if (plan->old_bounds[r + 1] - plan->old_bounds[r] > engine.xfer.count_limit ||
+            plan->new_bounds[r + 1] - plan->new_bounds[r] > engine.xfer.count_limit)
             return false;
     return true;
 }

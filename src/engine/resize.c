@@ -15,7 +15,7 @@ static mal_status_t check_new_weights(const double *weights, int n, const char *
 static uint64_t resize_fingerprint(int count, int mode, const int *ranks,
                                    const double *weights, int n)
 {
-    int head[3] = {count, mode, (int)engine.method};
+    int head[3] = {count, mode, (int)engine.xfer.method};
     uint64_t h = engine_hash(ENGINE_HASH_SEED, head, sizeof head);
     if (ranks != NULL)
         h = engine_hash(h, ranks, (size_t)count * sizeof *ranks);
@@ -96,7 +96,7 @@ static mal_status_t spawn_and_join(int count, mal_spawn_mode_t mode, const doubl
     for (int i = 0; i < calls && !st; i++) {
         MPI_Comm next = MPI_COMM_NULL;
         /* Hosts are used in turn across expansions, not from the first at each. */
-        int host_index = (int)(engine.spawned + (int64_t)i * (count / calls));
+        int host_index = (int)(engine.procs.spawned + (int64_t)i * (count / calls));
         st = spawn_step(m, count / calls, host_index, calls - 1 - i, engine.size + count,
                         weights, &next);
         if (m != engine.comm)
@@ -129,7 +129,7 @@ static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mod
         MPI_Comm_free(&engine.comm);
         engine.comm = merged;
         MPI_Comm_size(merged, &engine.size);
-        engine.spawned += count;
+        engine.procs.spawned += count;
     } else {
         MPI_Comm_free(&merged); /* the joiners leave on their own */
     }
@@ -171,7 +171,7 @@ mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
     if (st || (st = check_transport("mal_expand")))
         return st;
     if (mode == MAL_SPAWN_DEFAULT)
-        mode = engine.settings.spawn_mode;
+        mode = engine.procs.settings.spawn_mode;
     st = check_expand(count, mode, weights);
     st = engine_agree(st, st ? 0 : resize_fingerprint(count, mode, NULL, weights,
                                                       engine.size + count),
@@ -214,21 +214,21 @@ static mal_status_t leaving_set(int count, const int *ranks, bool *leaving)
  * stores into the current buffers are visible to every get (as in mal_rebalance). */
 static void source_epochs(epoch_step_t step)
 {
-    for (mal_array_t *a = engine.arrays; a != NULL && engine_one_sided(); a = a->next)
+    for (mal_array_t *a = engine.reg.arrays; a != NULL && engine_one_sided(); a = a->next)
         engine_epoch(a->buf[a->current].win, step);
 }
 
 static void leave(void)
 {
-    while (engine.arrays != NULL) {
-        mal_array_t *a = engine.arrays;
-        engine.arrays = a->next;
+    while (engine.reg.arrays != NULL) {
+        mal_array_t *a = engine.reg.arrays;
+        engine.reg.arrays = a->next;
         engine_array_destroy(a);
     }
     engine_csr_free_all();
     MPI_Comm_free(&engine.comm);
     engine.comm = MPI_COMM_NULL;
-    engine.removed = true;
+    engine.procs.removed = true;
 }
 
 static mal_status_t shrink_data(const bool *leaving, const double *weights, double t0)
@@ -305,6 +305,6 @@ mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
     free(leaving);
     if (st)
         return st;
-    return engine.removed ? MAL_REMOVED : MAL_RECONFIGURED;
+    return engine.procs.removed ? MAL_REMOVED : MAL_RECONFIGURED;
 }
 

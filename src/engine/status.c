@@ -94,7 +94,7 @@ mal_status_t engine_require_init(const char *call)
     engine_enter(call);
     if (!engine.initialized)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "%s called before mal_init", call);
-    if (engine.removed)
+    if (engine.procs.removed)
         return engine_fail(MAL_ERR_RELEASED, "%s called on a process that a shrink released "
                            "(only mal_finalize is left)", call);
     return MAL_OK;

@@ -12,7 +12,7 @@ int64_t mal_iteration(void)
 
 bool mal_is_initial(void)
 {
-    return !engine.initialized || engine.initial;
+    return !engine.initialized || engine.procs.initial;
 }
 
 mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats)
@@ -22,13 +22,13 @@ mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_last_reconfig called before mal_init");
     if (stats == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_last_reconfig: stats is NULL");
-    *stats = engine.reconfig;
+    *stats = engine.stats.reconfig;
     return MAL_OK;
 }
 
 static engine_value_t *find_value(const char *name)
 {
-    for (engine_value_t *v = engine.values; v != NULL; v = v->next)
+    for (engine_value_t *v = engine.reg.values; v != NULL; v = v->next)
         if (strcmp(v->name, name) == 0)
             return v;
     return NULL;
@@ -59,8 +59,8 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes)
         if ((v = calloc(1, sizeof *v)) == NULL)
             return engine_fail(MAL_ERR_NOMEM, "no memory to register \"%s\"", name);
         strcpy(v->name, name);
-        v->next = engine.values;
-        engine.values = v;
+        v->next = engine.reg.values;
+        engine.reg.values = v;
     }
     if (v->carried != NULL) { /* a joining process: the value arrived with the join */
         memcpy(value, v->carried, bytes);
@@ -74,9 +74,9 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes)
 
 void engine_free_values(void)
 {
-    while (engine.values != NULL) {
-        engine_value_t *v = engine.values;
-        engine.values = v->next;
+    while (engine.reg.values != NULL) {
+        engine_value_t *v = engine.reg.values;
+        engine.reg.values = v->next;
         free(v->carried);
         free(v);
     }
@@ -126,9 +126,9 @@ static double bandwidth(const mal_reconfig_stats_t *s)
 
 static void write_json(const mal_reconfig_stats_t *s)
 {
-    FILE *f = fopen(engine.settings.report, "a");
+    FILE *f = fopen(engine.procs.settings.report, "a");
     if (f == NULL) {
-        engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", engine.settings.report);
+        engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", engine.procs.settings.report);
         return;
     }
     fprintf(f, "{\"iteration\":%lld,\"action\":\"%s\",\"procs_before\":%d,\"procs_after\":%d,"
@@ -137,7 +137,7 @@ static void write_json(const mal_reconfig_stats_t *s)
             "\"total_s\":%.6f,\"bandwidth_Bps\":%.0f,\"method\":\"%s\",\"outcome\":\"%s\"",
             (long long)s->iteration, engine_action_name(s->action), s->procs_before, s->procs_after,
             (long long)s->bytes_moved, s->spawn_seconds, s->process_seconds, s->window_seconds,
-            s->redist_seconds, s->total_seconds, bandwidth(s), mal_redist_name(engine.method),
+            s->redist_seconds, s->total_seconds, bandwidth(s), mal_redist_name(engine.xfer.method),
             status_name(s->status));
     if (s->action == MAL_ACTION_EXPAND)
         fprintf(f, ",\"spawn_mode\":\"%s\"",
@@ -146,7 +146,7 @@ static void write_json(const mal_reconfig_stats_t *s)
         fputs(",\"error\":", f);
         engine_json_string(f, mal_error_message());
     }
-    if (engine.decision_fresh)
+    if (engine.pol.decision_fresh)
         engine_decision_json(f);
     fputs("}\n", f);
     fclose(f);
@@ -162,7 +162,7 @@ static void print_summary(const mal_reconfig_stats_t *s)
            s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? status_name(s->status) : "");
     if (s->status < 0)
         printf("libmal:   reason: %s\n", mal_error_message());
-    if (engine.decision_fresh)
+    if (engine.pol.decision_fresh)
         engine_decision_summary();
     fflush(stdout);
 }
@@ -181,15 +181,15 @@ void engine_report(MPI_Comm comm, mal_reconfig_stats_t *local)
     s.total_seconds = t[3];
     s.process_seconds = t[4];
     s.bytes_moved = bytes;
-    engine.reconfig = s;
+    engine.stats.reconfig = s;
     engine_monitor_reconfigured(&s);
     int rank;
     MPI_Comm_rank(comm, &rank);
     if (rank != 0)
         return;
-    if (engine.settings.report != NULL)
+    if (engine.procs.settings.report != NULL)
         write_json(&s);
-    if (engine.settings.summary)
+    if (engine.procs.settings.summary)
         print_summary(&s);
 }
 
@@ -205,7 +205,7 @@ mal_status_t engine_reported_rebalance(const double *weights, int count, int64_t
         engine_monitor_predict(MAL_ACTION_REBALANCE, 0, NULL, engine.size, weights);
         st = mal_rebalance(weights);
     }
-    mal_rebalance_stats_t r = engine.last;
+    mal_rebalance_stats_t r = engine.stats.last;
     mal_reconfig_stats_t s = {
         .action = MAL_ACTION_REBALANCE, .iteration = engine.iteration,
         .procs_before = engine.size, .procs_after = engine.size,
@@ -235,19 +235,19 @@ static mal_status_t run_action(const schedule_action_t *act)
 /* The plan's action for the iteration that just ended, if any. */
 static mal_status_t planned_action(void)
 {
-    const schedule_t *plan = &engine.schedule;
-    while (engine.next_action < plan->count &&
-           plan->actions[engine.next_action].iteration < engine.iteration)
-        engine.next_action++;
-    if (engine.next_action >= plan->count ||
-        plan->actions[engine.next_action].iteration != engine.iteration)
+    const schedule_t *plan = &engine.pol.schedule;
+    while (engine.pol.next_action < plan->count &&
+           plan->actions[engine.pol.next_action].iteration < engine.iteration)
+        engine.pol.next_action++;
+    if (engine.pol.next_action >= plan->count ||
+        plan->actions[engine.pol.next_action].iteration != engine.iteration)
         return MAL_CONTINUE;
-    return run_action(&plan->actions[engine.next_action++]);
+    return run_action(&plan->actions[engine.pol.next_action++]);
 }
 
 mal_status_t mal_step(void)
 {
-    if (engine.initialized && engine.removed)
+    if (engine.initialized && engine.procs.removed)
         return MAL_REMOVED;
     mal_status_t st = engine_require_init("mal_step");
     if (st)
@@ -259,7 +259,7 @@ mal_status_t mal_step(void)
      * overrides the policy. A failed gather (agreed) acts on nothing this step. */
     st = engine_monitor_step();
     if (!st)
-        st = engine.schedule.count > 0 ? planned_action()
+        st = engine.pol.schedule.count > 0 ? planned_action()
              : engine_monitor_closed() ? engine_policy_step() : MAL_CONTINUE;
     if (st != MAL_REMOVED)
         engine_monitor_begin_iteration();
