@@ -1,0 +1,63 @@
+#!/bin/sh
+# Checks that the files of src/ form no cycle, by calls or by includes.
+#
+#   sh tools/check-layers.sh LIBMAL_STATIC_ARCHIVE [SRC_DIR]
+#
+# Calls: every object of the archive is a node; an edge A -> B means A.o uses a symbol
+# B.o defines (nm). Includes: every header and source under SRC_DIR is a node; an edge
+# A -> B means A includes "B". coreutils' tsort finds the cycles of each graph. With
+# MAL_LAYERS_VERBOSE=1 the call graph is printed as "user -> provider: symbols".
+# Exit status: 0 without a cycle, 1 with one (the cycle's files are printed), 2 on bad
+# usage.
+set -eu
+
+if [ $# -lt 1 ] || [ ! -f "$1" ]; then
+    echo "usage: check-layers.sh LIBMAL_STATIC_ARCHIVE [SRC_DIR]" >&2
+    exit 2
+fi
+archive=$1
+src=${2:-$(dirname "$0")/../src}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# "symbol file" for every symbol an object defines, and for every one it uses.
+nm -A --defined-only -g "$archive" 2>/dev/null |
+    awk '$(NF-1) ~ /^[TDBRCV]$/ { split($1, p, ":"); f = p[2]; sub(/\.c\.o$/, "", f);
+                                  print $NF, f }' | sort -u >"$work/defs"
+nm -A -u "$archive" 2>/dev/null |
+    awk '{ split($1, p, ":"); f = p[2]; sub(/\.c\.o$/, "", f); print $NF, f }' |
+    sort -u >"$work/uses"
+join "$work/uses" "$work/defs" | awk '$2 != $3 { print $2, $3, $1 }' | sort >"$work/calls"
+awk '{ print $1, $2 }' "$work/calls" | sort -u >"$work/call_edges"
+
+# "includer included" for every quoted include between files under src/.
+find "$src" -name '*.[ch]' | while read -r file; do
+    base=$(basename "$file")
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file" |
+        while read -r inc; do
+            inc=$(basename "$inc")
+            if [ -n "$(find "$src" -name "$inc" | head -n 1)" ] && [ "$inc" != "$base" ]; then
+                echo "$base $inc"
+            fi
+        done
+done | sort -u >"$work/include_edges"
+
+if [ "${MAL_LAYERS_VERBOSE:-0}" = 1 ]; then
+    awk '{ k = $1 " -> " $2; s[k] = s[k] " " $3 } END { for (k in s) print k ":" s[k] }' \
+        "$work/calls" | sort
+fi
+
+status=0
+for graph in call include; do
+    edges="$work/${graph}_edges"
+    nodes=$(awk '{ print $1; print $2 }' "$edges" | sort -u | wc -l)
+    if tsort "$edges" >/dev/null 2>"$work/loops"; then
+        echo "$graph graph: $(wc -l <"$edges") edges between $nodes files, no cycle"
+    else
+        files=$(grep -v 'input contains a loop' "$work/loops" | sed 's/^tsort: //' |
+            sort -u | tr '\n' ' ')
+        echo "$graph graph: CYCLE through $(echo $files | wc -w) files: $files"
+        status=1
+    fi
+done
+exit $status
