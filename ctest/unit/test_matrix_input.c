@@ -1,4 +1,4 @@
-/* Unit tests of bench/matrix_input: Matrix Market files through CHOLMOD and the
+/* Unit tests of support/matrix_input: Matrix Market files through CHOLMOD and the
  * poisson, poisson3d and powerlaw generators, row by row. No MPI.
  * Usage: test_matrix_input <directory holding 1138_bus.mtx and bcsstk13.mtx> */
 #ifndef _POSIX_C_SOURCE

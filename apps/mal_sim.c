@@ -9,7 +9,7 @@
  *
  * Scenario 1 replays Flex-MPI's J.B.8 (Martin et al., §5.3, Figure 9): Jacobi on a dense
  * single-precision matrix of order 20,000, 2,500 iterations sampled every 100, started on
- * 8 processes, 2 per class, on the paper's heterogeneous cluster (bench/scenarios/
+ * 8 processes, 2 per class, on the paper's heterogeneous cluster (apps/scenarios/
  * jb8.avail: Tables 1 and 3). The objective is to finish 25%, 30% or 35% faster than the
  * static run, under the efficiency or the cost constraint. The model, and what it
  * assumes:
@@ -70,7 +70,7 @@
 #include <unistd.h>
 
 #ifndef MAL_SIM_SCENARIOS
-#define MAL_SIM_SCENARIOS "bench/scenarios"
+#define MAL_SIM_SCENARIOS "apps/scenarios"
 #endif
 
 #define EXIT_FAILED 1
