@@ -39,7 +39,7 @@ trap stop_busy EXIT INT TERM
 run() {
     mark="$OUT/$1.mark"
     rm -f "$mark"
-    MAL_POLICY="$2" MAL_REPORT="$OUT/$1.jsonl" tools/malrun -n 2 "$BUILD/bench/jacobi" \
+    MAL_POLICY="$2" MAL_REPORT="$OUT/$1.jsonl" tools/malrun -n 2 "$BUILD/examples/jacobi" \
         --n "$N" --iters "$ITERS" --times "$OUT/$1.csv" --mark "$mark" --mark-at "$LOAD_AT" \
         > "$OUT/$1.log" 2>&1 &
     job=$!

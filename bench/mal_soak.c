@@ -17,7 +17,7 @@
  *
  * Data: "dense" (--size bytes of uint64 rows, 16 per row), "odd" (1009 rows of 3
  * int32), and with --sparse a CSR matrix (a Matrix Market file or a generator, as
- * bench/matrix_input.h names them) with an aligned vector "x". Every element is a
+ * support/matrix_input.h names them) with an aligned vector "x". Every element is a
  * function of its structure, global row (and column or entry) and the version, which is
  * the cycle number: before each reconfiguration every process writes the next version,
  * after it every process (joiners included) checks every element it holds bit-exactly,

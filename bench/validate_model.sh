@@ -18,7 +18,7 @@ mkdir -p "$out"
 run="$top/tools/malrun"
 
 if [ -z "${MAL_CALIBRATION:-}" ]; then
-    "$run" -n 2 "$build/bench/mal-calibrate" -o "$out/calibration.txt"
+    "$run" -n 2 "$build/apps/mal-calibrate" -o "$out/calibration.txt"
     MAL_CALIBRATION="$out/calibration.txt"
 fi
 export MAL_CALIBRATION
@@ -32,9 +32,9 @@ iters=180
 
 report="$out/report.jsonl"
 : > "$report"
-MAL_PLAN="$plan" MAL_REPORT="$report.jacobi" "$run" -n 2 "$build/bench/jacobi" \
+MAL_PLAN="$plan" MAL_REPORT="$report.jacobi" "$run" -n 2 "$build/examples/jacobi" \
     --n "${MAL_VALIDATE_JACOBI_N:-5000}" --iters "$iters"
-MAL_PLAN="$plan" MAL_REPORT="$report.cg" "$run" -n 2 "$build/bench/cg" \
+MAL_PLAN="$plan" MAL_REPORT="$report.cg" "$run" -n 2 "$build/examples/cg" \
     --matrix "${MAL_VALIDATE_CG_MATRIX:-poisson:700}" --iters "$iters" --tol 0
 for app in jacobi cg; do
     grep '"kind":"prediction"' "$report.$app" | sed "s/^{/{\"app\":\"$app\",/" >> "$report"

@@ -15,13 +15,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${MAL_BUILD_DIR:-$top/build}
 sh "$top/tools/build.sh"
 plan="${MAL_PLAN:-5:+2,10:-1,15:w=1:2:1,20:-@0,25:+1}"
-MAL_PLAN="$plan" "$top/tools/malrun" -n 2 "$build/bench/jacobi" --check
-MAL_PLAN="$plan" "$top/tools/malrun" -n 2 "$build/bench/cg" \
+MAL_PLAN="$plan" "$top/tools/malrun" -n 2 "$build/examples/jacobi" --check
+MAL_PLAN="$plan" "$top/tools/malrun" -n 2 "$build/examples/cg" \
     --matrix "$top/data/matrices/bcsstk13.mtx" --iters 2000 --tol 1e-8 --check
 launcher=${MPIEXEC:-mpiexec}
 if grep -q '^MAL_WITH_SHMEM:BOOL=ON' "$build/CMakeCache.txt"; then
     MAL_REDIST=shmem MAL_PLAN="5:w=1:3,15:w=2:1,25:w=1:1" MPIEXEC=oshrun \
-        "$top/tools/malrun" -n 2 "$build/bench/jacobi" --check
+        "$top/tools/malrun" -n 2 "$build/examples/jacobi" --check
     launcher=${MPIEXEC:-oshrun}
 fi
 # The cold table takes the data options of the arguments (not --csv, --method, --reps).

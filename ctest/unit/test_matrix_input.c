@@ -1,4 +1,4 @@
-/* Unit tests of bench/matrix_input: Matrix Market files through CHOLMOD and the
+/* Unit tests of support/matrix_input: Matrix Market files through CHOLMOD and the
  * poisson, poisson3d and powerlaw generators, row by row. No MPI.
  * Usage: test_matrix_input <directory holding 1138_bus.mtx and bcsstk13.mtx> */
 #ifndef _POSIX_C_SOURCE
@@ -325,6 +325,37 @@ static void test_small_files(const char *tmp)
         check_structure(s, &m);
         CHECK(mi_nnz(s) == 3 && entry(&m, 0, 0) == 1.0 && entry(&m, 0, 1) == 3.0 &&
               entry(&m, 1, 1) == 4.0, "dense: wrong entries");
+        csr_free(&m);
+    }
+    mi_close(s);
+}
+
+/* A real symmetric file: the stored lower triangle is mirrored with the same values, the
+ * diagonal kept once, each row's columns in increasing order. */
+static void test_small_symmetric(const char *tmp)
+{
+    char path[4096], err[512] = "";
+    mi_source_t *s = NULL;
+    csr_t m;
+
+    snprintf(path, sizeof path, "%s/sym.mtx", tmp);
+    write_file(path, "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4.5\n"
+               "3 1 -0.25\n2 2 2e3\n3 3 1.0e-2\n");
+    CHECK(mi_open(path, &s, err, sizeof err) == 0, "sym: %s", err);
+    if (s && load_all(s, &m)) {
+        check_structure(s, &m);
+        check_symmetric("sym", &m);
+        CHECK(mi_nnz(s) == 5 && mi_row_nnz(s, 0) == 2 && mi_row_nnz(s, 1) == 1 &&
+              mi_row_nnz(s, 2) == 2, "sym: %" PRId64 " nnz", mi_nnz(s));
+        CHECK(entry(&m, 0, 0) == 4.5 && entry(&m, 1, 1) == 2000.0 && entry(&m, 2, 2) == 0.01,
+              "sym: diagonal %g %g %g", entry(&m, 0, 0), entry(&m, 1, 1), entry(&m, 2, 2));
+        CHECK(entry(&m, 2, 0) == -0.25 && entry(&m, 0, 2) == -0.25,
+              "sym: (2,0) = %g, (0,2) = %g", entry(&m, 2, 0), entry(&m, 0, 2));
+        CHECK(entry(&m, 0, 1) != entry(&m, 0, 1), "sym: (0,1) should not be stored");
+        int32_t cols[2] = {-1, -1};
+        double vals[2] = {0, 0};
+        CHECK(mi_row(s, 2, cols, vals) == 2 && cols[0] == 0 && cols[1] == 2 &&
+              vals[0] == -0.25 && vals[1] == 0.01, "sym: mi_row(2) wrong");
         csr_free(&m);
     }
     mi_close(s);
@@ -678,6 +709,7 @@ int main(int argc, char **argv)
     test_real_file(dir, "bcsstk13.mtx", 2003, 42943, 2003);
     printf("small files:\n");
     test_small_files(tmp);
+    test_small_symmetric(tmp);
     printf("poisson:\n");
     test_poisson();
     printf("powerlaw:\n");
@@ -688,7 +720,7 @@ int main(int argc, char **argv)
     const char *made[] = {"pattern.mtx",   "rect.mtx",       "skew.mtx",    "dense.mtx",
                           "garbage.mtx",   "empty.mtx",      "headerless.mtx",
                           "complex.mtx",   "cutline.mtx",    "badindex.mtx",
-                          "vector.mtx"};
+                          "vector.mtx",    "sym.mtx"};
     for (size_t k = 0; k < sizeof made / sizeof made[0]; k++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", tmp, made[k]);

@@ -1,4 +1,4 @@
-/* Unit tests of bench/xsum: exact, order-independent, correctly rounded sums.
+/* Unit tests of support/xsum: exact, order-independent, correctly rounded sums.
  *
  * The expected values come from references whose correctness does not depend on xsum:
  *  - IEEE arithmetic itself where one operation is the whole sum: a + b, and n * x

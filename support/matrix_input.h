@@ -1,4 +1,5 @@
-/* Sparse matrices row by row, for the benchmarks and tests of distributed CSR matrices.
+/* Sparse matrices row by row, for the examples, benchmarks and tests of distributed CSR
+ * matrices.
  *
  * Pure C (no MPI, no libmal). Each rank opens the same spec and extracts only its own
  * block of rows. Conventions: 0-based indices, row pointers int64_t, column indices
@@ -32,8 +33,8 @@
  * Generators cost O(1) per row length and per entry and keep no per-row state. No
  * function modifies a source after mi_open, so one source may be read by several
  * threads at once. */
-#ifndef MAL_BENCH_MATRIX_INPUT_H
-#define MAL_BENCH_MATRIX_INPUT_H
+#ifndef MAL_SUPPORT_MATRIX_INPUT_H
+#define MAL_SUPPORT_MATRIX_INPUT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,4 +73,4 @@ int mi_block(const mi_source_t *src, int64_t first, int64_t count, int64_t **row
  * nnz)". Owned by the source. */
 const char *mi_describe(const mi_source_t *src);
 
-#endif /* MAL_BENCH_MATRIX_INPUT_H */
+#endif /* MAL_SUPPORT_MATRIX_INPUT_H */

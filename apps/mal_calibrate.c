@@ -1,7 +1,7 @@
 /* mal-calibrate: measures the machine parameters of the prediction model
  * (predict_params_t, src/predict/predict.h) and writes them as a calibration file.
  *
- *   tools/malrun -n 2 build/bench/mal-calibrate [-o FILE] [--quick]
+ *   tools/malrun -n 2 build/apps/mal-calibrate [-o FILE] [--quick]
  *
  * Runs with exactly 2 initial processes. They first time point-to-point messages, a
  * local reduction, one-sided gets, memcpy, window creation and one libmal rebalance on a

@@ -9,7 +9,7 @@
  *
  * Scenario 1 replays Flex-MPI's J.B.8 (Martin et al., §5.3, Figure 9): Jacobi on a dense
  * single-precision matrix of order 20,000, 2,500 iterations sampled every 100, started on
- * 8 processes, 2 per class, on the paper's heterogeneous cluster (bench/scenarios/
+ * 8 processes, 2 per class, on the paper's heterogeneous cluster (apps/scenarios/
  * jb8.avail: Tables 1 and 3). The objective is to finish 25%, 30% or 35% faster than the
  * static run, under the efficiency or the cost constraint. The model, and what it
  * assumes:
@@ -70,7 +70,11 @@
 #include <unistd.h>
 
 #ifndef MAL_SIM_SCENARIOS
-#define MAL_SIM_SCENARIOS "bench/scenarios"
+#define MAL_SIM_SCENARIOS "apps/scenarios"
+#endif
+/* An installed mal-sim reads the installed copy when the source tree is not there. */
+#ifndef MAL_SIM_SCENARIOS_INSTALLED
+#define MAL_SIM_SCENARIOS_INSTALLED MAL_SIM_SCENARIOS
 #endif
 
 #define EXIT_FAILED 1
@@ -1466,6 +1470,18 @@ static int scenario2(int ranks, double limit)
 #define MAX_RANKS 1000000
 #define MAX_LIMIT 3600.0
 
+/* Scenario 1's cluster when --avail names none: the source tree's file, else the
+ * installed one. */
+static const char *default_avail(void)
+{
+    static const char *const paths[] = {MAL_SIM_SCENARIOS "/jb8.avail",
+                                        MAL_SIM_SCENARIOS_INSTALLED "/jb8.avail"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+        if (access(paths[i], R_OK) == 0)
+            return paths[i];
+    return paths[0];
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -1478,11 +1494,11 @@ static void usage(FILE *out)
             "           processes and cost costs less than the other constraint\n"
             "  --trace  print every decision\n"
             "  --csv    write the table to FILE\n"
-            "  --avail  the cluster (default %s/jb8.avail)\n"
+            "  --avail  the cluster (default %s)\n"
             "scenario2: time policy_decide at N ranks (default 10000) for each kind of\n"
             "           decision and both constraints\n"
             "  --limit  stop a case whose calls take longer (default %.0f s)\n",
-            MAL_SIM_SCENARIOS, SYN_LIMIT);
+            default_avail(), SYN_LIMIT);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -1496,8 +1512,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 static int parse_scenario1(int argc, char **argv, scenario1_options_t *o)
 {
-    static const char default_avail[] = MAL_SIM_SCENARIOS "/jb8.avail";
-    *o = (scenario1_options_t){.avail_path = default_avail};
+    *o = (scenario1_options_t){.avail_path = default_avail()};
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--check") == 0)
             o->check = true;

@@ -4,12 +4,13 @@
  * structures aligned to A's rows, so every rebalance, expansion or release moves them
  * with the matrix. The program calls mal_step() once per iteration; reconfigurations
  * come from MAL_PLAN, e.g.
- *   MAL_PLAN=5:+2,10:w=1:2:1:1,15:-@0 tools/malrun -n 2 build/bench/cg --matrix bcsstk13.mtx --check
+ *   MAL_PLAN=5:+2,10:w=1:2:1:1,15:-@0 tools/malrun -n 2 build/examples/cg \
+ *       --matrix data/matrices/bcsstk13.mtx --check
  *
  * The residual history is bit-identical to a static run, whatever the plan: each row of
  * A p is summed in the row's stored order, the vector updates and the preconditioner
  * (1 / diagonal) are element-wise, and the three dot products per iteration are rounded
- * once from their exact value (bench/xsum.h),
+ * once from their exact value (support/xsum.h),
  * so no result depends on which process holds which rows. --check proves it against a
  * serial run of the same iterations. */
 #include "mal.h"

@@ -3,7 +3,7 @@
  * Solves A x = b with a dense, diagonally dominant A held in block rows (mal_alloc_window)
  * and x replicated on every rank. The program only calls mal_step() once per iteration:
  * the reconfigurations come from the plan in MAL_PLAN (mal_config_t.plan), e.g.
- *   MAL_PLAN=5:+2,10:-1,15:w=1:2:1 tools/malrun -n 2 build/bench/jacobi --check
+ *   MAL_PLAN=5:+2,10:-1,15:w=1:2:1 tools/malrun -n 2 build/examples/jacobi --check
  *
  * Every row update sums in ascending column order, so x is bit-identical whatever the
  * partition and however often it changed: --check proves it against a serial run. */
