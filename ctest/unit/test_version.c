@@ -1,7 +1,8 @@
 /* The version: the header's macros equal project(VERSION) (passed by ctest/CMakeLists.txt
  * as MAL_TEST_PROJECT_VERSION), and the library's mal_version() and
  * mal_version_numbers() equal the macros. No MPI call: both are callable before
- * MPI_Init. */
+ * MPI_Init. Compiled without the deprecated aliases: mal.h stands without them. */
+#define MAL_NO_DEPRECATED
 #include "mal.h"
 #include "unittest.h"
 
