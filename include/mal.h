@@ -43,9 +43,12 @@
  *   with its own code and the others with MAL_ERR_REMOTE (MAL_ERR_MISMATCH when the
  *   arguments differ between ranks). "Local" means the call does not communicate and
  *   each process may make it on its own.
- * - Every call that acts on registered data returns MAL_ERR_NOT_INITIALIZED before
- *   mal_init() and MAL_ERR_RELEASED on a process that a shrink released (mal_step()
- *   then returns MAL_REMOVED again); this is not repeated at each call.
+ * - Every call that needs mal_init() and returns a ::mal_status_t returns
+ *   MAL_ERR_NOT_INITIALIZED before mal_init() and MAL_ERR_RELEASED on a process that a
+ *   shrink released; the exceptions are mal_finalize() and mal_last_reconfig(), which
+ *   work on a released process, and mal_step(), which returns MAL_REMOVED there again.
+ *   Calls that return a value instead of a status (getters) give NULL, -1, 0, false or
+ *   "none" for a NULL handle or before mal_init(), as each says.
  * - Handles (::mal_array_t, ::mal_csr_t) and every string a call returns belong to the
  *   library: the user never frees them. Handles stay valid across rebalances and
  *   reconfigurations until their free call, mal_finalize() or the release of their
@@ -345,7 +348,7 @@ typedef struct {
      *  NULL: the MAL_PLAN environment variable (none when unset). Comma-separated
      *  entries ITER:ACTION, iterations strictly increasing, where ACTION is
      *  +N (spawn N processes; +Nb batched, +Np one per call, else spawn_mode),
-     *  -N (release the last N ranks), -@R:R:... (release these ranks, initial ones
+     *  -N (release the last N ranks), -\@R:R:... (release these ranks, initial ones
      *  too), or w=W:W:... (rebalance to one weight per rank). ITER counts completed
      *  iterations: "10:+2" acts in the mal_step() call that ends the 10th iteration.
      *  Example: "10:+2,20:-1,30:w=1:2:1". Default: NULL. */
@@ -794,6 +797,7 @@ MAL_API mal_status_t mal_alloc_array_aligned(const char *name, MPI_Datatype type
 /**
  * @brief Register a value carried to processes that join later (e.g. a residual).
  * @param name   1..63 characters, copied. Registering a name again replaces the entry.
+ * @param bytes  Its size, 1 byte .. 1 MiB.
  * @param value  Memory of @p bytes bytes that libmal reads at each expansion (from rank
  *               0) and, on a joining process, overwrites with the carried bytes here. It
  *               stays the caller's and must stay valid until mal_finalize() or a new
@@ -824,9 +828,9 @@ typedef enum {
 /** Figures of the most recent reconfiguration, identical on every rank that took part
  *  (times are the maximum over the ranks, bytes the sum). See @ref mal_last. */
 typedef struct {
-    mal_action_t action;
+    mal_action_t action;     /**< what was done (or tried)                          */
     int64_t iteration;       /**< mal_iteration() when it happened                  */
-    int procs_before;
+    int procs_before;        /**< processes before it                               */
     int procs_after;         /**< equals procs_before when it failed                */
     int64_t bytes_moved;     /**< bytes that changed owner, all structures          */
     double spawn_seconds;    /**< spawning and merging (expand)                     */
@@ -862,7 +866,7 @@ typedef struct {
  *       the policy is off, rank 0 decides and broadcasts the decision (one small
  *       MPI_Bcast, see mal_last_decision()); otherwise, between planned actions, it
  *       does not communicate. A reconfiguration it carries out updates
- *       mal_last_reconfig() and, for a rebalance, mal_last_rebalance().
+ *       mal_last_reconfig() and, for a successful rebalance, mal_last_rebalance().
  */
 MAL_API mal_status_t mal_step(void);
 
@@ -926,7 +930,7 @@ MAL_API mal_status_t mal_rebalance(const double *weights);
 MAL_API mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights);
 
 /**
- * @brief Release processes now (what a "-N" or "-@R:R" plan entry does).
+ * @brief Release processes now (what a "-N" or "-\@R:R" plan entry does).
  * @param count   Number of processes to release, 1 .. size-1.
  * @param ranks   The ranks to release (count distinct ranks of mal_comm(), initial ones
  *                allowed), or NULL for the last @p count ranks.
@@ -1008,7 +1012,8 @@ typedef struct {
                                  largest block structure, per iteration              */
     long long counter;      /**< total of the hardware counter (mal_monitor_counter()),
                                  -1 when there is none                               */
-    double last_wall, last_cpu, last_comm, last_work; /**< the latest iteration     */
+    /** The latest iteration's wall, CPU and communication seconds and work units. */
+    double last_wall, last_cpu, last_comm, last_work;
     bool in_grace;          /**< the latest iteration was in a grace period          */
     int64_t load_changes;   /**< load changes detected: the computation per work unit
                                  left [best / 1.25, best * 1.25] in 2 iterations in a
@@ -1044,12 +1049,16 @@ MAL_API mal_status_t mal_set_work(double units);
  *  reconfiguration's own (process_seconds, and redist_seconds + window_seconds). */
 typedef struct {
     int64_t iteration;        /**< when the reconfiguration happened (0: none yet)   */
-    mal_action_t action;
+    mal_action_t action;      /**< the reconfiguration predicted                     */
+    /** Processes before and after the reconfiguration. */
     int procs_before, procs_after;
     int64_t interval;         /**< iterations of the interval predicted              */
     double lambda;            /**< communication correction used (eqs. 4-5)          */
-    double comp, comm, process, redist;      /**< predicted                          */
+    /** Predicted computation, communication, process-change and redistribution
+     *  seconds. */
+    double comp, comm, process, redist;
     bool measured;            /**< the measured fields below are filled              */
+    /** The same, measured (valid when @ref measured). */
     double comp_measured, comm_measured, process_measured, redist_measured;
 } mal_prediction_t;
 
@@ -1066,11 +1075,14 @@ MAL_API mal_status_t mal_last_prediction(mal_prediction_t *p);
 typedef struct {
     int64_t iteration;        /**< when it was made (0: none yet)                     */
     mal_action_t action;      /**< MAL_ACTION_NONE when the set stays as it is         */
+    /** Processes when it was made, and after the action chosen. */
     int procs_before, procs_after;
     double goal;              /**< what the objective allows the next interval (0: no
                                    objective)                                         */
     double current;           /**< predicted with no action                            */
-    double comp, comm, process, redist; /**< predicted for the action chosen           */
+    /** Predicted computation, communication, process-change and redistribution
+     *  seconds for the action chosen. */
+    double comp, comm, process, redist;
     char reason[256];         /**< why, in one sentence                                */
 } mal_decision_t;
 
@@ -1087,8 +1099,7 @@ MAL_API mal_status_t mal_last_decision(mal_decision_t *d);
  *
  * Each is a macro for its new name (see @ref mal_names), so old sources compile
  * unchanged and call the same function; error messages name the new call. They will be
- * removed in the next release: replace them, e.g. with
- * `sed -i -e 's/\bmal_find_window\b/mal_find_array/g' ...`.
+ * removed in the next release: replace each (whole words) by the name it stands for.
  * Define MAL_NO_DEPRECATED before including mal.h to check that a program no longer
  * uses them.
  * @{
