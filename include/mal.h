@@ -2,22 +2,90 @@
  * @file mal.h
  * @brief libmal: malleable MPI applications with a one-sided redistribution engine.
  *
- * This is the whole public surface of libmal. Structures registered with
- * mal_alloc_window() live in MPI-3 RMA windows from the moment they are allocated;
- * a rebalance computes a new block layout from per-rank weights and every process
- * pulls its new partition with MPI_Get in a passive-target epoch.
+ * This is the whole public surface of libmal, and its reference. Structures registered
+ * with mal_alloc_window() live in memory that other processes reach one-sidedly (MPI-3
+ * RMA windows, or private buffers copied by cross-memory attach) from the moment they are
+ * allocated; a rebalance computes a new block layout from per-rank weights and every
+ * process pulls its new partition in a passive-target epoch. mal_step(), called once per
+ * iteration, carries out the reconfigurations a plan or the policy asks for.
  *
- * Conventions used throughout:
- * - Every call that can fail returns a ::mal_status_t (0 = success, negative = error);
- *   mal_strerror() names the code and mal_error_message() gives the detailed message of
- *   the most recent failure on the calling process (it names the offending argument).
- * - Output parameters are written only on success. A failed call changes nothing.
+ * The calls are grouped by what they act on (each group is a Doxygen module):
+ * - @ref mal_status "Status and errors": the codes every call returns, and their text.
+ * - @ref mal_setup "Setup": version, configuration, mal_init() and mal_finalize().
+ * - @ref mal_processes "Processes and communicator": mal_comm(), the iteration count,
+ *   whether this process was started by an expansion.
+ * - @ref mal_arrays "Registered arrays": dense distributed 2-D structures.
+ * - @ref mal_csr "CSR matrices": row-distributed sparse matrices, and the arrays that
+ *   follow their rows.
+ * - @ref mal_values "Replicated values": small values carried to joining processes.
+ * - @ref mal_reconfiguration "Reconfiguration": mal_step(), mal_rebalance(),
+ *   mal_expand(), mal_shrink() and their figures.
+ * - @ref mal_transport "Transport selection": how a rebalance moves data.
+ * - @ref mal_monitoring "Monitoring, model and decisions": what the monitor measured,
+ *   what the model predicted and what the policy decided.
+ * - @ref mal_deprecated "Deprecated aliases": the names of the previous release.
+ *
+ * @section mal_conventions Conventions used throughout
+ * - Every call that can fail returns a ::mal_status_t with three kinds of value: negative
+ *   is an error, MAL_OK (0, also spelt MAL_CONTINUE) is success, and the positive
+ *   outcomes MAL_RECONFIGURED and MAL_REMOVED are returned only by the calls that change
+ *   the process set (mal_step(), mal_expand(), mal_shrink()). Test `st < 0` for an error.
+ *   mal_rebalance() returns MAL_OK, not MAL_RECONFIGURED: the caller asked for the new
+ *   layout and knows it changed.
+ * - mal_strerror() names a code and mal_error_message() gives the detailed message of
+ *   the most recent failure on the calling process (it names the call and the offending
+ *   argument).
+ * - Output parameters are written only on success. A failed call changes nothing, except
+ *   where its documentation says otherwise.
  * - "Collective" means every process of mal_comm() must make the call, with the same
  *   arguments where stated. Collective calls check that the arguments agree across ranks
  *   before changing anything: if any rank finds a problem, every rank fails, that rank
  *   with its own code and the others with MAL_ERR_REMOTE (MAL_ERR_MISMATCH when the
- *   arguments differ between ranks).
- * - Handles (::mal_array_t) belong to the library; the user never frees them directly.
+ *   arguments differ between ranks). "Local" means the call does not communicate and
+ *   each process may make it on its own.
+ * - Every call that needs mal_init() and returns a ::mal_status_t returns
+ *   MAL_ERR_NOT_INITIALIZED before mal_init() and MAL_ERR_RELEASED on a process that a
+ *   shrink released; the exceptions are mal_finalize() and mal_last_reconfig(), which
+ *   work on a released process, and mal_step(), which returns MAL_REMOVED there again.
+ *   Calls that return a value instead of a status (getters) give NULL, -1, 0, false or
+ *   "none" for a NULL handle or before mal_init(), as each says.
+ * - Handles (::mal_array_t, ::mal_csr_t) and every string a call returns belong to the
+ *   library: the user never frees them. Handles stay valid across rebalances and
+ *   reconfigurations until their free call, mal_finalize() or the release of their
+ *   process.
+ * - Local pointers (mal_local_data(), mal_csr_rowptr(), mal_csr_colind(),
+ *   mal_csr_values()), mal_first_row(), mal_local_rows() and the mal_csr_ row and nonzero
+ *   counts must be re-read after every mal_rebalance(), every mal_step(), mal_expand() or
+ *   mal_shrink() that returns MAL_RECONFIGURED, and (for its matrix) mal_csr_set_rows();
+ *   mal_comm() after every MAL_RECONFIGURED.
+ * - libmal is not thread-safe: call it from one thread (the one that makes its MPI calls;
+ *   MPI_THREAD_SINGLE suffices).
+ *
+ * @section mal_names Names
+ * Every call starts with mal_ and names what it acts on. A registered dense structure is
+ * an *array* (::mal_array_t); a sparse matrix is a *csr*; a carried value a *value*.
+ * mal_alloc_window() and mal_step() keep the names users know from the design
+ * (mal_alloc_window() does allocate the array inside a window or direct buffer); the
+ * other array calls name the array they act on (mal_alloc_array_weighted(),
+ * mal_alloc_array_aligned(), mal_free_array(), mal_find_array()), so "window" names only
+ * the memory. Predicates read as questions and say what they ask about:
+ * mal_is_initialized() (was mal_initialized(), easily confused with mal_is_initial())
+ * and mal_is_initial_process(). mal_buffer_count() (was mal_window_count()) counts
+ * buffers, not only MPI windows: windows, SHMEM blocks and direct buffers, one or two
+ * per array. The previous names remain for one release as aliases (@ref
+ * mal_deprecated).
+ *
+ * @section mal_last Which "last" call to read
+ * - mal_last_rebalance(): this process's bytes and time in the most recent successful
+ *   mal_rebalance(), whether the application called it or a plan or the policy did
+ *   through mal_step(); not changed by an expansion or shrink.
+ * - mal_last_reconfig(): the figures of the most recent reconfiguration that mal_step(),
+ *   mal_expand() or mal_shrink() carried out (an expansion, a shrink, or a plan's or the
+ *   policy's rebalance), successful or abandoned, identical on every rank and the same
+ *   as the MAL_REPORT record; a direct mal_rebalance() call does not change it.
+ * - mal_last_prediction(): what the model predicted for the sampling interval after the
+ *   most recent reconfiguration, and what was measured.
+ * - mal_last_decision(): the policy's most recent decision, action or not.
  */
 #ifndef MAL_H
 #define MAL_H
@@ -27,9 +95,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mal_version.h"
+
+/** Marks the calls libmal exports. libmal is compiled with hidden visibility, so a call
+ *  without it is not part of the library's interface (and a program's own global of the
+ *  same name as an internal one cannot clash with it). */
+#if defined(__GNUC__) || defined(__clang__)
+#define MAL_API __attribute__((visibility("default")))
+#else
+#define MAL_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/**
+ * @defgroup mal_status Status and errors
+ * @brief The status codes every fallible call returns, and their text.
+ * @{
+ */
 
 /**
  * The single list of status codes. ::mal_status_t and mal_strerror() are both generated
@@ -54,8 +139,9 @@ extern "C" {
     X(MAL_REMOVED, 2, "this process was released: leave the loop, mal_finalize")
 
 /** Status returned by every fallible libmal call: 0 on success, negative on error.
- *  mal_step() and the reconfiguring calls also return the positive outcomes
- *  MAL_RECONFIGURED and MAL_REMOVED; MAL_CONTINUE is MAL_OK under its loop name. */
+ *  mal_step() and the calls that change the process set also return the positive
+ *  outcomes MAL_RECONFIGURED and MAL_REMOVED; MAL_CONTINUE is MAL_OK under its loop
+ *  name (see @ref mal_conventions). */
 typedef enum {
 #define MAL_STATUS_ENUM_(name, value, text) name = value,
     MAL_STATUS_LIST(MAL_STATUS_ENUM_)
@@ -67,9 +153,9 @@ typedef enum {
  * @brief Short, static description of a status code.
  * @return A string owned by the library, valid for the life of the program; never NULL
  *         (unknown codes give "unknown libmal status").
- * @note Not collective; callable before mal_init().
+ * @note Local; callable before mal_init().
  */
-const char *mal_strerror(mal_status_t status);
+MAL_API const char *mal_strerror(mal_status_t status);
 
 /**
  * @brief Detailed message of the most recent failed call on this process.
@@ -77,9 +163,23 @@ const char *mal_strerror(mal_status_t status);
  *         call has failed yet. The message starts with the public call the user made
  *         (for a reconfiguration that mal_step() carried out: "mal_step: mal_expand: ...")
  *         and names the offending argument.
- * @note Not collective; callable before mal_init().
+ * @note Local; callable before mal_init(). With mal_config_t.log_errors (the default)
+ *       each failure is also printed once to stderr where it is found.
  */
-const char *mal_error_message(void);
+MAL_API const char *mal_error_message(void);
+
+/** @} */
+
+/**
+ * @defgroup mal_transport Transport selection
+ * @brief How a rebalance or reconfiguration moves data between processes.
+ *
+ * Every method executes the same transfer plan; they differ in the MPI (or OpenSHMEM)
+ * calls that carry it. The method is chosen at mal_init() (mal_config_t.redist or the
+ * MAL_REDIST environment variable) and may be changed between rebalances with
+ * mal_set_redist().
+ * @{
+ */
 
 /** How a rebalance moves data. All execute the same transfer plan. */
 typedef enum {
@@ -105,6 +205,54 @@ typedef enum {
                                  mal_redist_supported()) and mal_init() over every PE */
 } mal_redist_t;
 
+/**
+ * @brief Choose the redistribution method of the following rebalances.
+ * @return MAL_OK; MAL_ERR_ARG for an unknown method, or for MAL_REDIST_DEFAULT when the
+ *         MAL_REDIST environment variable names none; MAL_ERR_NOT_INITIALIZED;
+ *         MAL_ERR_RELEASED; MAL_ERR_UNSUPPORTED for MAL_REDIST_SHMEM when mal_init() did
+ *         not start the SHMEM transport. On error the method in effect stays.
+ * @note Local, but every rank must have set the same method before the next
+ *       mal_rebalance() (which checks it and returns MAL_ERR_MISMATCH otherwise), and
+ *       agree on shmem or not before the next allocation (checked likewise).
+ *       MAL_REDIST_DEFAULT re-reads the MAL_REDIST environment variable.
+ *       Memory follows the method in effect when a structure is allocated: on the
+ *       symmetric heap under MAL_REDIST_SHMEM, in MPI windows or direct buffers
+ *       otherwise. shmem needs the first, rma and rma-get the second; alltoallv and p2p
+ *       move either. A rebalance with a method its structures' memory cannot serve
+ *       returns MAL_ERR_UNSUPPORTED naming the structure, and nothing moves.
+ */
+MAL_API mal_status_t mal_set_redist(mal_redist_t method);
+
+/** @brief The method in effect: never MAL_REDIST_DEFAULT once initialised, and
+ *  MAL_REDIST_DEFAULT before mal_init(). Local. */
+MAL_API mal_redist_t mal_get_redist(void);
+
+/**
+ * @brief Whether this libmal was built with @p method: true for the MPI methods, true
+ *        for MAL_REDIST_SHMEM only when built with OpenSHMEM (MAL_WITH_SHMEM); false for
+ *        MAL_REDIST_DEFAULT and unknown values.
+ * @note Local; callable before mal_init().
+ */
+MAL_API bool mal_redist_supported(mal_redist_t method);
+
+/** @brief "rma", "rma-get", "alltoallv", "p2p", "shmem" or "default"; "unknown" otherwise.
+ *  A static string owned by the library. Local; callable before mal_init(). */
+MAL_API const char *mal_redist_name(mal_redist_t method);
+
+/** @} */
+
+/**
+ * @defgroup mal_arrays Registered arrays
+ * @brief Dense distributed 2-D structures (rows of fixed length) that libmal moves.
+ *
+ * An array is allocated collectively, split in block rows over the processes (or
+ * replicated on all), and registered under a unique name; every rebalance and
+ * reconfiguration moves its rows to the new layout. The application reads its local rows
+ * through mal_local_data(), mal_first_row() and mal_local_rows(), which it re-reads after
+ * each change of layout.
+ * @{
+ */
+
 /** Where a structure's buffers live (see mal_memory_name()). */
 typedef enum {
     MAL_MEMORY_DEFAULT = 0, /**< MAL_MEMORY from the environment (direct|window), else
@@ -126,6 +274,24 @@ typedef enum {
     MAL_REPLICATED = 2 /**< every rank holds all rows; a rebalance leaves it in place     */
 } mal_distribution_t;
 
+/** Opaque handle of a registered array. Owned by the library. */
+typedef struct mal_array mal_array_t;
+
+/** @} */
+
+/**
+ * @defgroup mal_reconfiguration Reconfiguration
+ * @brief The iteration loop (mal_step()), rebalancing, growing and shrinking, and the
+ *        figures of what they did.
+ *
+ * A reconfiguration changes the layout of every registered array and matrix
+ * (mal_rebalance()), or the set of processes and then the layout (mal_expand(),
+ * mal_shrink()). Each is all or nothing: when it fails every process keeps its old
+ * processes, layout, data and local pointers. mal_step() carries out the ones a plan
+ * (mal_config_t.plan) or the policy (mal_config_t.policy) asks for.
+ * @{
+ */
+
 /** How an expansion starts its processes (see mal_expand()). */
 typedef enum {
     MAL_SPAWN_DEFAULT = 0, /**< MAL_SPAWN from the environment (per-call|batched), else
@@ -135,6 +301,30 @@ typedef enum {
     MAL_SPAWN_BATCHED      /**< one MPI_Comm_spawn for all: faster to start, but a
                                 process released alone parks until its batch ends     */
 } mal_spawn_mode_t;
+
+/** @} */
+
+/**
+ * @defgroup mal_setup Setup: version, configuration, initialisation
+ * @brief What a program calls once: the version, mal_config_init(), mal_init() and
+ *        mal_finalize().
+ *
+ * The version macros MAL_VERSION_MAJOR, MAL_VERSION_MINOR, MAL_VERSION_PATCH,
+ * MAL_VERSION (a string) and MAL_VERSION_NUMBER (major * 10000 + minor * 100 + patch)
+ * come from mal_version.h, generated from the project's version and included here:
+ * they say which header a program was compiled with, mal_version() which library it
+ * runs with.
+ * @{
+ */
+
+/** @brief The version of the libmal the program runs with, "MAJOR.MINOR.PATCH": equal
+ *  to MAL_VERSION when header and library match. A static string owned by the library.
+ *  Local; callable before mal_init(). */
+MAL_API const char *mal_version(void);
+
+/** @brief The running library's version as numbers. Any pointer may be NULL.
+ *  Local; callable before mal_init(). */
+MAL_API void mal_version_numbers(int *major, int *minor, int *patch);
 
 /** Run-time configuration. Fill it with mal_config_init() before changing fields.
  *  Strings are copied by mal_init(). A process spawned by libmal ignores the
@@ -158,7 +348,7 @@ typedef struct {
      *  NULL: the MAL_PLAN environment variable (none when unset). Comma-separated
      *  entries ITER:ACTION, iterations strictly increasing, where ACTION is
      *  +N (spawn N processes; +Nb batched, +Np one per call, else spawn_mode),
-     *  -N (release the last N ranks), -@R:R:... (release these ranks, initial ones
+     *  -N (release the last N ranks), -\@R:R:... (release these ranks, initial ones
      *  too), or w=W:W:... (rebalance to one weight per rank). ITER counts completed
      *  iterations: "10:+2" acts in the mal_step() call that ends the 10th iteration.
      *  Example: "10:+2,20:-1,30:w=1:2:1". Default: NULL. */
@@ -233,32 +423,36 @@ typedef struct {
 /**
  * @brief Fill @p config with the defaults documented at ::mal_config_t.
  * @return MAL_ERR_ARG if @p config is NULL, else MAL_OK.
- * @note Not collective; callable before mal_init().
+ * @note Local; callable before mal_init().
  */
-mal_status_t mal_config_init(mal_config_t *config);
+MAL_API mal_status_t mal_config_init(mal_config_t *config);
 
 /**
  * @brief Initialise libmal over a duplicate of @p comm, or join a running application.
  * @param comm    The communicator of the malleable application (usually MPI_COMM_WORLD).
  *                It is duplicated; the caller keeps ownership of @p comm.
- * @param config  Configuration, copied; NULL means the defaults of mal_config_init().
- * @return MAL_OK; MAL_ERR_ARG for MPI_COMM_NULL, an intercommunicator or bad fields
- *         (including a malformed plan); MAL_ERR_ALREADY_INITIALIZED if called twice
+ * @param config  Configuration, copied (its strings too); NULL means the defaults of
+ *                mal_config_init().
+ * @return MAL_OK; MAL_ERR_ARG for MPI_COMM_NULL, an intercommunicator or bad fields or
+ *         environment variables (including a malformed plan or policy, an unreadable
+ *         calibration or availability file); MAL_ERR_ALREADY_INITIALIZED if called twice
  *         without mal_finalize(); MAL_ERR_MPI if MPI is not initialised or duplication
  *         fails; MAL_ERR_MISMATCH if headroom, min_rows, the method, MAL_MAX_COUNT, the
  *         plan or the spawn settings differ between ranks; MAL_ERR_REMOTE if another
- *         rank failed; MAL_ERR_UNSUPPORTED for the shmem method without OpenSHMEM in
- *         this build, over a communicator smaller than the job, or with a plan that
- *         adds or releases processes.
+ *         rank failed; MAL_ERR_NOMEM; MAL_ERR_UNSUPPORTED for the shmem method without
+ *         OpenSHMEM in this build, over a communicator smaller than the job, or with a
+ *         plan that adds or releases processes, and for a plan that the launcher or MPI
+ *         library in use would hang on (the message names the fix). On error libmal
+ *         stays uninitialised and mal_init() may be called again.
  * @note Collective over @p comm. MPI must be initialised (MPI_THREAD_SINGLE suffices:
  *       libmal makes MPI calls only from the thread that calls it).
  *
  * A process started by a libmal expansion (it has an MPI parent) runs the same main():
  * here it joins the malleable communicator instead, receives the configuration, the
  * iteration number, the carried values and every registered structure and matrix with
- * its new partition already written into its windows. Its mal_alloc_window(),
- * mal_alloc_window_aligned() and mal_alloc_csr() calls then hand them back without
- * communicating (mal_is_initial() is false and
+ * its new partition already written into its buffers. Its mal_alloc_window(),
+ * mal_alloc_array_weighted(), mal_alloc_array_aligned() and mal_alloc_csr() calls then
+ * hand them back without communicating (mal_is_initial_process() is false and
  * mal_iteration() tells where to resume). If the expansion it was spawned for is
  * abandoned (another spawn or an allocation failed), or this process (or another of
  * its spawn) cannot receive or read what it is sent, or joining fails, the process
@@ -267,39 +461,64 @@ mal_status_t mal_config_init(mal_config_t *config);
  * and exits it with status 0. The existing processes then go on with their old
  * processes, layout and data (the expansion fails with MAL_ERR_SPAWN).
  */
-mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config);
+MAL_API mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config);
 
 /**
- * @brief Free every registered structure and matrix, and the malleable communicator.
+ * @brief Free every registered array and matrix, and the malleable communicator.
  * @return MAL_OK, or MAL_ERR_NOT_INITIALIZED.
- * @note Collective over mal_comm(). Every ::mal_array_t and ::mal_csr_t handle and every
- *       local pointer becomes invalid (on a released process they already are). Call it before MPI_Finalize(). mal_init() may be called again.
+ * @note Collective over mal_comm(). Invalidates every ::mal_array_t and ::mal_csr_t
+ *       handle, every local pointer and mal_comm() (on a released process they already
+ *       are); registered values are forgotten. Call it before MPI_Finalize().
+ *       mal_init() may be called again.
  *       On a process that mal_step() released (MAL_REMOVED) it is local, but it returns
  *       only when the other processes of the same MPI job (its MPI_COMM_WORLD) reach
  *       mal_finalize() too, since MPI cannot finalize part of a job: a released initial
  *       process parks here in a wait that polls with growing sleeps (no busy CPU); a
  *       process spawned alone returns at once and can exit.
  */
-mal_status_t mal_finalize(void);
+MAL_API mal_status_t mal_finalize(void);
 
-/** @brief True between a successful mal_init() and mal_finalize(). Not collective. */
-bool mal_initialized(void);
+/** @brief True between a successful mal_init() and mal_finalize() (also on a released
+ *  process, until its mal_finalize()). Local; callable at any time. */
+MAL_API bool mal_is_initialized(void);
+
+/** @} */
+
+/**
+ * @defgroup mal_processes Processes and communicator
+ * @brief Who takes part now: the malleable communicator, the iteration count, and
+ *        whether this process was started by an expansion.
+ * @{
+ */
 
 /**
  * @brief The malleable communicator.
- * @return The library's communicator, or MPI_COMM_NULL before mal_init(). It belongs to
- *         the library: do not free it. It stays valid until the next reconfiguration
- *         (mal_step() returning MAL_RECONFIGURED) or mal_finalize(); MPI_COMM_NULL on a
- *         process that was released.
- * @note Not collective.
+ * @return The library's communicator, or MPI_COMM_NULL before mal_init() and on a
+ *         process that was released. It belongs to the library: do not free it. It stays
+ *         valid until the next reconfiguration that returns MAL_RECONFIGURED or
+ *         MAL_REMOVED (mal_step(), mal_expand(), mal_shrink()) or mal_finalize(): re-read
+ *         it then, with its rank and size.
+ * @note Local.
  */
-MPI_Comm mal_comm(void);
+MAL_API MPI_Comm mal_comm(void);
 
-/** Opaque handle of a registered structure. Owned by the library. */
-typedef struct mal_array mal_array_t;
+/** @brief Iterations completed (mal_step() calls since mal_init(), carried to spawned
+ *  processes). 0 before mal_init(). Local. */
+MAL_API int64_t mal_iteration(void);
+
+/** @brief False on a process started by a libmal expansion (its data arrive with the
+ *  structures, it must not load input); true otherwise, and before mal_init(). Local. */
+MAL_API bool mal_is_initial_process(void);
+
+/** @} */
 
 /**
- * @brief Allocate a distributed 2-D structure inside an MPI window and register it.
+ * @addtogroup mal_arrays
+ * @{
+ */
+
+/**
+ * @brief Allocate a distributed 2-D array in memory reached one-sidedly and register it.
  * @param name         Unique name, 1..63 characters, copied.
  * @param type         Element datatype: any committed datatype whose true lower bound is 0
  *                     (predefined, or e.g. a contiguous type of 3 doubles). libmal uses
@@ -308,25 +527,29 @@ typedef struct mal_array mal_array_t;
  * @param global_rows  Number of rows (> 0).
  * @param row_len      Elements per row (> 0); a row is row_len * extent(type) bytes.
  * @param distribution MAL_BLOCK (initially an even block-row split) or MAL_REPLICATED.
- * @param[out] array   The new handle, valid until mal_free_window() or mal_finalize().
- * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL/empty/too long name, NULL
- *         @p array, zero rows or row length, bad datatype or distribution, size
- *         overflow); MAL_ERR_EXISTS (name already registered); MAL_ERR_MISMATCH
- *         (arguments differ between ranks); MAL_ERR_NOMEM / MAL_ERR_MPI (allocation);
+ * @param[out] array   The new handle, valid until mal_free_array(), mal_finalize() or the
+ *                     release of this process.
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED; MAL_ERR_ARG (NULL/empty/too
+ *         long name, NULL @p array, zero rows or row length, bad datatype or
+ *         distribution, size overflow); MAL_ERR_EXISTS (name already registered);
+ *         MAL_ERR_MISMATCH (arguments differ between ranks); MAL_ERR_NOMEM / MAL_ERR_MPI
+ *         (allocation); MAL_ERR_UNSUPPORTED (windows over spawned processes that this MPI
+ *         library's one-sided component would hang on; the message names the fix);
  *         MAL_ERR_REMOTE (another rank failed).
  * @note Collective over mal_comm(), with identical arguments except @p array. On a
  *       process that joined by an expansion, a call naming a structure it received is
  *       local instead: it checks the arguments match (MAL_ERR_MISMATCH otherwise) and
- *       returns the structure with its rows already in place. The local
- *       rows are zero-initialised. Their address (mal_local_data()) stays valid until the
- *       next mal_rebalance(), mal_free_window() or mal_finalize().
+ *       returns the structure with its rows already in place. The local rows are
+ *       zero-initialised. Where the memory lives follows mal_config_t.memory and the
+ *       method in effect (see mal_memory_name()). The name keeps the design's
+ *       "window"; the other array calls say "array" (see @ref mal_names).
  */
-mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
-                              int64_t row_len, mal_distribution_t distribution,
-                              mal_array_t **array);
+MAL_API mal_status_t mal_alloc_window(const char *name, MPI_Datatype type,
+                                      int64_t global_rows, int64_t row_len,
+                                      mal_distribution_t distribution, mal_array_t **array);
 
 /**
- * @brief Allocate a block-row structure whose initial split follows @p weights
+ * @brief Allocate a block-row array whose initial split follows @p weights
  *        (one per rank of mal_comm(), as for mal_rebalance()) instead of the even
  *        split: for data that starts unevenly (known node speeds, a restart), with no
  *        rebalance and so no data movement.
@@ -335,149 +558,95 @@ mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t globa
  * @note Collective over mal_comm(), with identical arguments on every rank (the weights
  *       included, else MAL_ERR_MISMATCH). On a joining process it behaves as
  *       mal_alloc_window() (the weights are ignored: the rows arrive at the current
- *       layout).
+ *       layout). Formerly mal_alloc_window_weighted().
  */
-mal_status_t mal_alloc_window_weighted(const char *name, MPI_Datatype type,
-                                       int64_t global_rows, int64_t row_len,
-                                       const double *weights, mal_array_t **array);
+MAL_API mal_status_t mal_alloc_array_weighted(const char *name, MPI_Datatype type,
+                                              int64_t global_rows, int64_t row_len,
+                                              const double *weights, mal_array_t **array);
 
 /**
- * @brief Free a registered structure and its windows.
+ * @brief Free a registered array and its buffers.
  * @return MAL_OK (NULL on every rank is a no-op); MAL_ERR_NOT_INITIALIZED;
- *         MAL_ERR_MISMATCH if the ranks name different structures (or NULL on some).
+ *         MAL_ERR_RELEASED; MAL_ERR_ARG for one of a matrix's three parts (free the
+ *         matrix with mal_free_csr()); MAL_ERR_MISMATCH if the ranks name different
+ *         arrays (or NULL on some); MAL_ERR_REMOTE.
  * @note Collective over mal_comm(), even for NULL (so a NULL on some ranks is reported
- *       rather than left to hang), with the same structure on every rank. @p array and
- *       its local pointer become invalid.
+ *       rather than left to hang), with the same array on every rank. @p array and its
+ *       local pointer become invalid. Formerly mal_free_window().
  */
-mal_status_t mal_free_window(mal_array_t *array);
+MAL_API mal_status_t mal_free_array(mal_array_t *array);
 
 /**
- * @brief Look up a registered structure by name.
- * @return The handle, or NULL if none (or libmal is not initialised). Not collective.
+ * @brief Look up a registered array by name.
+ * @return The handle, or NULL if none (or libmal is not initialised); a matrix's parts
+ *         are not returned. Local. Formerly mal_find_window().
  */
-mal_array_t *mal_find_window(const char *name);
+MAL_API mal_array_t *mal_find_array(const char *name);
 
 /**
  * @brief Address of this rank's local rows (row-major, row_len elements per row).
  * @return The library-owned buffer, or NULL for a NULL handle. For MAL_BLOCK it holds
  *         mal_local_rows() rows starting at global row mal_first_row(); for
- *         MAL_REPLICATED all rows. Invalid after the next mal_rebalance(): re-read it.
- * @note Not collective.
+ *         MAL_REPLICATED all rows. Writable. Invalid after the next mal_rebalance(),
+ *         reconfiguration (MAL_RECONFIGURED), mal_free_array() or mal_finalize():
+ *         re-read it.
+ * @note Local.
  */
-void *mal_local_data(const mal_array_t *array);
+MAL_API void *mal_local_data(const mal_array_t *array);
 
-/** @brief First global row held locally (0 for MAL_REPLICATED; -1 for NULL). */
-int64_t mal_first_row(const mal_array_t *array);
+/** @brief First global row held locally (0 for MAL_REPLICATED; -1 for NULL). Local;
+ *  changes with the layout, like mal_local_data(). */
+MAL_API int64_t mal_first_row(const mal_array_t *array);
 
-/** @brief Number of rows held locally (all rows for MAL_REPLICATED; -1 for NULL). */
-int64_t mal_local_rows(const mal_array_t *array);
+/** @brief Number of rows held locally (all rows for MAL_REPLICATED; -1 for NULL). Local;
+ *  changes with the layout, like mal_local_data(). */
+MAL_API int64_t mal_local_rows(const mal_array_t *array);
 
-/** @brief Total number of rows (-1 for NULL). */
-int64_t mal_global_rows(const mal_array_t *array);
+/** @brief Total number of rows (-1 for NULL). Local; never changes. */
+MAL_API int64_t mal_global_rows(const mal_array_t *array);
 
-/** @brief Elements per row (-1 for NULL). */
-int64_t mal_row_len(const mal_array_t *array);
-
-/**
- * @brief Move every MAL_BLOCK structure to the block layout given by @p weights.
- * @param weights One finite, non-negative weight per rank of mal_comm(), at least one
- *                positive; identical on every rank. Rank r receives a share of each
- *                matrix's nonzeros proportional to weights[r] (to within one row's
- *                nonzeros; see mal_alloc_csr()), with its aligned structures (min_rows
- *                does not apply to these), and a share of each other structure's rows:
- *                boundaries are the rounded
- *                cumulative shares, so counts sum exactly to the total, boundaries are
- *                monotone and a zero weight gets zero rows. With min_rows = m > 0 in the
- *                configuration, each positive-weight rank first receives m rows and the
- *                rest is shared by weight (MAL_ERR_ARG if the rows cannot cover that).
- * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL, negative, NaN, infinite
- *         or all-zero weights); MAL_ERR_MISMATCH (weights or method differ between
- *         ranks); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE. On any error every
- *         structure keeps its old layout, data and local pointer; the only thing a failed
- *         rebalance may have changed is a spare buffer released while growing it.
- * @note Collective over mal_comm(). Local data pointers, first rows and row counts may
- *       change: re-read them. A rebalance that leaves the layout unchanged moves nothing
- *       and creates no window. Each rank's part sits inside a buffer with headroom on
- *       both sides: when every rank's new part fits around the rows it keeps, those rows
- *       are not touched at all and only incoming rows are written; otherwise all parts
- *       move to the second buffer (kept rows copied with memcpy, never through MPI),
- *       which is grown collectively only if some part outgrows it.
- */
-mal_status_t mal_rebalance(const double *weights);
-
-/**
- * @brief Choose the redistribution method of the following rebalances.
- * @return MAL_OK; MAL_ERR_ARG for an unknown method; MAL_ERR_NOT_INITIALIZED;
- *         MAL_ERR_UNSUPPORTED for MAL_REDIST_SHMEM when mal_init() did not start the
- *         SHMEM transport.
- * @note Not collective, but every rank must have set the same method before the next
- *       mal_rebalance() (which checks it and returns MAL_ERR_MISMATCH otherwise), and
- *       agree on shmem or not before the next allocation (checked likewise).
- *       MAL_REDIST_DEFAULT re-reads the MAL_REDIST environment variable.
- *       Memory follows the method in effect when a structure is allocated: on the
- *       symmetric heap under MAL_REDIST_SHMEM, in MPI windows otherwise. shmem needs
- *       the first, rma and rma-get the second; alltoallv and p2p move either. A
- *       rebalance with a method its structures' memory cannot serve returns
- *       MAL_ERR_UNSUPPORTED naming the structure, and nothing moves.
- */
-mal_status_t mal_set_redist(mal_redist_t method);
-
-/**
- * @brief Whether this libmal was built with @p method: true for the MPI methods, true
- *        for MAL_REDIST_SHMEM only when built with OpenSHMEM (MAL_WITH_SHMEM).
- * @note Not collective; callable before mal_init().
- */
-bool mal_redist_supported(mal_redist_t method);
-
-/** @brief The method in effect (never MAL_REDIST_DEFAULT once initialised). */
-mal_redist_t mal_get_redist(void);
-
-/** @brief "rma", "rma-get", "alltoallv", "p2p", "shmem" or "default"; "unknown" otherwise. */
-const char *mal_redist_name(mal_redist_t method);
-
-/** What the most recent mal_rebalance() did on the calling process. */
-typedef struct {
-    mal_redist_t method;     /**< method used                                      */
-    int64_t bytes_received;  /**< bytes this rank pulled from other ranks           */
-    int64_t bytes_sent;      /**< bytes other ranks pulled from this rank           */
-    int64_t bytes_kept;      /**< bytes that stayed on this rank                    */
-    int windows_created;     /**< windows created by this rebalance (0 when it fit) */
-    bool layout_changed;     /**< false when the new layout equalled the old one    */
-    bool in_place;           /**< every structure that moved kept its staying rows
-                                  where they were (no local copy, no buffer swap)   */
-    double seconds;          /**< wall time of the call on this rank                */
-} mal_rebalance_stats_t;
-
-/**
- * @brief Statistics of the most recent successful mal_rebalance() on this process.
- * @return MAL_ERR_ARG for NULL, MAL_ERR_NOT_INITIALIZED, else MAL_OK (all zero before the
- *         first rebalance). Not collective.
- */
-mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats);
-
-/**
- * @brief Number of MPI windows (and SHMEM symmetric blocks) libmal currently holds on
- *        this process (for leak checks).
- * @return 0 when not initialised. Not collective.
- */
-int mal_window_count(void);
+/** @brief Elements per row (-1 for NULL). Local; never changes. */
+MAL_API int64_t mal_row_len(const mal_array_t *array);
 
 /**
  * @brief Where the buffer holding @p array's data lives: "direct" (private memory
  *        reached by cross-memory attach), "window" (an MPI window), "symmetric" (the
  *        SHMEM heap), or "none" for NULL or before mal_init().
- * @note Not collective. Every rank of a structure gives the same answer.
+ * @return A static string owned by the library.
+ * @note Local. Every rank of an array gives the same answer; it may change at a
+ *       reconfiguration (new buffers are created on the new communicator).
  */
-const char *mal_memory_name(const mal_array_t *array);
+MAL_API const char *mal_memory_name(const mal_array_t *array);
 
-/* ---------------------------------------------------------------------------------- */
-/* Sparse matrices: row-distributed CSR whose parts follow the nonzeros.              */
-/* ---------------------------------------------------------------------------------- */
+/**
+ * @brief Number of buffers (MPI windows, SHMEM symmetric blocks and direct buffers)
+ *        libmal currently holds on this process, for leak checks: an array holds one,
+ *        or two while it keeps a spare for rebalances; a matrix holds those of its three
+ *        parts.
+ * @return 0 when not initialised. Local. Formerly mal_window_count().
+ */
+MAL_API int mal_buffer_count(void);
+
+/** @} */
+
+/**
+ * @defgroup mal_csr CSR matrices
+ * @brief Row-distributed sparse matrices whose parts follow the nonzeros, and the arrays
+ *        aligned to their rows.
+ *
+ * A matrix is registered empty with mal_alloc_csr() and filled with mal_csr_set_rows().
+ * Its row pointer, column indices and values are three registered arrays
+ * ("NAME:rowptr", "NAME:colind", "NAME:values") that every rebalance and
+ * reconfiguration moves so that each process holds a share of the nonzeros proportional
+ * to its weight. Arrays allocated with mal_alloc_array_aligned() follow its rows.
+ * @{
+ */
 
 /** Column index of a CSR matrix. 32 bits: 4 bytes less per nonzero to store and move
  *  than 64-bit indices; matrices are limited to MAL_COLIND_MAX columns (checked). Row
  *  pointers are 64-bit, so the number of nonzeros is not limited by it. */
 typedef int32_t mal_colind_t;
+/** The largest number of columns of a matrix. */
 #define MAL_COLIND_MAX INT32_MAX
 
 /** Opaque handle of a registered CSR matrix. Owned by the library. */
@@ -489,27 +658,29 @@ typedef struct mal_csr mal_csr_t;
  * @param name        Unique among matrices, 1..55 characters, copied. Its three parts
  *                    are registered as the structures "NAME:rowptr", "NAME:colind" and
  *                    "NAME:values", names a mal_alloc_window() call then cannot take;
- *                    they are not returned by mal_find_window().
+ *                    they are not returned by mal_find_array().
  * @param global_rows Number of rows (> 0).
  * @param global_cols Number of columns, 1..MAL_COLIND_MAX.
  * @param value_type  Datatype of one value, as for mal_alloc_window(): lower bound 0,
  *                    only its extent is used; the caller keeps ownership.
  * @param[out] csr    The new handle, valid until mal_free_csr(), mal_finalize() or the
  *                    release of this process (MAL_REMOVED).
- * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (bad name, sizes or datatype,
- *         NULL @p csr); MAL_ERR_EXISTS (the name or one of its part names is taken);
- *         MAL_ERR_MISMATCH; MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE.
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED; MAL_ERR_ARG (bad name,
+ *         sizes or datatype, NULL @p csr); MAL_ERR_EXISTS (the name or one of its part
+ *         names is taken); MAL_ERR_MISMATCH; MAL_ERR_NOMEM / MAL_ERR_MPI;
+ *         MAL_ERR_UNSUPPORTED (as for mal_alloc_window()); MAL_ERR_REMOTE.
  * @note Collective over mal_comm() with identical arguments except @p csr. The row
- *       pointer, column indices and values each live in MPI windows. Every rebalance and
- *       reconfiguration moves the matrix so that each process holds a share of the
- *       nonzeros proportional to its weight (to within one row's nonzeros): the row
- *       pointer slice, column indices and values of the rows that change owner move
- *       one-sidedly like any structure. On a process that joined by an expansion the
- *       call is local and hands back the matrix with its rows in place (as for
- *       mal_alloc_window()).
+ *       pointer, column indices and values each live in buffers like an array's. Every
+ *       rebalance and reconfiguration moves the matrix so that each process holds a
+ *       share of the nonzeros proportional to its weight (to within one row's
+ *       nonzeros): the row pointer slice, column indices and values of the rows that
+ *       change owner move one-sidedly like any structure. On a process that joined by
+ *       an expansion the call is local and hands back the matrix with its rows in place
+ *       (as for mal_alloc_window()).
  */
-mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global_cols,
-                           MPI_Datatype value_type, mal_csr_t **csr);
+MAL_API mal_status_t mal_alloc_csr(const char *name, int64_t global_rows,
+                                   int64_t global_cols, MPI_Datatype value_type,
+                                   mal_csr_t **csr);
 
 /**
  * @brief Set the matrix's rows: each process gives a contiguous block of rows, rank 0
@@ -525,34 +696,36 @@ mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global
  *                   local_nnz is 0.
  * @param values     local_nnz values of the matrix's value type. May be NULL if
  *                   local_nnz is 0.
- * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL matrix or needed array,
- *         negative counts, rowptr decreasing or not spanning local_nnz, a column out of
- *         range, row counts not summing to the matrix's rows, a new row layout while
- *         structures are aligned to the matrix); MAL_ERR_MISMATCH (ranks name different
- *         matrices); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE. The message names the
- *         first offending index. On error the matrix keeps its previous rows and data.
- * @note Collective over mal_comm(). The data are copied into new windows sized for the
- *       given layout (with the configured headroom); the previous ones are freed once the
- *       new ones hold the data, so for a moment both exist. Every local pointer of the
- *       matrix (mal_csr_rowptr(), mal_csr_colind(), mal_csr_values()) becomes invalid,
- *       even when the layout stays the same: re-read them.
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED; MAL_ERR_ARG (NULL matrix or
+ *         needed array, negative counts, rowptr decreasing or not spanning local_nnz, a
+ *         column out of range, row counts not summing to the matrix's rows, a new row
+ *         layout while arrays are aligned to the matrix); MAL_ERR_MISMATCH (ranks name
+ *         different matrices); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE. The message
+ *         names the first offending index. On error the matrix keeps its previous rows
+ *         and data.
+ * @note Collective over mal_comm(). The data are copied (the caller keeps its arrays)
+ *       into new buffers sized for the given layout (with the configured headroom); the
+ *       previous ones are freed once the new ones hold the data, so for a moment both
+ *       exist. Every local pointer of the matrix (mal_csr_rowptr(), mal_csr_colind(),
+ *       mal_csr_values()) becomes invalid, even when the layout stays the same: re-read
+ *       them.
  */
-mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_nnz,
-                              const int64_t *rowptr, const mal_colind_t *colind,
-                              const void *values);
+MAL_API mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_nnz,
+                                      const int64_t *rowptr, const mal_colind_t *colind,
+                                      const void *values);
 
 /**
- * @brief Free a matrix and its windows.
- * @return MAL_OK (NULL on every rank is a no-op); MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG if
- *         structures are still aligned to it (free them first); MAL_ERR_MISMATCH;
- *         MAL_ERR_REMOTE.
- * @note Collective over mal_comm(), like mal_free_window(). The handle and every local
+ * @brief Free a matrix and its buffers.
+ * @return MAL_OK (NULL on every rank is a no-op); MAL_ERR_NOT_INITIALIZED;
+ *         MAL_ERR_RELEASED; MAL_ERR_ARG if arrays are still aligned to it (free them
+ *         first); MAL_ERR_MISMATCH; MAL_ERR_REMOTE.
+ * @note Collective over mal_comm(), like mal_free_array(). The handle and every local
  *       pointer of the matrix become invalid.
  */
-mal_status_t mal_free_csr(mal_csr_t *csr);
+MAL_API mal_status_t mal_free_csr(mal_csr_t *csr);
 
-/** @brief The matrix registered under @p name, or NULL. Not collective. */
-mal_csr_t *mal_find_csr(const char *name);
+/** @brief The matrix registered under @p name, or NULL (also before mal_init()). Local. */
+MAL_API mal_csr_t *mal_find_csr(const char *name);
 
 /**
  * @brief Local row pointer, rebased: mal_csr_local_rows() + 1 offsets with [0] == 0,
@@ -560,56 +733,89 @@ mal_csr_t *mal_find_csr(const char *name);
  * @return Library-owned, read-only; NULL for a NULL handle. Like the other local pointers
  *         of the matrix it is invalid after the next rebalance, reconfiguration or
  *         mal_csr_set_rows(): re-read it.
+ * @note Local.
  */
-const int64_t *mal_csr_rowptr(const mal_csr_t *csr);
+MAL_API const int64_t *mal_csr_rowptr(const mal_csr_t *csr);
 
-/** @brief Local column indices (mal_csr_local_nnz() of them); read-only. NULL for NULL. */
-const mal_colind_t *mal_csr_colind(const mal_csr_t *csr);
+/** @brief Local column indices (mal_csr_local_nnz() of them); library-owned, read-only,
+ *  invalidated like mal_csr_rowptr(). NULL for NULL. Local. */
+MAL_API const mal_colind_t *mal_csr_colind(const mal_csr_t *csr);
 
-/** @brief Local values (mal_csr_local_nnz() elements of the value type), writable: the
- *  sparsity pattern is fixed, the values may change between rebalances. NULL for NULL. */
-void *mal_csr_values(const mal_csr_t *csr);
+/** @brief Local values (mal_csr_local_nnz() elements of the value type), library-owned
+ *  and writable: the sparsity pattern is fixed, the values may change between
+ *  rebalances. Invalidated like mal_csr_rowptr(). NULL for NULL. Local. */
+MAL_API void *mal_csr_values(const mal_csr_t *csr);
 
-/** As mal_memory_name() for a CSR matrix's parts (all three live alike). */
-const char *mal_csr_memory_name(const mal_csr_t *matrix);
+/** @brief As mal_memory_name() for a CSR matrix's parts (all three live alike). Local. */
+MAL_API const char *mal_csr_memory_name(const mal_csr_t *matrix);
 
-/** @brief First global row held locally (-1 for NULL). */
-int64_t mal_csr_first_row(const mal_csr_t *csr);
-/** @brief Rows held locally (-1 for NULL). */
-int64_t mal_csr_local_rows(const mal_csr_t *csr);
-/** @brief Nonzeros held locally (-1 for NULL). */
-int64_t mal_csr_local_nnz(const mal_csr_t *csr);
-/** @brief Global number of rows (-1 for NULL). */
-int64_t mal_csr_global_rows(const mal_csr_t *csr);
-/** @brief Global number of columns (-1 for NULL). */
-int64_t mal_csr_global_cols(const mal_csr_t *csr);
-/** @brief Global number of nonzeros (-1 for NULL). */
-int64_t mal_csr_global_nnz(const mal_csr_t *csr);
+/** @brief First global row held locally (-1 for NULL). Local; changes with the layout. */
+MAL_API int64_t mal_csr_first_row(const mal_csr_t *csr);
+/** @brief Rows held locally (-1 for NULL). Local; changes with the layout. */
+MAL_API int64_t mal_csr_local_rows(const mal_csr_t *csr);
+/** @brief Nonzeros held locally (-1 for NULL). Local; changes with the layout. */
+MAL_API int64_t mal_csr_local_nnz(const mal_csr_t *csr);
+/** @brief Global number of rows (-1 for NULL). Local. */
+MAL_API int64_t mal_csr_global_rows(const mal_csr_t *csr);
+/** @brief Global number of columns (-1 for NULL). Local. */
+MAL_API int64_t mal_csr_global_cols(const mal_csr_t *csr);
+/** @brief Global number of nonzeros (-1 for NULL). Local; changes only with
+ *  mal_csr_set_rows(). */
+MAL_API int64_t mal_csr_global_nnz(const mal_csr_t *csr);
 
 /**
- * @brief Allocate a dense block structure whose rows always follow a matrix's rows
+ * @brief Allocate a dense block array whose rows always follow a matrix's rows
  *        (vectors of a sparse solver: x, r, p, q on A's layout).
  * @param name    As for mal_alloc_window().
  * @param type    As for mal_alloc_window().
  * @param row_len Elements per row (> 0).
- * @param matrix  The matrix to follow; the structure has its number of rows, and
+ * @param matrix  The matrix to follow; the array has its number of rows, and
  *                mal_first_row() / mal_local_rows() equal mal_csr_first_row() /
  *                mal_csr_local_rows() at all times (rebalances move it by the matrix's
  *                nnz-weighted row layout; min_rows does not apply to it).
  * @param[out] array The new handle.
  * @return As mal_alloc_window(); MAL_ERR_ARG also for a NULL @p matrix (on a joining
- *         process, a call that does not name the received structure's matrix gets
+ *         process, a call that does not name the received array's matrix gets
  *         MAL_ERR_MISMATCH).
  * @note Collective over mal_comm() with identical arguments (the same matrix); local on
- *       a joining process that received the structure. The local rows start zeroed.
+ *       a joining process that received the array. The local rows start zeroed.
  *       The matrix cannot be freed, nor given a new row layout, while it has followers.
+ *       Formerly mal_alloc_window_aligned().
  */
-mal_status_t mal_alloc_window_aligned(const char *name, MPI_Datatype type, int64_t row_len,
-                                      const mal_csr_t *matrix, mal_array_t **array);
+MAL_API mal_status_t mal_alloc_array_aligned(const char *name, MPI_Datatype type,
+                                             int64_t row_len, const mal_csr_t *matrix,
+                                             mal_array_t **array);
 
-/* ---------------------------------------------------------------------------------- */
-/* Malleability: the iteration loop, growing and shrinking.                           */
-/* ---------------------------------------------------------------------------------- */
+/** @} */
+
+/**
+ * @defgroup mal_values Replicated values
+ * @brief Small values (a residual, a time step) that joining processes receive.
+ * @{
+ */
+
+/**
+ * @brief Register a value carried to processes that join later (e.g. a residual).
+ * @param name   1..63 characters, copied. Registering a name again replaces the entry.
+ * @param bytes  Its size, 1 byte .. 1 MiB.
+ * @param value  Memory of @p bytes bytes that libmal reads at each expansion (from rank
+ *               0) and, on a joining process, overwrites with the carried bytes here. It
+ *               stays the caller's and must stay valid until mal_finalize() or a new
+ *               registration of the name.
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED; MAL_ERR_ARG (NULL, bad name,
+ *         0 or more than 1 MiB); MAL_ERR_NOMEM; MAL_ERR_MISMATCH on a joining process
+ *         when the carried value has another size.
+ * @note Local (nothing is sent until an expansion). The iteration number is carried
+ *       without registration.
+ */
+MAL_API mal_status_t mal_register_value(const char *name, void *value, size_t bytes);
+
+/** @} */
+
+/**
+ * @addtogroup mal_reconfiguration
+ * @{
+ */
 
 /** What a reconfiguration did. */
 typedef enum {
@@ -620,18 +826,18 @@ typedef enum {
 } mal_action_t;
 
 /** Figures of the most recent reconfiguration, identical on every rank that took part
- *  (times are the maximum over the ranks, bytes the sum). */
+ *  (times are the maximum over the ranks, bytes the sum). See @ref mal_last. */
 typedef struct {
-    mal_action_t action;
+    mal_action_t action;     /**< what was done (or tried)                          */
     int64_t iteration;       /**< mal_iteration() when it happened                  */
-    int procs_before;
+    int procs_before;        /**< processes before it                               */
     int procs_after;         /**< equals procs_before when it failed                */
     int64_t bytes_moved;     /**< bytes that changed owner, all structures          */
     double spawn_seconds;    /**< spawning and merging (expand)                     */
     double process_seconds;  /**< changing the process set: spawning and merging
                                   (expand, = spawn_seconds), splitting the released
                                   processes off (shrink); 0 for a rebalance           */
-    double window_seconds;   /**< creating the windows on the new communicator      */
+    double window_seconds;   /**< creating the buffers on the new communicator      */
     double redist_seconds;   /**< moving the data, including agreeing on success    */
     double total_seconds;    /**< the whole reconfiguration                         */
     mal_status_t status;     /**< MAL_OK, or why it was abandoned                   */
@@ -644,8 +850,9 @@ typedef struct {
  * @return MAL_CONTINUE (nothing changed); MAL_RECONFIGURED (processes were added or
  *         removed, or the layout changed: re-read mal_comm(), mal_local_data(),
  *         mal_first_row() and mal_local_rows()); MAL_REMOVED (this process was released:
- *         leave the loop and call mal_finalize()); MAL_ERR_NOT_INITIALIZED. A negative
- *         code (MAL_ERR_SPAWN, MAL_ERR_TIMEOUT, MAL_ERR_NOMEM, ...) means a planned or decided
+ *         leave the loop and call mal_finalize(); every later mal_step() returns it
+ *         again); MAL_ERR_NOT_INITIALIZED. A negative code (MAL_ERR_SPAWN,
+ *         MAL_ERR_TIMEOUT, MAL_ERR_NOMEM, ...) means a planned or decided
  *         reconfiguration was abandoned: the application goes on with its old processes,
  *         layout and data, and the reason is in mal_error_message() and the report. At
  *         the end of a sampling interval it may also mean that the monitor could not
@@ -658,29 +865,42 @@ typedef struct {
  *       interval after mal_init() or a reconfiguration) and, unless a plan is given or
  *       the policy is off, rank 0 decides and broadcasts the decision (one small
  *       MPI_Bcast, see mal_last_decision()); otherwise, between planned actions, it
- *       does not communicate.
+ *       does not communicate. A reconfiguration it carries out updates
+ *       mal_last_reconfig() and, for a successful rebalance, mal_last_rebalance().
  */
-mal_status_t mal_step(void);
-
-/** @brief Iterations completed (mal_step() calls since mal_init(), carried to spawned
- *  processes). 0 before mal_init(). Not collective. */
-int64_t mal_iteration(void);
-
-/** @brief False on a process started by a libmal expansion (its data arrive with the
- *  structures, it must not load input). True otherwise. Not collective. */
-bool mal_is_initial(void);
+MAL_API mal_status_t mal_step(void);
 
 /**
- * @brief Register a value carried to processes that join later (e.g. a residual).
- * @param name   1..63 characters. Registering a name again replaces the entry.
- * @param value  Memory of @p bytes bytes that libmal reads at each expansion (from rank
- *               0) and, on a joining process, overwrites with the carried bytes here.
- * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG (NULL, bad name, 0 or more than
- *         1 MiB); MAL_ERR_NOMEM; MAL_ERR_MISMATCH on a joining process when the carried
- *         value has another size.
- * @note Not collective. The iteration number is carried without registration.
+ * @brief Move every MAL_BLOCK array and every matrix to the block layout given by
+ *        @p weights.
+ * @param weights One finite, non-negative weight per rank of mal_comm(), at least one
+ *                positive; identical on every rank. Rank r receives a share of each
+ *                matrix's nonzeros proportional to weights[r] (to within one row's
+ *                nonzeros; see mal_alloc_csr()), with its aligned arrays (min_rows
+ *                does not apply to these), and a share of each other array's rows:
+ *                boundaries are the rounded cumulative shares, so counts sum exactly to
+ *                the total, boundaries are monotone and a zero weight gets zero rows.
+ *                With min_rows = m > 0 in the configuration, each positive-weight rank
+ *                first receives m rows and the rest is shared by weight (MAL_ERR_ARG if
+ *                the rows cannot cover that).
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED; MAL_ERR_ARG (NULL,
+ *         negative, NaN, infinite or all-zero weights); MAL_ERR_MISMATCH (weights or
+ *         method differ between ranks); MAL_ERR_UNSUPPORTED (the method cannot reach an
+ *         array's memory, see mal_set_redist()); MAL_ERR_NOMEM / MAL_ERR_MPI;
+ *         MAL_ERR_REMOTE. On any error every array keeps its old layout, data and local
+ *         pointer; the only thing a failed rebalance may have changed is a spare buffer
+ *         released while growing it.
+ * @note Collective over mal_comm(). Invalidates local data pointers, first rows and row
+ *       counts of arrays and matrices: re-read them (mal_comm() stays). A rebalance
+ *       that leaves the layout unchanged moves nothing and creates no buffer. Each
+ *       rank's part sits inside a buffer with headroom on both sides: when every rank's
+ *       new part fits around the rows it keeps, those rows are not touched at all and
+ *       only incoming rows are written; otherwise all parts move to the second buffer
+ *       (kept rows copied with memcpy, never through MPI), which is grown collectively
+ *       only if some part outgrows it. On success it updates mal_last_rebalance() (not
+ *       mal_last_reconfig(), which records what mal_step() carries out).
  */
-mal_status_t mal_register_value(const char *name, void *value, size_t bytes);
+MAL_API mal_status_t mal_rebalance(const double *weights);
 
 /**
  * @brief Add @p count processes now (what a "+N" plan entry does).
@@ -688,25 +908,29 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes);
  * @param mode    MAL_SPAWN_PER_CALL, MAL_SPAWN_BATCHED or MAL_SPAWN_DEFAULT (config).
  * @param weights One weight per process of the new set (old ranks first, new ones
  *                last), as for mal_rebalance(); NULL for an even split.
- * @return MAL_RECONFIGURED; MAL_ERR_ARG; MAL_ERR_SPAWN (program missing or not
- *         executable, no free slot, bad host, a spawned process that could not receive
- *         or read what it is sent to join); MAL_ERR_TIMEOUT (the MPI runtime lost the new
- *         processes' start at every attempt: each is bounded by MAL_RECONF_TIMEOUT
- *         seconds, default 60, read when the program starts); MAL_ERR_NOMEM / MAL_ERR_MPI;
- *         MAL_ERR_REMOTE;
+ * @return MAL_RECONFIGURED; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED; MAL_ERR_ARG;
+ *         MAL_ERR_SPAWN (program missing or not executable, no free slot, bad host, a
+ *         spawned process that could not receive or read what it is sent to join);
+ *         MAL_ERR_TIMEOUT (the MPI runtime lost the new processes' start at every
+ *         attempt: each is bounded by MAL_RECONF_TIMEOUT seconds, default 60, read when
+ *         the program starts); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
  *         MAL_ERR_MISMATCH when the arguments differ between ranks; MAL_ERR_UNSUPPORTED
- *         once SHMEM was started in this process (its set of PEs is fixed at start). On error the
- *         application keeps its processes, layout and data; spawned processes exit.
+ *         once SHMEM was started in this process (its set of PEs is fixed at start), or
+ *         for windows over spawned processes that this MPI library would hang on. On
+ *         error the application keeps its processes, layout and data; spawned processes
+ *         exit.
  * @note Collective over mal_comm(). New processes run main() from the start and join
- *       in mal_init(); they get the ranks after the existing ones. Every structure is
- *       moved to its new layout in windows created on the new communicator: the old
- *       owners write the newcomers' rows with MPI_Put (method rma/rma-get) or the
- *       configured baseline moves them over the new communicator.
+ *       in mal_init(); they get the ranks after the existing ones. Every array and
+ *       matrix is moved to its new layout in buffers created on the new communicator:
+ *       the old owners write the newcomers' rows with MPI_Put (method rma/rma-get) or
+ *       the configured baseline moves them over the new communicator. On success
+ *       mal_comm() and every local pointer, first row and row count are invalid:
+ *       re-read them. Updates mal_last_reconfig(), successful or not.
  */
-mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights);
+MAL_API mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights);
 
 /**
- * @brief Release processes now (what a "-N" or "-@R:R" plan entry does).
+ * @brief Release processes now (what a "-N" or "-\@R:R" plan entry does).
  * @param count   Number of processes to release, 1 .. size-1.
  * @param ranks   The ranks to release (count distinct ranks of mal_comm(), initial ones
  *                allowed), or NULL for the last @p count ranks.
@@ -715,13 +939,54 @@ mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
  * @return MAL_RECONFIGURED on the remaining processes, MAL_REMOVED on the released
  *         ones; errors as for mal_expand() (nothing changes on error).
  * @note Collective over mal_comm(). The remaining processes pull the released ranks'
- *       rows with MPI_Get before anyone leaves; survivors keep their relative order.
+ *       rows before anyone leaves; survivors keep their relative order. On the
+ *       remaining processes mal_comm() and every local pointer, first row and row count
+ *       are invalid: re-read them. On a released process every handle and local
+ *       pointer is invalid, mal_comm() is MPI_COMM_NULL, and only mal_finalize() (and
+ *       the local getters) remain. Updates mal_last_reconfig(), successful or not.
  */
-mal_status_t mal_shrink(int count, const int *ranks, const double *weights);
+MAL_API mal_status_t mal_shrink(int count, const int *ranks, const double *weights);
 
-/* ---------------------------------------------------------------------------------- */
-/* Monitoring and prediction.                                                          */
-/* ---------------------------------------------------------------------------------- */
+/** What the most recent mal_rebalance() did on the calling process. */
+typedef struct {
+    mal_redist_t method;     /**< method used                                      */
+    int64_t bytes_received;  /**< bytes this rank pulled from other ranks           */
+    int64_t bytes_sent;      /**< bytes other ranks pulled from this rank           */
+    int64_t bytes_kept;      /**< bytes that stayed on this rank                    */
+    int windows_created;     /**< buffers created by this rebalance (0 when it fit) */
+    bool layout_changed;     /**< false when the new layout equalled the old one    */
+    bool in_place;           /**< every structure that moved kept its staying rows
+                                  where they were (no local copy, no buffer swap)   */
+    double seconds;          /**< wall time of the call on this rank                */
+} mal_rebalance_stats_t;
+
+/**
+ * @brief Statistics of the most recent successful mal_rebalance() on this process
+ *        (called directly, or by mal_step() for a plan or the policy). See
+ *        @ref mal_last.
+ * @return MAL_ERR_ARG for NULL, MAL_ERR_NOT_INITIALIZED, MAL_ERR_RELEASED, else MAL_OK
+ *         (all zero but the method before the first rebalance). Local.
+ */
+MAL_API mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats);
+
+/**
+ * @brief Figures of the most recent reconfiguration that mal_step(), mal_expand() or
+ *        mal_shrink() carried out (expand, shrink, or a plan's or the policy's
+ *        rebalance), successful or not; a direct mal_rebalance() call does not change
+ *        them. See @ref mal_last.
+ * @return MAL_ERR_ARG for NULL, MAL_ERR_NOT_INITIALIZED, else MAL_OK (action
+ *         MAL_ACTION_NONE before the first). Local; also on a released process.
+ */
+MAL_API mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats);
+
+/** @} */
+
+/**
+ * @defgroup mal_monitoring Monitoring, model and decisions
+ * @brief What the monitor measured, what the prediction model expected of the most
+ *        recent reconfiguration, and what the policy decided.
+ * @{
+ */
 
 /**
  * What the monitor measured on this process since mal_init(). An iteration is the time
@@ -747,31 +1012,35 @@ typedef struct {
                                  largest block structure, per iteration              */
     long long counter;      /**< total of the hardware counter (mal_monitor_counter()),
                                  -1 when there is none                               */
-    double last_wall, last_cpu, last_comm, last_work; /**< the latest iteration     */
+    /** The latest iteration's wall, CPU and communication seconds and work units. */
+    double last_wall, last_cpu, last_comm, last_work;
     bool in_grace;          /**< the latest iteration was in a grace period          */
     int64_t load_changes;   /**< load changes detected: the computation per work unit
                                  left [best / 1.25, best * 1.25] in 2 iterations in a
                                  row, best being its minimum since the last change   */
 } mal_monitor_t;
 
-/** @brief Copy this process's monitor totals. MAL_ERR_ARG for NULL. Not collective. */
-mal_status_t mal_monitor_read(mal_monitor_t *m);
+/** @brief Copy this process's monitor totals.
+ *  @return MAL_OK; MAL_ERR_ARG for NULL; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
+ *  @note Local. */
+MAL_API mal_status_t mal_monitor_read(mal_monitor_t *m);
 
 /** @brief The hardware counter the monitor uses ("PAPI_FP_OPS", "PAPI_DP_OPS",
  *  "PAPI_TOT_INS"), or "none (reason)" when PAPI cannot count here (then computing power
- *  comes from reported work). Never NULL. Not collective. */
-const char *mal_monitor_counter(void);
+ *  comes from reported work). A string owned by the library, valid until mal_finalize();
+ *  never NULL. Local. */
+MAL_API const char *mal_monitor_counter(void);
 
 /**
  * @brief Report work done by this process in the current iteration (rows, nonzeros,
  *        floating-point operations: any unit, the same on every rank). Calls add up.
  * @return MAL_OK; MAL_ERR_ARG for a negative, NaN or infinite value;
- *         MAL_ERR_NOT_INITIALIZED. Not collective.
- * @note Computing power is work per second of computation (Flex-MPI's "counts" mode).
- *       Without a hardware counter and without this call, the rows this rank holds of
- *       its largest block structure are the work of each iteration.
+ *         MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
+ * @note Local. Computing power is work per second of computation (Flex-MPI's "counts"
+ *       mode). Without a hardware counter and without this call, the rows this rank
+ *       holds of its largest block array are the work of each iteration.
  */
-mal_status_t mal_set_work(double units);
+MAL_API mal_status_t mal_set_work(double units);
 
 /** The model's prediction of the sampling interval that follows a reconfiguration, and
  *  (once that interval has ended) what it measured. Times are seconds over the whole
@@ -780,19 +1049,25 @@ mal_status_t mal_set_work(double units);
  *  reconfiguration's own (process_seconds, and redist_seconds + window_seconds). */
 typedef struct {
     int64_t iteration;        /**< when the reconfiguration happened (0: none yet)   */
-    mal_action_t action;
+    mal_action_t action;      /**< the reconfiguration predicted                     */
+    /** Processes before and after the reconfiguration. */
     int procs_before, procs_after;
     int64_t interval;         /**< iterations of the interval predicted              */
     double lambda;            /**< communication correction used (eqs. 4-5)          */
-    double comp, comm, process, redist;      /**< predicted                          */
+    /** Predicted computation, communication, process-change and redistribution
+     *  seconds. */
+    double comp, comm, process, redist;
     bool measured;            /**< the measured fields below are filled              */
+    /** The same, measured (valid when @ref measured). */
     double comp_measured, comm_measured, process_measured, redist_measured;
 } mal_prediction_t;
 
 /** @brief The prediction made at the most recent reconfiguration that could be predicted
  *  (one sampling interval of measurements before it) and what followed. A process that
- *  joined in it has none. MAL_ERR_ARG for NULL. Not collective. */
-mal_status_t mal_last_prediction(mal_prediction_t *p);
+ *  joined in it has none. See @ref mal_last.
+ *  @return MAL_OK; MAL_ERR_ARG for NULL; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
+ *  @note Local. */
+MAL_API mal_status_t mal_last_prediction(mal_prediction_t *p);
 
 /** The policy's most recent decision (see mal_config_t.policy), made on rank 0 at the
  *  end of a sampling interval and known to every rank. Times are seconds per sampling
@@ -800,24 +1075,52 @@ mal_status_t mal_last_prediction(mal_prediction_t *p);
 typedef struct {
     int64_t iteration;        /**< when it was made (0: none yet)                     */
     mal_action_t action;      /**< MAL_ACTION_NONE when the set stays as it is         */
+    /** Processes when it was made, and after the action chosen. */
     int procs_before, procs_after;
     double goal;              /**< what the objective allows the next interval (0: no
                                    objective)                                         */
     double current;           /**< predicted with no action                            */
-    double comp, comm, process, redist; /**< predicted for the action chosen           */
+    /** Predicted computation, communication, process-change and redistribution
+     *  seconds for the action chosen. */
+    double comp, comm, process, redist;
     char reason[256];         /**< why, in one sentence                                */
 } mal_decision_t;
 
-/** @brief The policy's most recent decision; MAL_ERR_ARG for NULL. Not collective. */
-mal_status_t mal_last_decision(mal_decision_t *d);
+/** @brief The policy's most recent decision. See @ref mal_last.
+ *  @return MAL_OK; MAL_ERR_ARG for NULL; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
+ *  @note Local. */
+MAL_API mal_status_t mal_last_decision(mal_decision_t *d);
+
+/** @} */
 
 /**
- * @brief Figures of the most recent reconfiguration (expand, shrink, or a plan's
- *        rebalance), successful or not.
- * @return MAL_ERR_ARG for NULL, MAL_ERR_NOT_INITIALIZED, else MAL_OK (action
- *         MAL_ACTION_NONE before the first). Not collective.
+ * @defgroup mal_deprecated Deprecated aliases
+ * @brief The names of the previous release, kept for one release.
+ *
+ * Each is a macro for its new name (see @ref mal_names), so old sources compile
+ * unchanged and call the same function; error messages name the new call. They will be
+ * removed in the next release: replace each (whole words) by the name it stands for.
+ * Define MAL_NO_DEPRECATED before including mal.h to check that a program no longer
+ * uses them.
+ * @{
  */
-mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats);
+#ifndef MAL_NO_DEPRECATED
+/** @deprecated Use mal_is_initialized(). */
+#define mal_initialized mal_is_initialized
+/** @deprecated Use mal_is_initial_process(). */
+#define mal_is_initial mal_is_initial_process
+/** @deprecated Use mal_alloc_array_weighted(). */
+#define mal_alloc_window_weighted mal_alloc_array_weighted
+/** @deprecated Use mal_alloc_array_aligned(). */
+#define mal_alloc_window_aligned mal_alloc_array_aligned
+/** @deprecated Use mal_free_array(). */
+#define mal_free_window mal_free_array
+/** @deprecated Use mal_find_array(). */
+#define mal_find_window mal_find_array
+/** @deprecated Use mal_buffer_count(). */
+#define mal_window_count mal_buffer_count
+#endif
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -6,12 +6,12 @@
  * (MAL_ERR_NOT_INITIALIZED) and with bad input after it. Skipped, because they cannot
  * fail (no status; a bad handle gives NULL, -1, "none" or false, tested with the
  * structures they read in test_rebalance and test_csr): mal_strerror,
- * mal_error_message, mal_initialized, mal_comm, mal_find_window, mal_local_data,
+ * mal_error_message, mal_is_initialized, mal_comm, mal_find_array, mal_local_data,
  * mal_first_row, mal_local_rows, mal_global_rows, mal_row_len, mal_redist_supported,
- * mal_get_redist, mal_redist_name, mal_window_count, mal_memory_name, mal_find_csr,
+ * mal_get_redist, mal_redist_name, mal_buffer_count, mal_memory_name, mal_find_csr,
  * mal_csr_rowptr, mal_csr_colind, mal_csr_values, mal_csr_memory_name,
  * mal_csr_first_row, mal_csr_local_rows, mal_csr_local_nnz, mal_csr_global_rows,
- * mal_csr_global_cols, mal_csr_global_nnz, mal_iteration, mal_is_initial,
+ * mal_csr_global_cols, mal_csr_global_nnz, mal_iteration, mal_is_initial_process,
  * mal_monitor_counter. */
 #include "mal.h"
 #include "mpitest.h"
@@ -25,7 +25,7 @@
 static int rank, size;
 
 /* Whether `message` starts with the name of `call` ("mal_alloc_window(" or
- * "mal_alloc_window:", not "mal_alloc_window_aligned"). */
+ * "mal_alloc_window:", not "mal_alloc_array_aligned"). */
 static bool starts_with_call(const char *message, const char *call)
 {
     size_t n = strlen(call);
@@ -57,17 +57,17 @@ static void test_before_init(void)
     EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, 1, MAL_BLOCK, &a), MAL_ERR_NOT_INITIALIZED,
            "mal_alloc_window", "before mal_init");
     CHECK(a == NULL, "output written on failure");
-    EXPECT(mal_alloc_window_weighted("x", MPI_DOUBLE, 4, 1, w, &a), MAL_ERR_NOT_INITIALIZED,
-           "mal_alloc_window_weighted", "before mal_init");
-    EXPECT(mal_alloc_window_aligned("x", MPI_DOUBLE, 1, NULL, &a), MAL_ERR_NOT_INITIALIZED,
-           "mal_alloc_window_aligned", "before mal_init");
+    EXPECT(mal_alloc_array_weighted("x", MPI_DOUBLE, 4, 1, w, &a), MAL_ERR_NOT_INITIALIZED,
+           "mal_alloc_array_weighted", "before mal_init");
+    EXPECT(mal_alloc_array_aligned("x", MPI_DOUBLE, 1, NULL, &a), MAL_ERR_NOT_INITIALIZED,
+           "mal_alloc_array_aligned", "before mal_init");
     EXPECT(mal_alloc_csr("m", 4, 4, MPI_DOUBLE, &m), MAL_ERR_NOT_INITIALIZED,
            "mal_alloc_csr", "before mal_init");
     EXPECT(mal_csr_set_rows(NULL, 0, 0, NULL, NULL, NULL), MAL_ERR_NOT_INITIALIZED,
            "mal_csr_set_rows", "before mal_init");
     EXPECT(mal_free_csr(NULL), MAL_ERR_NOT_INITIALIZED, "mal_free_csr", "before mal_init");
     EXPECT(mal_rebalance(w), MAL_ERR_NOT_INITIALIZED, "mal_rebalance", "before mal_init");
-    EXPECT(mal_free_window(NULL), MAL_ERR_NOT_INITIALIZED, "mal_free_window",
+    EXPECT(mal_free_array(NULL), MAL_ERR_NOT_INITIALIZED, "mal_free_array",
            "before mal_init");
     EXPECT(mal_finalize(), MAL_ERR_NOT_INITIALIZED, "mal_finalize", "before mal_init");
     EXPECT(mal_set_redist(MAL_REDIST_RMA), MAL_ERR_NOT_INITIALIZED, "mal_set_redist",
@@ -95,8 +95,8 @@ static void test_before_init(void)
            "before mal_init");
     EXPECT(mal_last_reconfig(&rc), MAL_ERR_NOT_INITIALIZED, "mal_last_reconfig",
            "before mal_init");
-    CHECK(mal_comm() == MPI_COMM_NULL && !mal_initialized(), "state before init");
-    CHECK(mal_find_window("x") == NULL && mal_window_count() == 0, "registry before init");
+    CHECK(mal_comm() == MPI_COMM_NULL && !mal_is_initialized(), "state before init");
+    CHECK(mal_find_array("x") == NULL && mal_buffer_count() == 0, "registry before init");
 }
 
 /* The SHMEM transport refused before shmem_init is ever reached (this test runs under
@@ -116,7 +116,7 @@ static void test_bad_shmem_init(const mal_config_t *base)
                mal_redist_supported(MAL_REDIST_SHMEM) ? "over all" : "without OpenSHMEM");
         MPI_Comm_free(&half);
     }
-    CHECK(!mal_initialized(), "a refused SHMEM init left libmal initialised");
+    CHECK(!mal_is_initialized(), "a refused SHMEM init left libmal initialised");
 }
 
 /* The settings every rank computes with must agree; the duplicate is released. */
@@ -135,7 +135,7 @@ static void test_init_disagreement(mal_config_t cfg)
         EXPECT(mal_init(MPI_COMM_WORLD, &bad), MAL_ERR_ARG, "mal_init", "headroom");
     else
         EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_REMOTE, "mal_init", "rank 1");
-    CHECK(!mal_initialized() && mal_comm() == MPI_COMM_NULL, "failed init left state");
+    CHECK(!mal_is_initialized() && mal_comm() == MPI_COMM_NULL, "failed init left state");
 }
 
 static void test_bad_init(void)
@@ -201,7 +201,7 @@ typedef struct {
 static snapshot_t take_snapshot(mal_array_t *keep)
 {
     return (snapshot_t){keep, mal_local_data(keep), mal_first_row(keep), mal_local_rows(keep),
-                        mal_window_count()};
+                        mal_buffer_count()};
 }
 
 static void check_unchanged(const snapshot_t *s, const char *what)
@@ -210,9 +210,9 @@ static void check_unchanged(const snapshot_t *s, const char *what)
               mal_local_rows(s->keep) == s->rows,
           "%s changed the layout", what);
     CHECK(fill_or_count(s->keep, false) == 0, "%s changed the data", what);
-    CHECK(mal_window_count() == s->windows, "%s changed the windows (%d, was %d)", what,
-          mal_window_count(), s->windows);
-    CHECK(mal_find_window("keep") == s->keep, "%s changed the registry", what);
+    CHECK(mal_buffer_count() == s->windows, "%s changed the windows (%d, was %d)", what,
+          mal_buffer_count(), s->windows);
+    CHECK(mal_find_array("keep") == s->keep, "%s changed the registry", what);
 }
 
 static void test_bad_alloc(mal_array_t *keep)
@@ -245,7 +245,7 @@ static void test_bad_alloc(mal_array_t *keep)
            fn, "overflows");
     EXPECT(mal_alloc_window("x", MPI_DOUBLE, 4, INT64_C(1) << 40, MAL_BLOCK, &a), MAL_ERR_ARG,
            fn, "row_len");
-    CHECK(a == NULL && mal_find_window("x") == NULL, "a failed alloc registered something");
+    CHECK(a == NULL && mal_find_array("x") == NULL, "a failed alloc registered something");
     check_unchanged(&snap, "a refused mal_alloc_window");
     MPI_Type_free(&shifted);
 }
@@ -257,24 +257,24 @@ static void test_bad_weighted_alloc(mal_array_t *keep)
     double *w = malloc((size_t)size * sizeof *w);
     for (int r = 0; r < size; r++)
         w[r] = 1.0;
-    const char *fn = "mal_alloc_window_weighted";
-    EXPECT(mal_alloc_window_weighted("w", MPI_DOUBLE, 10, 1, NULL, &a), MAL_ERR_ARG, fn,
+    const char *fn = "mal_alloc_array_weighted";
+    EXPECT(mal_alloc_array_weighted("w", MPI_DOUBLE, 10, 1, NULL, &a), MAL_ERR_ARG, fn,
            "weights is NULL");
-    EXPECT(mal_alloc_window_weighted(NULL, MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_ARG, fn, "name");
-    EXPECT(mal_alloc_window_weighted("w", MPI_DOUBLE, 0, 1, w, &a), MAL_ERR_ARG, fn,
+    EXPECT(mal_alloc_array_weighted(NULL, MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_ARG, fn, "name");
+    EXPECT(mal_alloc_array_weighted("w", MPI_DOUBLE, 0, 1, w, &a), MAL_ERR_ARG, fn,
            "global_rows");
-    EXPECT(mal_alloc_window_weighted("keep", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_EXISTS, fn,
+    EXPECT(mal_alloc_array_weighted("keep", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_EXISTS, fn,
            "already registered");
     w[size - 1] = -1.0;
-    EXPECT(mal_alloc_window_weighted("w", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_ARG, fn,
+    EXPECT(mal_alloc_array_weighted("w", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_ARG, fn,
            "weights[");
     if (size > 1) {
         w[size - 1] = 1.0 + rank; /* weights differ between ranks */
-        EXPECT(mal_alloc_window_weighted("w", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_MISMATCH,
+        EXPECT(mal_alloc_array_weighted("w", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_MISMATCH,
                fn, "differ");
     }
-    CHECK(a == NULL && mal_find_window("w") == NULL, "a refused weighted alloc registered");
-    check_unchanged(&snap, "a refused mal_alloc_window_weighted");
+    CHECK(a == NULL && mal_find_array("w") == NULL, "a refused weighted alloc registered");
+    check_unchanged(&snap, "a refused mal_alloc_array_weighted");
     free(w);
 }
 
@@ -296,10 +296,10 @@ static void test_collective_disagreement(mal_array_t *keep)
             EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, MAL_BLOCK, &a), MAL_ERR_REMOTE,
                    "mal_alloc_window", "rank 1");
         /* Freeing NULL on one rank and a structure on the others: refused everywhere. */
-        EXPECT(mal_free_window(rank == 0 ? NULL : keep), MAL_ERR_MISMATCH, "mal_free_window",
+        EXPECT(mal_free_array(rank == 0 ? NULL : keep), MAL_ERR_MISMATCH, "mal_free_array",
                "differ");
     }
-    CHECK(a == NULL && mal_find_window("y") == NULL, "disagreeing alloc registered");
+    CHECK(a == NULL && mal_find_array("y") == NULL, "disagreeing alloc registered");
     check_unchanged(&snap, "a disagreeing alloc or free");
 }
 
@@ -438,30 +438,30 @@ static void test_bad_aligned(mal_csr_t *m, mal_array_t *keep)
 {
     mal_array_t *a = NULL;
     snapshot_t snap = take_snapshot(keep);
-    const char *fn = "mal_alloc_window_aligned";
-    EXPECT(mal_alloc_window_aligned("x", MPI_DOUBLE, 1, NULL, &a), MAL_ERR_ARG, fn,
+    const char *fn = "mal_alloc_array_aligned";
+    EXPECT(mal_alloc_array_aligned("x", MPI_DOUBLE, 1, NULL, &a), MAL_ERR_ARG, fn,
            "matrix is NULL");
-    EXPECT(mal_alloc_window_aligned(NULL, MPI_DOUBLE, 1, m, &a), MAL_ERR_ARG, fn, "name");
-    EXPECT(mal_alloc_window_aligned("x", MPI_DOUBLE, 0, m, &a), MAL_ERR_ARG, fn, "row_len");
-    EXPECT(mal_alloc_window_aligned("x", MPI_DATATYPE_NULL, 1, m, &a), MAL_ERR_ARG, fn,
+    EXPECT(mal_alloc_array_aligned(NULL, MPI_DOUBLE, 1, m, &a), MAL_ERR_ARG, fn, "name");
+    EXPECT(mal_alloc_array_aligned("x", MPI_DOUBLE, 0, m, &a), MAL_ERR_ARG, fn, "row_len");
+    EXPECT(mal_alloc_array_aligned("x", MPI_DATATYPE_NULL, 1, m, &a), MAL_ERR_ARG, fn,
            "type");
-    EXPECT(mal_alloc_window_aligned("x", MPI_DOUBLE, 1, m, NULL), MAL_ERR_ARG, fn, "array");
-    EXPECT(mal_alloc_window_aligned("keep", MPI_DOUBLE, 1, m, &a), MAL_ERR_EXISTS, fn,
+    EXPECT(mal_alloc_array_aligned("x", MPI_DOUBLE, 1, m, NULL), MAL_ERR_ARG, fn, "array");
+    EXPECT(mal_alloc_array_aligned("keep", MPI_DOUBLE, 1, m, &a), MAL_ERR_EXISTS, fn,
            "already registered");
-    CHECK(a == NULL && mal_find_window("x") == NULL, "a refused aligned alloc registered");
-    check_unchanged(&snap, "a refused mal_alloc_window_aligned");
-    check_matrix(m, "a refused mal_alloc_window_aligned");
+    CHECK(a == NULL && mal_find_array("x") == NULL, "a refused aligned alloc registered");
+    check_unchanged(&snap, "a refused mal_alloc_array_aligned");
+    check_matrix(m, "a refused mal_alloc_array_aligned");
 }
 
 /* A matrix with a follower cannot be freed; nor is a NULL on some ranks accepted. */
 static void test_bad_free_csr(mal_csr_t *m)
 {
     mal_array_t *x = NULL;
-    CHECK(mal_alloc_window_aligned("x", MPI_DOUBLE, 1, m, &x) == MAL_OK, "aligned: %s",
+    CHECK(mal_alloc_array_aligned("x", MPI_DOUBLE, 1, m, &x) == MAL_OK, "aligned: %s",
           mal_error_message());
     EXPECT(mal_free_csr(m), MAL_ERR_ARG, "mal_free_csr", "aligned");
     CHECK(mal_find_csr("A") == m, "a refused mal_free_csr unregistered the matrix");
-    CHECK(mal_free_window(x) == MAL_OK, "free x: %s", mal_error_message());
+    CHECK(mal_free_array(x) == MAL_OK, "free x: %s", mal_error_message());
     if (size > 1)
         EXPECT(mal_free_csr(rank == 0 ? NULL : m), MAL_ERR_MISMATCH, "mal_free_csr", "differ");
     check_matrix(m, "a refused mal_free_csr");
@@ -662,8 +662,8 @@ int main(int argc, char **argv)
     test_bad_resize(keep);
     test_bad_values();
     test_bad_getters();
-    CHECK(mal_free_window(NULL) == MAL_OK, "free(NULL) is a no-op");
-    CHECK(mal_free_window(keep) == MAL_OK && mal_window_count() == 0, "free");
+    CHECK(mal_free_array(NULL) == MAL_OK, "free(NULL) is a no-op");
+    CHECK(mal_free_array(keep) == MAL_OK && mal_buffer_count() == 0, "free");
     CHECK(mal_finalize() == MAL_OK, "finalize");
     test_min_rows();
     test_bad_step();

@@ -1,5 +1,5 @@
 /* Where a structure's buffers live and how they live on: the memory kind libmal picks
- * (direct memory on one node unless MAL_MEMORY=window), mal_alloc_window_weighted (the
+ * (direct memory on one node unless MAL_MEMORY=window), mal_alloc_array_weighted (the
  * initial split follows the weights, bad or differing weights refused on every rank),
  * and one structure through many rebalances that grow and shrink its parts, checked
  * bit-exactly after each, with the buffer count unchanged at the end.
@@ -66,7 +66,7 @@ static void test_kind(const char *expected)
           mal_memory_name(a), expected);
     CHECK(strcmp(mal_memory_name(NULL), "none") == 0, "mal_memory_name(NULL) is %s",
           mal_memory_name(NULL));
-    mal_free_window(a);
+    mal_free_array(a);
 }
 
 static void test_weighted_errors(void)
@@ -76,44 +76,44 @@ static void test_weighted_errors(void)
     for (int r = 0; r < size; r++)
         w[r] = 1.0;
     /* NULL weights on the last rank only: every rank fails, that one with ERR_ARG. */
-    mal_status_t st = mal_alloc_window_weighted("w", MPI_DOUBLE, ROWS, 1,
+    mal_status_t st = mal_alloc_array_weighted("w", MPI_DOUBLE, ROWS, 1,
                                                 rank == size - 1 ? NULL : w, &a);
     CHECK(st == (rank == size - 1 ? MAL_ERR_ARG : size > 1 ? MAL_ERR_REMOTE : MAL_ERR_ARG),
           "NULL weights on rank %d: status %d", size - 1, (int)st);
     if (rank == size - 1)
-        CHECK(strstr(mal_error_message(), "mal_alloc_window_weighted") &&
+        CHECK(strstr(mal_error_message(), "mal_alloc_array_weighted") &&
               strstr(mal_error_message(), "weights is NULL"), "message: %s",
               mal_error_message());
     w[0] = -1.0;
-    st = mal_alloc_window_weighted("w", MPI_DOUBLE, ROWS, 1, w, &a);
+    st = mal_alloc_array_weighted("w", MPI_DOUBLE, ROWS, 1, w, &a);
     CHECK(st == MAL_ERR_ARG, "a negative weight: status %d", (int)st);
-    CHECK(strstr(mal_error_message(), "mal_alloc_window_weighted: weights[0] is -1") != NULL,
+    CHECK(strstr(mal_error_message(), "mal_alloc_array_weighted: weights[0] is -1") != NULL,
           "message: %s", mal_error_message());
     w[0] = rank + 1.0; /* differs between ranks */
-    st = mal_alloc_window_weighted("w", MPI_DOUBLE, ROWS, 1, w, &a);
+    st = mal_alloc_array_weighted("w", MPI_DOUBLE, ROWS, 1, w, &a);
     CHECK(size == 1 ? st == MAL_OK : st == MAL_ERR_MISMATCH, "weights differing between "
           "ranks: status %d", (int)st);
     if (st == MAL_OK)
-        mal_free_window(a);
-    CHECK(mal_find_window("w") == NULL, "a refused allocation left a structure");
+        mal_free_array(a);
+    CHECK(mal_find_array("w") == NULL, "a refused allocation left a structure");
     /* Messages name the call the user made, not the one it shares code with. */
     for (int r = 0; r < size; r++)
         w[r] = 1.0;
-    st = mal_alloc_window_weighted("w", MPI_DOUBLE, 0, 1, w, &a);
+    st = mal_alloc_array_weighted("w", MPI_DOUBLE, 0, 1, w, &a);
     CHECK(st == MAL_ERR_ARG && strstr(mal_error_message(),
-                                      "mal_alloc_window_weighted(\"w\"): global_rows is 0"),
+                                      "mal_alloc_array_weighted(\"w\"): global_rows is 0"),
           "zero rows: %d, message: %s", (int)st, mal_error_message());
-    st = mal_alloc_window_weighted("w", MPI_DOUBLE, ROWS, 1, w, NULL);
+    st = mal_alloc_array_weighted("w", MPI_DOUBLE, ROWS, 1, w, NULL);
     CHECK(st == MAL_ERR_ARG && strstr(mal_error_message(),
-                                      "mal_alloc_window_weighted(\"w\"): array is NULL"),
+                                      "mal_alloc_array_weighted(\"w\"): array is NULL"),
           "NULL output: %d, message: %s", (int)st, mal_error_message());
     mal_csr_t *m = NULL;
     st = mal_alloc_csr("m", 16, 16, MPI_DOUBLE, &m);
     CHECK(st == MAL_OK, "mal_alloc_csr: %s", mal_error_message());
     if (st == MAL_OK) {
-        st = mal_alloc_window_aligned("x", MPI_DOUBLE, 0, m, &a);
+        st = mal_alloc_array_aligned("x", MPI_DOUBLE, 0, m, &a);
         CHECK(st == MAL_ERR_ARG && strstr(mal_error_message(),
-                                          "mal_alloc_window_aligned(\"x\"): row_len is 0"),
+                                          "mal_alloc_array_aligned(\"x\"): row_len is 0"),
               "aligned, zero row length: %d, message: %s", (int)st, mal_error_message());
         mal_free_csr(m);
     }
@@ -138,10 +138,10 @@ static void test_lifecycle(void)
     double *w = malloc((size_t)size * sizeof *w);
     for (int r = 0; r < size; r++)
         w[r] = (double)(r + 1) * (r + 1);
-    int before = mal_window_count();
+    int before = mal_buffer_count();
     mal_array_t *a;
-    mal_status_t st = mal_alloc_window_weighted("life", MPI_DOUBLE, ROWS, 1, w, &a);
-    CHECK(st == MAL_OK, "mal_alloc_window_weighted: %s", mal_error_message());
+    mal_status_t st = mal_alloc_array_weighted("life", MPI_DOUBLE, ROWS, 1, w, &a);
+    CHECK(st == MAL_OK, "mal_alloc_array_weighted: %s", mal_error_message());
     if (st != MAL_OK) {
         free(w);
         return;
@@ -164,11 +164,11 @@ static void test_lifecycle(void)
             check_split(a, w, "rebalance");
     }
     CHECK(bad == 0, "%lld rows wrong over %d rebalances", (long long)bad, REBALANCES);
-    CHECK(mal_window_count() == before + 2, "%d buffers held, expected %d",
-          mal_window_count(), before + 2);
-    mal_free_window(a);
-    CHECK(mal_window_count() == before, "%d buffers after the free, expected %d",
-          mal_window_count(), before);
+    CHECK(mal_buffer_count() == before + 2, "%d buffers held, expected %d",
+          mal_buffer_count(), before + 2);
+    mal_free_array(a);
+    CHECK(mal_buffer_count() == before, "%d buffers after the free, expected %d",
+          mal_buffer_count(), before);
     free(w);
 }
 

@@ -257,7 +257,7 @@ static mal_array_t *find(const char *name)
     return NULL;
 }
 
-mal_array_t *mal_find_window(const char *name)
+mal_array_t *mal_find_array(const char *name)
 {
     mal_array_t *a = engine.initialized && name != NULL ? find(name) : NULL;
     return a != NULL && a->part == CSR_PART_NONE ? a : NULL;
@@ -501,24 +501,24 @@ static mal_status_t initial_bounds(int64_t global_rows, const double *weights,
     if (matrix != NULL || weights == NULL)
         return MAL_OK;
     *fp = engine_hash(*fp, weights, (size_t)engine.size * sizeof *weights);
-    mal_status_t st = engine_check_weights(weights, engine.size, "mal_alloc_window_weighted");
+    mal_status_t st = engine_check_weights(weights, engine.size, "mal_alloc_array_weighted");
     if (st)
         return st;
     *out = malloc(((size_t)engine.size + 1) * sizeof **out);
     if (*out == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "mal_alloc_window_weighted: no memory for bounds");
+        return engine_fail(MAL_ERR_NOMEM, "mal_alloc_array_weighted: no memory for bounds");
     if (partition_block(global_rows, engine.size, weights, engine.config.min_rows, *out)) {
         free(*out);
         *out = NULL;
-        return engine_fail(MAL_ERR_ARG, "mal_alloc_window_weighted: min_rows %lld for every "
+        return engine_fail(MAL_ERR_ARG, "mal_alloc_array_weighted: min_rows %lld for every "
                            "positive weight exceeds the %lld rows",
                            (long long)engine.config.min_rows, (long long)global_rows);
     }
     return MAL_OK;
 }
 
-/* The shared body of mal_alloc_window, mal_alloc_window_weighted and
- * mal_alloc_window_aligned. */
+/* The shared body of mal_alloc_window, mal_alloc_array_weighted and
+ * mal_alloc_array_aligned. */
 static mal_status_t alloc_window(const char *call, const char *name, MPI_Datatype type,
                                  int64_t global_rows, int64_t row_len,
                                  mal_distribution_t distribution, const double *weights,
@@ -563,52 +563,52 @@ mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t globa
                                   distribution, NULL, NULL, array);
 }
 
-mal_status_t mal_alloc_window_weighted(const char *name, MPI_Datatype type,
+mal_status_t mal_alloc_array_weighted(const char *name, MPI_Datatype type,
                                        int64_t global_rows, int64_t row_len,
                                        const double *weights, mal_array_t **array)
 {
-    mal_status_t st = engine_require_init("mal_alloc_window_weighted");
+    mal_status_t st = engine_require_init("mal_alloc_array_weighted");
     mal_array_t *joined = !st && name != NULL ? find(name) : NULL;
     /* Agreed like any bad argument (one allreduce), except where the call is local: a
      * joiner handed back what it received ignores the weights. */
     if (!st && weights == NULL && !(joined != NULL && joined->adoptable))
-        return engine_agree(engine_fail(MAL_ERR_ARG, "mal_alloc_window_weighted(\"%s\"): "
+        return engine_agree(engine_fail(MAL_ERR_ARG, "mal_alloc_array_weighted(\"%s\"): "
                                         "weights is NULL", name ? name : "(null)"),
-                            0, "mal_alloc_window_weighted");
-    return st ? st : alloc_window("mal_alloc_window_weighted", name, type, global_rows,
+                            0, "mal_alloc_array_weighted");
+    return st ? st : alloc_window("mal_alloc_array_weighted", name, type, global_rows,
                                   row_len, MAL_BLOCK, weights, NULL, array);
 }
 
-mal_status_t mal_alloc_window_aligned(const char *name, MPI_Datatype type, int64_t row_len,
+mal_status_t mal_alloc_array_aligned(const char *name, MPI_Datatype type, int64_t row_len,
                                       const mal_csr_t *matrix, mal_array_t **array)
 {
-    mal_status_t st = engine_require_init("mal_alloc_window_aligned");
+    mal_status_t st = engine_require_init("mal_alloc_array_aligned");
     if (st)
         return st;
     mal_array_t *joined = name != NULL ? find(name) : NULL;
     if (matrix == NULL && !(joined != NULL && joined->adoptable)) {
         /* Still collective: the others learn why this rank stopped. */
-        st = engine_fail(MAL_ERR_ARG, "mal_alloc_window_aligned(\"%s\"): matrix is NULL",
+        st = engine_fail(MAL_ERR_ARG, "mal_alloc_array_aligned(\"%s\"): matrix is NULL",
                          name ? name : "(null)");
-        return engine_agree(st, 0, "mal_alloc_window_aligned");
+        return engine_agree(st, 0, "mal_alloc_array_aligned");
     }
-    return alloc_window("mal_alloc_window_aligned", name, type,
+    return alloc_window("mal_alloc_array_aligned", name, type,
                         matrix ? matrix->global_rows : -1, row_len, MAL_BLOCK, NULL,
                         (mal_csr_t *)matrix, array);
 }
 
-mal_status_t mal_free_window(mal_array_t *array)
+mal_status_t mal_free_array(mal_array_t *array)
 {
-    mal_status_t st = engine_require_init("mal_free_window");
+    mal_status_t st = engine_require_init("mal_free_array");
     if (st)
         return st;
     if (array != NULL && array->part != CSR_PART_NONE)
-        st = engine_fail(MAL_ERR_ARG, "mal_free_window(\"%s\"): part of matrix \"%s\"; "
+        st = engine_fail(MAL_ERR_ARG, "mal_free_array(\"%s\"): part of matrix \"%s\"; "
                          "free the matrix with mal_free_csr", array->name, array->matrix->name);
     /* Collective even for NULL, so a NULL on some ranks is reported, not a hang. */
     uint64_t fp = array ? engine_hash(ENGINE_HASH_SEED, array->name, strlen(array->name))
                         : 0;
-    if ((st = engine_agree(st, fp, "mal_free_window")) || array == NULL)
+    if ((st = engine_agree(st, fp, "mal_free_array")) || array == NULL)
         return st;
     engine_array_unlink(array);
     engine_array_destroy(array);

@@ -266,7 +266,7 @@ mal_status_t mal_finalize(void)
     return MAL_OK;
 }
 
-bool mal_initialized(void)
+bool mal_is_initialized(void)
 {
     return engine.initialized;
 }
@@ -308,7 +308,7 @@ mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats)
     return MAL_OK;
 }
 
-int mal_window_count(void)
+int mal_buffer_count(void)
 {
     return engine.initialized ? engine.reg.windows : 0;
 }

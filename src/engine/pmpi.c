@@ -7,6 +7,10 @@
  * only: the message was counted when it was sent. */
 #include "engine.h"
 
+/* libmal is compiled with hidden visibility; these wrappers work only if exported, so
+ * that the application's MPI calls bind to them before libmpi. */
+#define MAL_PMPI_EXPORT __attribute__((visibility("default")))
+
 static double type_bytes(MPI_Datatype type, double count)
 {
     int size = 0;
@@ -48,12 +52,14 @@ static double sum_counts(const int *counts, MPI_Comm comm)
         return rc_;                                                                     \
     } while (0)
 
+MAL_PMPI_EXPORT
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     MAL_TIMED(PREDICT_OP_SEND, true, type_bytes(type, count),
               PMPI_Send(buf, count, type, dest, tag, comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
               MPI_Comm comm, MPI_Request *request)
 {
@@ -61,12 +67,14 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
               PMPI_Isend(buf, count, type, dest, tag, comm, request));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
     MAL_TIMED(PREDICT_OP_SEND, false, 0, PMPI_Recv(buf, count, type, source, tag, comm, status));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
@@ -74,6 +82,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
               PMPI_Irecv(buf, count, type, source, tag, comm, request));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                  int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -83,27 +92,32 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                             recvtype, source, recvtag, comm, status));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     MAL_TIMED(PREDICT_OP_SEND, false, 0, PMPI_Wait(request, status));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     MAL_TIMED(PREDICT_OP_SEND, false, 0, PMPI_Waitall(count, requests, statuses));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Barrier(MPI_Comm comm)
 {
     MAL_TIMED(PREDICT_OP_BARRIER, true, 0, PMPI_Barrier(comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     MAL_TIMED(PREDICT_OP_BCAST, true, type_bytes(type, count),
               PMPI_Bcast(buf, count, type, root, comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                int root, MPI_Comm comm)
 {
@@ -111,6 +125,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
               PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                   MPI_Op op, MPI_Comm comm)
 {
@@ -118,6 +133,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
               PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
@@ -126,6 +142,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                              comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
@@ -137,6 +154,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 /* Gathers and scatters: the size is every process's own block times the processes,
  * taken from the side MPI reads (with MPI_IN_PLACE at the root, the other side). */
+MAL_PMPI_EXPORT
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
@@ -147,6 +165,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                           comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
@@ -158,6 +177,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                            recvtype, root, comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
@@ -168,6 +188,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                            comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
@@ -179,6 +200,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
                             recvtype, root, comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
@@ -189,6 +211,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                             comm));
 }
 
+MAL_PMPI_EXPORT
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)

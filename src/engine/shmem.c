@@ -111,6 +111,7 @@ mal_status_t engine_shmem_quiet(void)
 
 /* See the head of this file. A program that also calls shmem_finalize itself has
  * finalized MPI already: then there is nothing left to do. */
+__attribute__((visibility("default"))) /* exported under hidden visibility */
 int MPI_Finalize(void)
 {
     if (!started)

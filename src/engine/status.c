@@ -24,7 +24,7 @@ void engine_enclose(bool on)
 }
 
 /* Whether `message` already starts with the name of `call` (followed by a character
- * that cannot continue the name: "mal_alloc_window(" but not "mal_alloc_window_aligned"
+ * that cannot continue the name: "mal_alloc_window(" but not "mal_alloc_array_aligned"
  * for mal_alloc_window). */
 static bool names_call(const char *message, const char *call)
 {

@@ -10,7 +10,7 @@ int64_t mal_iteration(void)
     return engine.initialized ? engine.iteration : 0;
 }
 
-bool mal_is_initial(void)
+bool mal_is_initial_process(void)
 {
     return !engine.initialized || engine.procs.initial;
 }
