@@ -8,7 +8,7 @@
  * duplicate of mal_comm(). Then a plan makes mal_step() add one process and release it
  * again, several times, and libmal's own figures of those reconfigurations give the
  * spawn and removal costs. A spawned process runs this same main() with the same
- * arguments: it joins inside mal_init(), skips every measurement (mal_is_initial() is
+ * arguments: it joins inside mal_init(), skips every measurement (mal_is_initial_process() is
  * false), takes part in the loop from mal_iteration() on until it is released, and
  * leaves. Rank 0 prints a table and writes the file.
  *
@@ -456,12 +456,12 @@ static int time_allocs(MPI_Comm comm, int64_t bytes, int reps, bool hold, double
         else if (hold)
             n++;
         else
-            mal_free_window(held[n]);
+            mal_free_array(held[n]);
         if (i >= 0)
             t[i] = slowest;
     }
     while (n > 0)
-        mal_free_window(held[--n]);
+        mal_free_array(held[--n]);
     *seconds = rc == 0 ? median(t, reps) : 0.0;
     return rc;
 }
@@ -520,9 +520,9 @@ static int measure_epoch(MPI_Comm comm, const reps_t *reps, results_t *r)
     int rc = time_together(comm, 2, reps->epochs, rebalance_once, &c,
                            &r->params.epoch_seconds);
     /* freed before the resizes, so that they carry no data */
-    st = mal_free_window(a);
+    st = mal_free_array(a);
     if (rc == 0 && st != MAL_OK)
-        rc = libmal_failed("mal_free_window", st);
+        rc = libmal_failed("mal_free_array", st);
     return rc;
 }
 
@@ -564,7 +564,7 @@ static int measure_transfer(MPI_Comm comm, const reps_t *reps, results_t *r)
             t[i] = slowest;
     }
     mal_set_redist(MAL_REDIST_RMA);
-    mal_free_window(a);
+    mal_free_array(a);
     if (rc != 0)
         return rc;
     double warm = median(t, reps->bulk), fixed = r->params.epoch_seconds;
@@ -664,7 +664,7 @@ static void record_reconfig(resize_samples_t *s)
 static mal_status_t measure_resizes(int cycles, results_t *r)
 {
     resize_samples_t s = {.expands = 0};
-    bool keeper = mal_is_initial() && rank_of(mal_comm()) == 0;
+    bool keeper = mal_is_initial_process() && rank_of(mal_comm()) == 0;
     for (int64_t it = mal_iteration(); it < 2 * (int64_t)cycles; it++) {
         mal_status_t st = mal_step();
         if (st == MAL_REMOVED)
@@ -864,13 +864,13 @@ int main(int argc, char **argv)
     memset(&results, 0, sizeof results);
     predict_params_default(&results.params); /* any key this tool does not measure */
     double t0 = MPI_Wtime();
-    if (mal_is_initial())
+    if (mal_is_initial_process())
         exit_code = measure_initial(reps, &results);
     if (exit_code == 0)
         st = measure_resizes(reps->resize_cycles, &results);
     if (exit_code == 0 && st < 0)
         exit_code = EXIT_FAILED;
-    if (exit_code == 0 && mal_is_initial())
+    if (exit_code == 0 && mal_is_initial_process())
         exit_code = report(&results, &opt, reps, MPI_Wtime() - t0);
     mal_finalize();
     MPI_Finalize();

@@ -93,7 +93,7 @@ static void libmal_alloc(const options_t *o, mal_data_t *d)
         if (check(mal_alloc_window("data", MPI_DOUBLE, o->size / 8, 1, MAL_BLOCK, &d->dense),
                   "mal_alloc_window"))
             MPI_Abort(MPI_COMM_WORLD, 2);
-        if (mal_is_initial()) {
+        if (mal_is_initial_process()) {
             double *v = mal_local_data(d->dense);
             for (long long r = 0; r < mal_local_rows(d->dense); r++)
                 v[r] = dense_value(mal_first_row(d->dense) + r);
@@ -104,7 +104,7 @@ static void libmal_alloc(const options_t *o, mal_data_t *d)
     if (check(mal_alloc_csr("data", mi_rows(d->src), mi_cols(d->src), MPI_DOUBLE, &d->csr),
               "mal_alloc_csr"))
         MPI_Abort(MPI_COMM_WORLD, 2);
-    if (!mal_is_initial())
+    if (!mal_is_initial_process())
         return;
     int64_t first = mal_csr_first_row(d->csr), count = mal_csr_local_rows(d->csr), *rp;
     int32_t *ci;
@@ -222,12 +222,12 @@ static int libmal_run(const options_t *o)
     cfg.summary = false;
     if (check(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"))
         MPI_Abort(MPI_COMM_WORLD, 2);
-    if (mal_is_initial())
+    if (mal_is_initial_process())
         machine_copy_rate = copy_rate(o->size / o->from);
     mal_data_t d = {0};
     libmal_alloc(o, &d);
     /* A joiner's mal_init was the parents' MAL_RECONFIGURED: check with them. */
-    int failed = mal_is_initial() ? 0 : after_reconfig(o, &d);
+    int failed = mal_is_initial_process() ? 0 : after_reconfig(o, &d);
     for (int64_t it = mal_iteration(); it < 3 && !failed; it++) {
         mal_status_t st = mal_step();
         if (st == MAL_REMOVED)

@@ -460,7 +460,7 @@ static void free_data(data_t *d)
     if (d->csr)
         mal_free_csr(d->csr);
     else if (d->dense)
-        mal_free_window(d->dense);
+        mal_free_array(d->dense);
     mi_close(d->src);
     free(d->row_cols);
     d->dense = NULL;

@@ -299,7 +299,7 @@ int main(int argc, char **argv)
     int rank, initial_ranks;
     MPI_Comm_rank(mal_comm(), &rank);
     MPI_Comm_size(mal_comm(), &initial_ranks);
-    bool keeper = mal_is_initial() && rank == 0; /* only the last ranks are released */
+    bool keeper = mal_is_initial_process() && rank == 0; /* only the last ranks are released */
     samples_t s = samples_new(&o);
     int failed = run_sequence(&o, &step, keeper, &s);
     if (keeper)

@@ -448,9 +448,9 @@ static bool setup_sparse(soak_data_t *d, const char *spec)
     return d->cols != NULL &&
            report_status(mal_alloc_csr("A", mi_rows(d->src), mi_cols(d->src), MPI_DOUBLE,
                                        &d->A), "mal_alloc_csr") &&
-           (!mal_is_initial() || fill_matrix(d)) &&
-           report_status(mal_alloc_window_aligned("x", MPI_DOUBLE, 1, d->A, &d->x),
-                         "mal_alloc_window_aligned");
+           (!mal_is_initial_process() || fill_matrix(d)) &&
+           report_status(mal_alloc_array_aligned("x", MPI_DOUBLE, 1, d->A, &d->x),
+                         "mal_alloc_array_aligned");
 }
 
 /* Collective on the initial processes, local on a joiner (which receives everything). */
@@ -932,17 +932,17 @@ static int start(run_t *run, int world_rank, int world_size, bool *initialized)
     if (!*initialized)
         return SOAK_SETUP;
     run->joined_at = mal_iteration();
-    run->anchor = mal_is_initial() && (unsigned long long)world_rank ==
+    run->anchor = mal_is_initial_process() && (unsigned long long)world_rank ==
                                           run->o->seed % (unsigned long long)world_size;
     long long warm = run->o->cycles / 10 < 50 ? run->o->cycles / 10 : 50;
     run->base_cycle = run->joined_at + warm;
-    if (mal_is_initial())
+    if (mal_is_initial_process())
         even_weights(&run->carried, comm_size());
     if (!setup_data(&run->data, run->o) ||
         !report_status(mal_register_value("soak", &run->carried, sizeof run->carried),
                        "mal_register_value"))
         return SOAK_SETUP;
-    if (mal_is_initial())
+    if (mal_is_initial_process())
         write_version(&run->data, 0);
     return SOAK_OK;
 }

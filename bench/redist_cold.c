@@ -4,7 +4,7 @@
  * mapping or buffer exists before the data are allocated:
  *
  *   alloc_s  allocating the structure at the "from" layout and putting the data in
- *            (libmal: mal_alloc_window_weighted or mal_alloc_csr + mal_csr_set_rows;
+ *            (libmal: mal_alloc_array_weighted or mal_alloc_csr + mal_csr_set_rows;
  *            the baseline: malloc + first touch of the same bytes);
  *   cold_s   the first rebalance to the "to" layout, everything it needs inside
  *            (libmal: spare growth, page faults, epochs; the baseline: malloc of the
@@ -64,8 +64,8 @@ static void libmal_dense(const options_t *o, const double *from, const double *t
     mal_array_t *a;
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    if (check(mal_alloc_window_weighted("bench", MPI_DOUBLE, rows, o->row_len, from, &a),
-              "mal_alloc_window_weighted"))
+    if (check(mal_alloc_array_weighted("bench", MPI_DOUBLE, rows, o->row_len, from, &a),
+              "mal_alloc_array_weighted"))
         MPI_Abort(MPI_COMM_WORLD, 2);
     fill_dense(a, 0);
     res->alloc = now_max_since(t0);
@@ -92,7 +92,7 @@ static void libmal_dense(const options_t *o, const double *from, const double *t
     }
     res->warm = median(warm, o->reps);
     free(warm);
-    mal_free_window(a);
+    mal_free_array(a);
 }
 
 /* libmal, CSR: the matrix arrives at the from layout through mal_csr_set_rows. */

@@ -425,13 +425,13 @@ static void allocate(cg_t *c, const mi_source_t *src)
 {
     c->n = mi_rows(src);
     die_on(mal_alloc_csr("A", c->n, c->n, MPI_DOUBLE, &c->A), "mal_alloc_csr(A)");
-    if (mal_is_initial())
+    if (mal_is_initial_process())
         load_matrix(c, src);
     const char *names[4] = {"x", "r", "p", "q"};
     mal_array_t **vecs[4] = {&c->x, &c->r, &c->p, &c->q};
     for (int i = 0; i < 4; i++)
-        die_on(mal_alloc_window_aligned(names[i], MPI_DOUBLE, 1, c->A, vecs[i]),
-               "mal_alloc_window_aligned");
+        die_on(mal_alloc_array_aligned(names[i], MPI_DOUBLE, 1, c->A, vecs[i]),
+               "mal_alloc_array_aligned");
     c->p_full = xmalloc((size_t)c->n * sizeof *c->p_full);
 }
 
@@ -457,7 +457,7 @@ int main(int argc, char **argv)
     die_on(mal_register_value("rz", &k.rz, sizeof k.rz), "mal_register_value(rz)");
     die_on(mal_register_value("history", k.history, ((size_t)o.iters + 1) * sizeof *k.history),
            "mal_register_value(history)");
-    if (mal_is_initial())
+    if (mal_is_initial_process())
         start(&c, &k);
     double t0 = MPI_Wtime();
     int64_t iters = 0;

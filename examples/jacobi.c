@@ -170,7 +170,7 @@ static FILE *open_times(const options_t *o)
 {
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (o->times == NULL || rank != 0 || !mal_is_initial())
+    if (o->times == NULL || rank != 0 || !mal_is_initial_process())
         return NULL;
     FILE *f = fopen(o->times, "w");
     if (f == NULL)
@@ -391,7 +391,7 @@ int main(int argc, char **argv)
     die_on(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"); /* a spawned process joins here */
     jacobi_t j = {.n = o.n};
     allocate(&j);
-    if (mal_is_initial()) /* joiners found their rows already in the windows */
+    if (mal_is_initial_process()) /* joiners found their rows already in the windows */
         fill_initial(&j);
     refresh(&j);
     timing_t t = {0};

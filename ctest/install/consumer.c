@@ -11,7 +11,7 @@ int main(int argc, char **argv)
     mal_array_t *a = NULL;
     int ok = mal_init(MPI_COMM_WORLD, NULL) == MAL_OK &&
              mal_alloc_window("v", MPI_DOUBLE, 10, 1, MAL_BLOCK, &a) == MAL_OK &&
-             mal_free_window(a) == MAL_OK && mal_finalize() == MAL_OK &&
+             mal_free_array(a) == MAL_OK && mal_finalize() == MAL_OK &&
              strcmp(mal_version(), MAL_VERSION) == 0;
     printf("consumer: %s\n", ok ? "PASS" : "FAIL");
     MPI_Finalize();

@@ -178,13 +178,13 @@ static void shmem_scope(data_t *s, int64_t version)
     /* 2 TiB of doubles fit no symmetric heap (the launcher's is 2 GiB); the test must not
      * depend on SMA_SYMMETRIC_SIZE being small. */
     mal_array_t *big = NULL;
-    int windows = mal_window_count();
+    int windows = mal_buffer_count();
     st = mal_alloc_window("big", MPI_DOUBLE, INT64_C(1) << 38, 1, MAL_BLOCK, &big);
     CHECK(st == MAL_ERR_NOMEM && strstr(mal_error_message(), "SMA_SYMMETRIC_SIZE"),
           "a structure past the symmetric heap: status %d, '%s'", (int)st,
           mal_error_message());
-    CHECK(big == NULL && mal_window_count() == windows, "the failed allocation left %d "
-          "blocks (had %d)", mal_window_count(), windows);
+    CHECK(big == NULL && mal_buffer_count() == windows, "the failed allocation left %d "
+          "blocks (had %d)", mal_buffer_count(), windows);
     check_version(s, version, "after the refused allocation");
     CHECK(mal_rebalance(w) == MAL_OK, "rebalance after the refused allocation: %s",
           mal_error_message());
@@ -194,9 +194,9 @@ static void shmem_scope(data_t *s, int64_t version)
     if (size > 1) {
         mal_set_redist(rank == 0 ? MAL_REDIST_ALLTOALLV : MAL_REDIST_SHMEM);
         st = mal_alloc_window("split", MPI_DOUBLE, 100, 1, MAL_BLOCK, &big);
-        CHECK(st == MAL_ERR_MISMATCH && big == NULL && mal_window_count() == windows,
+        CHECK(st == MAL_ERR_MISMATCH && big == NULL && mal_buffer_count() == windows,
               "allocation with shmem on some ranks only: status %d, %d blocks", (int)st,
-              mal_window_count());
+              mal_buffer_count());
         CHECK(mal_set_redist(MAL_REDIST_SHMEM) == MAL_OK, "set shmem");
     }
 }
@@ -275,11 +275,11 @@ static void bad_registrations(data_t *s)
     mal_array_t *arr = NULL;
     CHECK(mal_alloc_window("A:values", MPI_DOUBLE, 5, 1, MAL_BLOCK, &arr) == MAL_ERR_EXISTS,
           "a part's name was taken by a dense structure");
-    CHECK(mal_find_window("A:rowptr") == NULL, "a matrix part is visible as a structure");
+    CHECK(mal_find_array("A:rowptr") == NULL, "a matrix part is visible as a structure");
     CHECK(mal_find_csr("A") == s->a, "mal_find_csr");
     CHECK(mal_free_csr(s->a) == MAL_ERR_ARG && strstr(mal_error_message(), "aligned"),
           "freeing a matrix with an aligned structure: %s", mal_error_message());
-    CHECK(mal_alloc_window_aligned("y", MPI_DOUBLE, 1, NULL, &arr) == MAL_ERR_ARG,
+    CHECK(mal_alloc_array_aligned("y", MPI_DOUBLE, 1, NULL, &arr) == MAL_ERR_ARG,
           "aligned to NULL accepted");
     CHECK(mal_csr_set_rows(NULL, 0, 0, NULL, NULL, NULL) == MAL_ERR_ARG, "NULL matrix");
 }
@@ -335,7 +335,7 @@ int main(int argc, char **argv)
     CHECK(mal_csr_first_row(s.a) == first && mal_csr_local_rows(s.a) == count,
           "set_rows layout %lld+%lld", (long long)mal_csr_first_row(s.a),
           (long long)mal_csr_local_rows(s.a));
-    CHECK(mal_alloc_window_aligned("x", MPI_DOUBLE, 2, s.a, &s.x) == MAL_OK, "alloc x: %s",
+    CHECK(mal_alloc_array_aligned("x", MPI_DOUBLE, 2, s.a, &s.x) == MAL_OK, "alloc x: %s",
           mal_error_message());
     CHECK(mal_alloc_window("d", MPI_INT64_T, DENSE_ROWS, 1, MAL_BLOCK, &s.d) == MAL_OK,
           "alloc d");
@@ -360,14 +360,14 @@ int main(int argc, char **argv)
     bad_registrations(&s);
     empty_matrix();
     /* Once x is gone the layout may change, and the matrix can be freed. */
-    CHECK(mal_free_window(s.x) == MAL_OK, "free x");
+    CHECK(mal_free_array(s.x) == MAL_OK, "free x");
     CHECK(set_generated(s.a, first, count, 7) == MAL_OK, "set_rows, new layout: %s",
           mal_error_message());
     CHECK(mal_csr_first_row(s.a) == first && sp_count_bad(s.a, heavy, 7) == 0,
           "new layout not applied");
     CHECK(mal_free_csr(s.a) == MAL_OK, "free A");
-    CHECK(mal_window_count() == 2, "%d windows left, expected d's 2", mal_window_count());
-    mal_free_window(s.d);
+    CHECK(mal_buffer_count() == 2, "%d windows left, expected d's 2", mal_buffer_count());
+    mal_free_array(s.d);
     mal_finalize();
     char summary[160];
     snprintf(summary, sizeof summary, "%d ranks, %d rebalances%s%s", size, STEPS,

@@ -100,8 +100,8 @@ static void expect_init_error(mal_config_t *cfg, const char *needle)
     mal_status_t st = mal_init(MPI_COMM_WORLD, cfg);
     CHECK(st == MAL_ERR_ARG && strstr(mal_error_message(), needle) != NULL,
           "mal_init: %s, '%s' lacks '%s'", mal_strerror(st), mal_error_message(), needle);
-    CHECK(!mal_initialized(), "nothing initialised after a refused configuration");
-    if (mal_initialized())
+    CHECK(!mal_is_initialized(), "nothing initialised after a refused configuration");
+    if (mal_is_initialized())
         mal_finalize();
 }
 

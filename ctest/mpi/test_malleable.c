@@ -324,7 +324,7 @@ static void run(const scenario_t *sc)
     mal_alloc_window("ints", MPI_INT, ROWS + 2, 1, MAL_BLOCK, &d.ints);
     mal_alloc_window("repl", MPI_DOUBLE, ROWS / 2, 1, MAL_REPLICATED, &d.repl);
     mal_alloc_csr("sparse", SP_ROWS, SP_COLS, MPI_DOUBLE, &d.sparse);
-    if (mal_is_initial()) { /* joiners receive the matrix with its rows */
+    if (mal_is_initial_process()) { /* joiners receive the matrix with its rows */
         int64_t *rp, first = mal_csr_first_row(d.sparse), count = mal_csr_local_rows(d.sparse);
         mal_colind_t *c;
         double *v;
@@ -335,14 +335,14 @@ static void run(const scenario_t *sc)
         free(c);
         free(v);
     }
-    mal_alloc_window_aligned("aligned", MPI_DOUBLE, 1, d.sparse, &d.aligned);
+    mal_alloc_array_aligned("aligned", MPI_DOUBLE, 1, d.sparse, &d.aligned);
     int64_t token = 0, joined_at = mal_iteration();
     mal_register_value("token", &token, sizeof token);
-    CHECK(mal_is_initial() == (joined_at == 0), "joined at %lld but initial=%d",
-          (long long)joined_at, (int)mal_is_initial());
+    CHECK(mal_is_initial_process() == (joined_at == 0), "joined at %lld but initial=%d",
+          (long long)joined_at, (int)mal_is_initial_process());
     CHECK(token == joined_at * 1000003, "carried token %lld at iteration %lld",
           (long long)token, (long long)joined_at);
-    if (mal_is_initial())
+    if (mal_is_initial_process())
         write_version(&d, 0);
     int slot0 = comm_slot_probe();
     int64_t reconfigs = 0;
@@ -369,8 +369,8 @@ static void run(const scenario_t *sc)
                        mpitest_failures);
             return;
         }
-        CHECK(mal_window_count() <= 13, "%d windows held (6 block structures with 2 "
-              "buffers, 1 replicated: at most 13)", mal_window_count());
+        CHECK(mal_buffer_count() <= 13, "%d windows held (6 block structures with 2 "
+              "buffers, 1 replicated: at most 13)", mal_buffer_count());
     }
     check_version(&d, nops, op_at(sc->ops, nops, last, sizeof last));
     int slot = comm_slot_probe();
@@ -393,7 +393,7 @@ static bool direct_memory(void)
     if (mal_alloc_window("probe", MPI_DOUBLE, 8, 1, MAL_BLOCK, &probe) != MAL_OK)
         return false;
     bool direct = strcmp(mal_memory_name(probe), "direct") == 0;
-    mal_free_window(probe);
+    mal_free_array(probe);
     return direct;
 }
 
@@ -425,7 +425,7 @@ int main(int argc, char **argv)
     mal_status_t st = mal_init(MPI_COMM_WORLD, &cfg);
     CHECK(st == MAL_OK, "mal_init: %s", mal_strerror(st));
     /* Joiners skip the probe: it is collective among the initial processes only. */
-    if (st == MAL_OK && sc->fault && mal_is_initial() && !direct_memory())
+    if (st == MAL_OK && sc->fault && mal_is_initial_process() && !direct_memory())
         printf("test_malleable: SKIP (%s needs direct memory; this run has windows)\n",
                sc->name);
     else if (st == MAL_OK)

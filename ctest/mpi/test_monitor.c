@@ -141,7 +141,7 @@ static void calibration(int rank)
     remove(cfg.calibration);
     cfg.calibration = "/nonexistent/calibration.txt";
     CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_ERR_ARG, "missing calibration accepted");
-    CHECK(!mal_initialized(), "initialised after a failed mal_init");
+    CHECK(!mal_is_initialized(), "initialised after a failed mal_init");
 }
 
 int main(int argc, char **argv)

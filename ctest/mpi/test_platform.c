@@ -72,7 +72,7 @@ static void window_expand(void)
         return;
     CHECK(strcmp(mal_memory_name(a), "window") == 0, "memory is %s", mal_memory_name(a));
     fill(a, 1);
-    int size = 0, size_after = 0, windows = mal_window_count();
+    int size = 0, size_after = 0, windows = mal_buffer_count();
     MPI_Comm_size(mal_comm(), &size);
     st = mal_expand(1, MAL_SPAWN_DEFAULT, NULL);
     static const char *const parts[] = {"mal_expand: an MPI window over processes of "
@@ -82,14 +82,14 @@ static void window_expand(void)
     MPI_Comm_size(mal_comm(), &size_after);
     CHECK(size_after == size, "%d processes after the refused expansion, %d before",
           size_after, size);
-    CHECK(mal_window_count() == windows, "%d windows after, %d before", mal_window_count(),
+    CHECK(mal_buffer_count() == windows, "%d windows after, %d before", mal_buffer_count(),
           windows);
     verify(a, 1, "after the refused expansion");
     double weights[2] = {1.0, 3.0};
     st = mal_rebalance(size == 2 ? weights : NULL);
     CHECK(st == MAL_OK, "mal_rebalance after the refusal: %s", mal_error_message());
     verify(a, 1, "after a rebalance");
-    mal_free_window(a);
+    mal_free_array(a);
 }
 
 int main(int argc, char **argv)
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
     mal_status_t st = mal_init(MPI_COMM_WORLD, &cfg);
     /* A spawned process gets here only if the expansion it was spawned for went
      * through, which this test must have refused. */
-    CHECK(mal_is_initial() || !mal_initialized(), "a spawned process joined");
+    CHECK(mal_is_initial_process() || !mal_is_initialized(), "a spawned process joined");
     if (strcmp(scenario, "slots") == 0) {
         static const char *const parts[] = {"mal_init: the plan spawns 1 process",
                                             "oversubscription off", "tools/malrun",
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
     } else {
         CHECK(false, "usage: test_platform slots|window_plan|window_expand refused|accepted");
     }
-    if (mal_initialized())
+    if (mal_is_initialized())
         mal_finalize();
     int code = mpitest_verdict("test_platform", scenario);
     MPI_Finalize();

@@ -203,8 +203,8 @@ int main(int argc, char **argv)
           "in place %lld, swapped %lld, windows grown %lld", (long long)in_place,
           (long long)swapped, (long long)grown);
     for (int a = 0; a < n; a++)
-        CHECK(mal_free_window(specs[a].array) == MAL_OK, "free");
-    CHECK(mal_window_count() == 0, "%d windows left", mal_window_count());
+        CHECK(mal_free_array(specs[a].array) == MAL_OK, "free");
+    CHECK(mal_buffer_count() == 0, "%d windows left", mal_buffer_count());
     CHECK(mal_finalize() == MAL_OK, "finalize");
     char summary[256];
     snprintf(summary, sizeof summary,
