@@ -9,6 +9,7 @@
  * alone) with this host's cores from hwloc. A Slurm backend would implement the same
  * call by asking the controller for the idle CPUs of the job's allocation. */
 #include "engine.h"
+#include "settings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -70,14 +71,11 @@ static mal_status_t read_availability(engine_settings_t *s)
 
 mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s)
 {
-    const char *text = engine_config_or_env(cfg->policy, "MAL_POLICY");
-    const char *file = engine_config_or_env(cfg->availability, "MAL_AVAILABILITY");
+    const char *text = setting_text(cfg, SETTING_POLICY);
+    const char *file = setting_text(cfg, SETTING_AVAILABILITY);
     s->policy_text = engine_dup_or_null(text);
     s->availability = engine_dup_or_null(file);
-    s->iterations = cfg->iterations;
-    if (cfg->iterations < 0)
-        return engine_fail(MAL_ERR_ARG, "mal_init: config->iterations is %lld, must be >= 0",
-                           (long long)cfg->iterations);
+    s->iterations = cfg->iterations; /* checked by settings_check */
     policy_config_default(&s->policy);
     s->policy.total_iterations = cfg->iterations;
     char err[320];

@@ -569,8 +569,6 @@ bool engine_monitor_closed(void);
 
 /* A copy of s, or NULL for NULL or "" (dpm.c). */
 char *engine_dup_or_null(const char *s);
-/* The configured value, else the environment variable `env` (dpm.c). */
-const char *engine_config_or_env(const char *value, const char *env);
 
 /* ---- the policy (decide.c) ---- */
 /* Resolve the policy text, the availability file and the run length (mal_init, before

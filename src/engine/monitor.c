@@ -11,6 +11,7 @@
  * are what runs here. */
 #include "engine.h"
 #include "predict.h"
+#include "settings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -416,11 +417,11 @@ static mal_status_t interval_buffer(void)
     mon.nall = 0;
     size_t bytes = (size_t)engine.size * sizeof *mon.all;
     /* MAL_FAULT_MONITOR (a testing knob): this process finds no memory here. */
-    interval_t *all = getenv("MAL_FAULT_MONITOR") != NULL ? NULL : malloc(bytes);
+    interval_t *all = setting_flag(SETTING_FAULT_MONITOR) ? NULL : malloc(bytes);
     mal_status_t st = all != NULL ? MAL_OK
                       : engine_fail(MAL_ERR_NOMEM, "no memory (%zu bytes) to gather the "
                                     "monitor's sampling interval%s", bytes,
-                                    getenv("MAL_FAULT_MONITOR") != NULL
+                                    setting_flag(SETTING_FAULT_MONITOR)
                                         ? ": injected fault (MAL_FAULT_MONITOR)" : "");
     st = engine_agree(st, 0, "gathering the monitor's sampling interval");
     if (st) {
