@@ -16,6 +16,7 @@
  *   job communicator before MPI_Finalize, polled with growing sleeps so a parked process
  *   uses no CPU to speak of. */
 #include "engine.h"
+#include "report.h"
 #include "settings.h"
 
 #include <errno.h>
@@ -391,18 +392,14 @@ static void backoff(long *ns)
         *ns *= 2;
 }
 
-static void report_parked(double wall, double cpu)
+static void say_parked(double wall, double cpu)
 {
     if (engine.procs.settings.summary)
         printf("libmal: released %s process parked %.3f s until its job finalized, "
                "CPU %.4f s (%.2f%%)\n", engine.procs.initial ? "initial" : "spawned", wall, cpu,
                wall > 0 ? 100.0 * cpu / wall : 0.0);
-    FILE *f = engine.procs.settings.report ? fopen(engine.procs.settings.report, "a") : NULL;
-    if (f != NULL) {
-        fprintf(f, "{\"event\":\"parked\",\"initial\":%s,\"wall_s\":%.6f,\"cpu_s\":%.6f}\n",
-                engine.procs.initial ? "true" : "false", wall, cpu);
-        fclose(f);
-    }
+    if (engine.procs.settings.report != NULL)
+        report_parked(engine.procs.settings.report, engine.procs.initial, wall, cpu);
 }
 
 void engine_park(bool report)
@@ -416,7 +413,7 @@ void engine_park(bool report)
     while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
         backoff(&ns);
     if (report)
-        report_parked(MPI_Wtime() - t0, cpu_seconds() - c0);
+        say_parked(MPI_Wtime() - t0, cpu_seconds() - c0);
 }
 
 _Noreturn void engine_leave_abandoned(MPI_Comm *comm)
