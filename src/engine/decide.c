@@ -9,6 +9,8 @@
  * alone) with this host's cores from hwloc. A Slurm backend would implement the same
  * call by asking the controller for the idle CPUs of the job's allocation. */
 #include "engine.h"
+#include "report.h"
+#include "settings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -70,14 +72,11 @@ static mal_status_t read_availability(engine_settings_t *s)
 
 mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s)
 {
-    const char *text = engine_config_or_env(cfg->policy, "MAL_POLICY");
-    const char *file = engine_config_or_env(cfg->availability, "MAL_AVAILABILITY");
+    const char *text = setting_text(cfg, SETTING_POLICY);
+    const char *file = setting_text(cfg, SETTING_AVAILABILITY);
     s->policy_text = engine_dup_or_null(text);
     s->availability = engine_dup_or_null(file);
-    s->iterations = cfg->iterations;
-    if (cfg->iterations < 0)
-        return engine_fail(MAL_ERR_ARG, "mal_init: config->iterations is %lld, must be >= 0",
-                           (long long)cfg->iterations);
+    s->iterations = cfg->iterations; /* checked by settings_check */
     policy_config_default(&s->policy);
     s->policy.total_iterations = cfg->iterations;
     char err[320];
@@ -329,23 +328,12 @@ static mal_status_t carry_out(const decision_msg_t *m, const decision_arrays_t *
     return MAL_CONTINUE;
 }
 
-/* Every decision, kept or not, as one JSON line of the report: why the set stayed is
- * as much the operator's business as why it changed. */
-static void log_decision(const mal_decision_t *d)
+/* Every decision, kept or not, as one record of the report: why the set stayed is as
+ * much the operator's business as why it changed. */
+static void log_decision(const char *report, const mal_decision_t *d)
 {
-    if (engine.rank != 0 || engine.procs.settings.report == NULL)
-        return;
-    FILE *f = fopen(engine.procs.settings.report, "a");
-    if (f == NULL)
-        return;
-    fprintf(f, "{\"kind\":\"decision\",\"iteration\":%lld,\"action\":\"%s\","
-            "\"procs_before\":%d,\"procs_after\":%d,\"goal_s\":%.6f,\"current_s\":%.6f,"
-            "\"predicted_s\":%.6f,\"reason\":", (long long)d->iteration,
-            engine_action_name(d->action), d->procs_before, d->procs_after, d->goal, d->current,
-            d->comp + d->comm + d->process + d->redist);
-    engine_json_string(f, d->reason);
-    fputs("}\n", f);
-    fclose(f);
+    if (report != NULL)
+        report_decision(report, d);
 }
 
 static void announce(const mal_decision_t *d)
@@ -370,7 +358,8 @@ mal_status_t engine_policy_step(void)
     m.d.procs_before = engine.size;
     engine.pol.decision = m.d;
     if (!st) {
-        log_decision(&m.d);
+        if (engine.rank == 0)
+            log_decision(engine.procs.settings.report, &m.d);
         announce(&m.d);
         engine.pol.decision_fresh = true;
         st = carry_out(&m, &arr);
@@ -391,17 +380,7 @@ mal_status_t mal_last_decision(mal_decision_t *d)
     return MAL_OK;
 }
 
-/* ---- the report ------------------------------------------------------------------------------ */
-
-void engine_decision_json(FILE *f)
-{
-    const mal_decision_t *d = &engine.pol.decision;
-    fprintf(f, ",\"decided_by\":\"policy\",\"goal_s\":%.6f,\"predicted_current_s\":%.6f,"
-            "\"predicted_comp_s\":%.6f,\"predicted_comm_s\":%.6f,\"predicted_process_s\":%.6f,"
-            "\"predicted_redist_s\":%.6f,\"reason\":", d->goal, d->current, d->comp, d->comm,
-            d->process, d->redist);
-    engine_json_string(f, d->reason);
-}
+/* ---- the summary ---------------------------------------------------------------------------- */
 
 void engine_decision_summary(void)
 {

@@ -16,6 +16,8 @@
  *   job communicator before MPI_Finalize, polled with growing sleeps so a parked process
  *   uses no CPU to speak of. */
 #include "engine.h"
+#include "report.h"
+#include "settings.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -103,60 +105,12 @@ static char *own_program(void)
     return strdup(path);
 }
 
-static mal_status_t resolve_spawn_mode(mal_spawn_mode_t requested, mal_spawn_mode_t *mode)
-{
-    if (requested == MAL_SPAWN_PER_CALL || requested == MAL_SPAWN_BATCHED) {
-        *mode = requested;
-        return MAL_OK;
-    }
-    if (requested != MAL_SPAWN_DEFAULT)
-        return engine_fail(MAL_ERR_ARG, "mal_init: config->spawn_mode %d is unknown",
-                           (int)requested);
-    const char *env = getenv("MAL_SPAWN");
-    *mode = MAL_SPAWN_PER_CALL;
-    if (env == NULL || *env == '\0' || strcmp(env, "per-call") == 0)
-        return MAL_OK;
-    if (strcmp(env, "batched") == 0) {
-        *mode = MAL_SPAWN_BATCHED;
-        return MAL_OK;
-    }
-    return engine_fail(MAL_ERR_ARG, "mal_init: MAL_SPAWN='%s' is not per-call or batched", env);
-}
-
-const char *engine_config_or_env(const char *value, const char *env)
-{
-    return value != NULL ? value : getenv(env);
-}
-
-/* A count from the configuration, or from the environment when it has `unset`. */
-static mal_status_t resolve_count(int value, int unset, const char *env, int fallback,
-                                  int min, const char *field, int *out)
-{
-    const char *text = value == unset ? getenv(env) : NULL;
-    long v = value == unset ? fallback : value;
-    if (text != NULL && *text != '\0') {
-        char *end;
-        errno = 0;
-        v = strtol(text, &end, 10);
-        if (errno || *end != '\0' || v < min || v > 1000000)
-            return engine_fail(MAL_ERR_ARG, "mal_init: %s='%s' is not an integer in %d..1000000",
-                               env, text, min);
-    } else if (v < min || v > 1000000) {
-        return engine_fail(MAL_ERR_ARG, "mal_init: config->%s (%ld) must be in %d..1000000",
-                           field, v, min);
-    }
-    *out = (int)v;
-    return MAL_OK;
-}
-
 static mal_status_t resolve_monitor(const mal_config_t *cfg, engine_settings_t *s)
 {
-    mal_status_t st = resolve_count(cfg->sample_interval, 0, "MAL_SAMPLE_INTERVAL", 10, 1,
-                                    "sample_interval", &s->sample_interval);
+    mal_status_t st = setting_int(cfg, SETTING_SAMPLE_INTERVAL, &s->sample_interval);
     if (!st)
-        st = resolve_count(cfg->grace, -1, "MAL_GRACE", 5, 0, "grace", &s->grace);
-    s->calibration =
-        engine_dup_or_null(engine_config_or_env(cfg->calibration, "MAL_CALIBRATION"));
+        st = setting_int(cfg, SETTING_GRACE, &s->grace);
+    s->calibration = engine_dup_or_null(setting_text(cfg, SETTING_CALIBRATION));
     if (!st)
         st = engine_monitor_params(s->calibration, &s->params);
     return st;
@@ -165,15 +119,17 @@ static mal_status_t resolve_monitor(const mal_config_t *cfg, engine_settings_t *
 mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t *out)
 {
     engine_settings_t s = {0};
-    mal_status_t st = resolve_spawn_mode(cfg->spawn_mode, &s.spawn_mode);
+    int mode = MAL_SPAWN_PER_CALL;
+    mal_status_t st = setting_choice(SETTING_SPAWN_MODE, (int)cfg->spawn_mode,
+                                     "mal_init: config->spawn_mode", &mode);
+    s.spawn_mode = (mal_spawn_mode_t)mode;
     if (!st)
         st = resolve_monitor(cfg, &s);
-    const char *quiet = getenv("MAL_QUIET");
-    s.summary = cfg->summary && !(quiet != NULL && strcmp(quiet, "1") == 0);
-    const char *plan = engine_config_or_env(cfg->plan, "MAL_PLAN");
+    s.summary = setting_bool(cfg, SETTING_SUMMARY);
+    const char *plan = setting_text(cfg, SETTING_PLAN);
     s.plan = strdup(plan != NULL ? plan : "");
-    s.report = engine_dup_or_null(engine_config_or_env(cfg->report, "MAL_REPORT"));
-    s.hosts = engine_dup_or_null(engine_config_or_env(cfg->hosts, "MAL_HOSTS"));
+    s.report = engine_dup_or_null(setting_text(cfg, SETTING_REPORT));
+    s.hosts = engine_dup_or_null(setting_text(cfg, SETTING_HOSTS));
     if (!st)
         st = engine_policy_resolve(cfg, &s);
     s.program = cfg->spawn_program != NULL ? strdup(cfg->spawn_program) : own_program();
@@ -436,18 +392,14 @@ static void backoff(long *ns)
         *ns *= 2;
 }
 
-static void report_parked(double wall, double cpu)
+static void say_parked(double wall, double cpu)
 {
     if (engine.procs.settings.summary)
         printf("libmal: released %s process parked %.3f s until its job finalized, "
                "CPU %.4f s (%.2f%%)\n", engine.procs.initial ? "initial" : "spawned", wall, cpu,
                wall > 0 ? 100.0 * cpu / wall : 0.0);
-    FILE *f = engine.procs.settings.report ? fopen(engine.procs.settings.report, "a") : NULL;
-    if (f != NULL) {
-        fprintf(f, "{\"event\":\"parked\",\"initial\":%s,\"wall_s\":%.6f,\"cpu_s\":%.6f}\n",
-                engine.procs.initial ? "true" : "false", wall, cpu);
-        fclose(f);
-    }
+    if (engine.procs.settings.report != NULL)
+        report_parked(engine.procs.settings.report, engine.procs.initial, wall, cpu);
 }
 
 void engine_park(bool report)
@@ -461,7 +413,7 @@ void engine_park(bool report)
     while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
         backoff(&ns);
     if (report)
-        report_parked(MPI_Wtime() - t0, cpu_seconds() - c0);
+        say_parked(MPI_Wtime() - t0, cpu_seconds() - c0);
 }
 
 _Noreturn void engine_leave_abandoned(MPI_Comm *comm)

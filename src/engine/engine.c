@@ -1,5 +1,6 @@
 /* Initialisation, configuration, method selection and cross-rank agreement. */
 #include "engine.h"
+#include "settings.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -14,14 +15,7 @@ mal_status_t mal_config_init(mal_config_t *config)
     engine_enter("mal_config_init");
     if (config == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_config_init: config is NULL");
-    *config = (mal_config_t){
-        .redist = MAL_REDIST_DEFAULT,
-        .headroom = 0.5,
-        .min_rows = 0,
-        .log_errors = true,
-        .summary = true,
-        .grace = -1,
-    };
+    settings_defaults(config);
     return MAL_OK;
 }
 
@@ -41,75 +35,11 @@ const char *mal_redist_name(mal_redist_t method)
 mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
                                    const char *call)
 {
-    if (requested >= MAL_REDIST_RMA && requested <= MAL_REDIST_SHMEM) {
-        *method = requested;
-        return MAL_OK;
-    }
-    if (requested != MAL_REDIST_DEFAULT)
-        return engine_fail(MAL_ERR_ARG, "%s: redistribution method %d is unknown", call,
-                           (int)requested);
-    const char *env = getenv("MAL_REDIST");
-    if (env == NULL || *env == '\0') {
-        *method = MAL_REDIST_RMA;
-        return MAL_OK;
-    }
-    for (mal_redist_t m = MAL_REDIST_RMA; m <= MAL_REDIST_SHMEM; m++)
-        if (strcmp(env, mal_redist_name(m)) == 0) {
-            *method = m;
-            return MAL_OK;
-        }
-    return engine_fail(MAL_ERR_ARG, "%s: MAL_REDIST='%s' is not one of rma, rma-get, alltoallv, p2p, "
-                       "shmem",
-                       call, env);
-}
-
-/* MAL_MEMORY chooses where buffers live when the configuration leaves it open. */
-static mal_status_t resolve_memory(mal_memory_t requested, bool *direct)
-{
-    *direct = requested != MAL_MEMORY_WINDOW;
-    if (requested == MAL_MEMORY_DIRECT || requested == MAL_MEMORY_WINDOW)
-        return MAL_OK;
-    if (requested != MAL_MEMORY_DEFAULT)
-        return engine_fail(MAL_ERR_ARG, "mal_init: config->memory %d is unknown",
-                           (int)requested);
-    const char *env = getenv("MAL_MEMORY");
-    if (env == NULL || *env == '\0' || strcmp(env, "direct") == 0)
-        return MAL_OK;
-    if (strcmp(env, "window") == 0) {
-        *direct = false;
-        return MAL_OK;
-    }
-    return engine_fail(MAL_ERR_ARG, "mal_init: MAL_MEMORY='%s' is not one of direct, window",
-                       env);
-}
-
-/* MAL_MAX_COUNT lowers the largest count given to one MPI call, so that tests exercise
- * the chunked and typed paths with small data. */
-static mal_status_t read_count_limit(int64_t *limit)
-{
-    const char *env = getenv("MAL_MAX_COUNT");
-    *limit = INT_MAX;
-    if (env == NULL || *env == '\0')
-        return MAL_OK;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(env, &end, 10);
-    if (errno != 0 || *end != '\0' || v < 1 || v > INT_MAX)
-        return engine_fail(MAL_ERR_ARG, "MAL_MAX_COUNT='%s' is not an integer in 1..%d",
-                           env, INT_MAX);
-    *limit = v;
-    return MAL_OK;
-}
-
-static mal_status_t check_config(const mal_config_t *c)
-{
-    if (!(c->headroom >= 0.0 && c->headroom <= 64.0))
-        return engine_fail(MAL_ERR_ARG, "mal_init: config->headroom (%g) must be in [0, 64]",
-                           c->headroom);
-    if (c->min_rows < 0)
-        return engine_fail(MAL_ERR_ARG, "mal_init: config->min_rows (%lld) must be >= 0",
-                           (long long)c->min_rows);
-    return MAL_OK;
+    int m = MAL_REDIST_RMA;
+    mal_status_t st = setting_choice(SETTING_REDIST, (int)requested, call, &m);
+    if (!st)
+        *method = (mal_redist_t)m;
+    return st;
 }
 
 static mal_status_t check_comm(MPI_Comm comm)
@@ -136,28 +66,40 @@ static uint64_t settings_fingerprint(const mal_config_t *c, mal_redist_t method,
     return engine_hash(h, v, sizeof v);
 }
 
-/* Settings, plan and method: everything mal_init validates, on this rank. */
-static mal_status_t resolve_all(const mal_config_t *cfg, mal_redist_t *method,
-                                int64_t *limit)
+/* The transport's settings: method, memory and count limit (settings.c's table). */
+static mal_status_t resolve_transfer(const mal_config_t *cfg, engine_transfer_t *xfer)
 {
-    mal_status_t st = check_config(cfg);
+    int memory = MAL_MEMORY_DIRECT;
+    mal_status_t st = engine_resolve_method(cfg->redist, &xfer->method,
+                                            "mal_init: config->redist");
+    if (!st)
+        st = setting_number(SETTING_MAX_COUNT, &xfer->count_limit);
+    if (!st)
+        st = setting_choice(SETTING_MEMORY, (int)cfg->memory, "mal_init: config->memory",
+                            &memory);
+    xfer->direct = memory == MAL_MEMORY_DIRECT;
+    xfer->shmem = xfer->method == MAL_REDIST_SHMEM;
+    return st;
+}
+
+/* Settings, plan and method: everything mal_init validates, on this rank. */
+static mal_status_t resolve_all(const mal_config_t *cfg, engine_transfer_t *xfer,
+                                engine_settings_t *settings, schedule_t *schedule)
+{
+    mal_status_t st = settings_check(cfg);
     if (!st)
         st = engine_reconf_timeout_check();
     if (!st)
-        st = engine_resolve_method(cfg->redist, method, "mal_init: config->redist");
+        st = resolve_transfer(cfg, xfer);
     if (!st)
-        st = read_count_limit(limit);
-    if (!st)
-        st = resolve_memory(cfg->memory, &engine.xfer.direct);
-    if (!st)
-        st = engine_settings_resolve(cfg, &engine.procs.settings);
+        st = engine_settings_resolve(cfg, settings);
     char err[256];
-    if (!st && schedule_parse(engine.procs.settings.plan, &engine.pol.schedule, err, sizeof err) != 0)
-        st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", engine.procs.settings.plan, err);
+    if (!st && schedule_parse(settings->plan, schedule, err, sizeof err) != 0)
+        st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", settings->plan, err);
     /* A plan this launcher or MPI library cannot carry out without hanging is refused
      * now, not at its iteration (platform.c). */
     if (!st)
-        st = engine_platform_check(&engine.pol.schedule, engine.xfer.direct);
+        st = engine_platform_check(schedule, xfer->direct);
     return st;
 }
 
@@ -212,14 +154,14 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     MPI_Comm_size(dup, &engine.size);
     /* Validate after the duplication, so a rank with a bad setting fails together with
      * the others instead of leaving them in a collective. */
-    mal_redist_t method = MAL_REDIST_RMA;
-    int64_t limit = 0;
-    st = resolve_all(&cfg, &method, &limit);
-    uint64_t fp = st ? 0 : engine_settings_fingerprint(&engine.procs.settings,
-                                                       settings_fingerprint(&cfg, method, limit));
+    engine_transfer_t xfer = {.method = MAL_REDIST_RMA};
+    st = resolve_all(&cfg, &xfer, &engine.procs.settings, &engine.pol.schedule);
+    engine.xfer.direct = xfer.direct;
+    uint64_t fp = st ? 0 : engine_settings_fingerprint(
+        &engine.procs.settings, settings_fingerprint(&cfg, xfer.method, xfer.count_limit));
     st = engine_agree(st, fp, "mal_init (config, MAL_REDIST, MAL_MAX_COUNT, plan, spawn)");
     if (!st)
-        st = engine_agree(start_transport(method), 0, "mal_init (SHMEM transport)");
+        st = engine_agree(start_transport(xfer.method), 0, "mal_init (SHMEM transport)");
     if (!st)
         st = engine_mpi_check(MPI_Comm_dup(comm, &engine.procs.job), "mal_init: MPI_Comm_dup");
     if (st) {
@@ -229,10 +171,8 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
         return st;
     }
     engine.initialized = true;
-    engine.xfer.method = method;
-    engine.xfer.shmem = method == MAL_REDIST_SHMEM;
-    engine.xfer.count_limit = limit;
-    engine.stats.last.method = method;
+    engine.xfer = xfer;
+    engine.stats.last.method = xfer.method;
     engine_monitor_init(&engine.procs.settings.params, true);
     if (engine.rank == 0 && engine.procs.settings.summary && engine_platform_probed())
         engine_platform_announce();
@@ -280,7 +220,7 @@ mal_status_t mal_set_redist(mal_redist_t method)
 {
     mal_status_t st = engine_require_init("mal_set_redist");
     mal_redist_t resolved = MAL_REDIST_RMA;
-    if (st || (st = engine_resolve_method(method, &resolved, "mal_set_redist")))
+    if (st || (st = engine_resolve_method(method, &resolved, "mal_set_redist: method")))
         return st;
     if (resolved == MAL_REDIST_SHMEM && !engine.xfer.shmem)
         return engine_fail(MAL_ERR_UNSUPPORTED, "mal_set_redist: shmem is chosen at mal_init "

@@ -569,8 +569,6 @@ bool engine_monitor_closed(void);
 
 /* A copy of s, or NULL for NULL or "" (dpm.c). */
 char *engine_dup_or_null(const char *s);
-/* The configured value, else the environment variable `env` (dpm.c). */
-const char *engine_config_or_env(const char *value, const char *env);
 
 /* ---- the policy (decide.c) ---- */
 /* Resolve the policy text, the availability file and the run length (mal_init, before
@@ -583,10 +581,7 @@ uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash);
 mal_status_t engine_policy_step(void);
 /* A rebalance reported like the other reconfigurations (step.c). */
 mal_status_t engine_reported_rebalance(const double *weights, int count, int64_t plan_iteration);
-/* JSON fields and summary of the decision behind the reconfiguration (decide.c). */
-void engine_decision_json(FILE *f);
-/* A JSON string literal of s: quotes, backslashes and control characters escaped. */
-void engine_json_string(FILE *f, const char *s);
+/* The summary lines of the decision behind the reconfiguration (decide.c). */
 void engine_decision_summary(void);
 /* Host name of the index-th process an expansion would spawn next (malloc'd), NULL
  * when no host list is configured. */

@@ -11,6 +11,8 @@
  * are what runs here. */
 #include "engine.h"
 #include "predict.h"
+#include "report.h"
+#include "settings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -416,11 +418,11 @@ static mal_status_t interval_buffer(void)
     mon.nall = 0;
     size_t bytes = (size_t)engine.size * sizeof *mon.all;
     /* MAL_FAULT_MONITOR (a testing knob): this process finds no memory here. */
-    interval_t *all = getenv("MAL_FAULT_MONITOR") != NULL ? NULL : malloc(bytes);
+    interval_t *all = setting_flag(SETTING_FAULT_MONITOR) ? NULL : malloc(bytes);
     mal_status_t st = all != NULL ? MAL_OK
                       : engine_fail(MAL_ERR_NOMEM, "no memory (%zu bytes) to gather the "
                                     "monitor's sampling interval%s", bytes,
-                                    getenv("MAL_FAULT_MONITOR") != NULL
+                                    setting_flag(SETTING_FAULT_MONITOR)
                                         ? ": injected fault (MAL_FAULT_MONITOR)" : "");
     st = engine_agree(st, 0, "gathering the monitor's sampling interval");
     if (st) {
@@ -466,7 +468,7 @@ static void measured_interval(const interval_t *all, int n, double scale, double
     *comm = (wall - c) * scale;
 }
 
-static void report_prediction(void);
+static void tell_prediction(void);
 
 /* The interval after a reconfiguration has ended (or was cut short by the next one):
  * record what it measured beside what was predicted. */
@@ -479,7 +481,7 @@ static void check_prediction(void)
                       &mon.pred.comm_measured);
     mon.pred.measured = true;
     mon.pending = false;
-    report_prediction();
+    tell_prediction();
 }
 
 /* Only an interval where every rank had steady iterations tells the total work: an
@@ -862,26 +864,14 @@ static void print_term(const char *name, double pred, double meas)
            100.0 * predict_rel_error(pred, meas));
 }
 
-static void report_prediction(void)
+/* The checked prediction: a report record, and a summary line. */
+static void tell_prediction(void)
 {
     if (engine.rank != 0)
         return;
     const mal_prediction_t *p = &mon.pred;
-    if (engine.procs.settings.report != NULL) {
-        FILE *f = fopen(engine.procs.settings.report, "a");
-        if (f != NULL) {
-            fprintf(f, "{\"kind\":\"prediction\",\"iteration\":%lld,\"action\":\"%s\","
-                    "\"procs_before\":%d,\"procs_after\":%d,\"interval\":%lld,"
-                    "\"lambda\":%.6f,\"comp_pred_s\":%.6f,\"comp_meas_s\":%.6f,"
-                    "\"comm_pred_s\":%.6f,\"comm_meas_s\":%.6f,\"process_pred_s\":%.6f,"
-                    "\"process_meas_s\":%.6f,\"redist_pred_s\":%.6f,\"redist_meas_s\":%.6f}\n",
-                    (long long)p->iteration, engine_action_name(p->action), p->procs_before,
-                    p->procs_after, (long long)p->interval, p->lambda, p->comp,
-                    p->comp_measured, p->comm, p->comm_measured, p->process,
-                    p->process_measured, p->redist, p->redist_measured);
-            fclose(f);
-        }
-    }
+    if (engine.procs.settings.report != NULL)
+        report_prediction(engine.procs.settings.report, p);
     if (!engine.procs.settings.summary)
         return;
     printf("libmal: predicted/measured after the %s at it %lld (%d -> %d procs, %lld its):",

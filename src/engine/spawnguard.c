@@ -21,6 +21,7 @@
  * - MAL_FAULT_SPAWN_HANG (testing): a libmal-spawned child stops before main, as a
  *   lost start does, so the time-out path can be tested on purpose. */
 #include "engine.h"
+#include "settings.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,12 +33,11 @@
 
 #define EXCHANGE_PARAM "OMPI_MCA_pmix_base_exchange_timeout"
 #define SPAWNED_MARK "MAL_SPAWNED"
-#define DEFAULT_TIMEOUT 60
-#define MAX_TIMEOUT 86400
 
-/* Parsed once at load; mal_init reports a bad value (engine_reconf_timeout_check). */
-static int reconf_timeout = DEFAULT_TIMEOUT;
-static bool reconf_timeout_bad;
+/* Parsed once at load with settings.c's parser; mal_init reports a bad value
+ * (engine_reconf_timeout_check), from the text read at load. */
+static int reconf_timeout;
+static char reconf_timeout_text[64];
 static bool guarding_sigterm;
 static struct sigaction sigterm_before;
 /* Processes failed spawns left on this host, ended at finalize. */
@@ -46,16 +46,14 @@ static int nstuck;
 
 static void parse_timeout(void)
 {
-    const char *text = getenv("MAL_RECONF_TIMEOUT");
-    if (text == NULL || *text == '\0')
-        return;
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || *end != '\0' || v < 1 || v > MAX_TIMEOUT)
-        reconf_timeout_bad = true;
-    else
-        reconf_timeout = (int)v;
+    const char *text = setting_env(SETTING_RECONF_TIMEOUT);
+    int64_t v = setting_row(SETTING_RECONF_TIMEOUT)->fallback;
+    if (text != NULL) {
+        snprintf(reconf_timeout_text, sizeof reconf_timeout_text, "%s", text);
+        if (!setting_parse_number(SETTING_RECONF_TIMEOUT, text, &v))
+            v = setting_row(SETTING_RECONF_TIMEOUT)->fallback;
+    }
+    reconf_timeout = (int)v;
 }
 
 static void exit_as_unstarted(int sig)
@@ -77,7 +75,7 @@ __attribute__((constructor)) static void bound_spawns_at_load(void)
     struct sigaction guard = {.sa_handler = exit_as_unstarted};
     sigemptyset(&guard.sa_mask);
     guarding_sigterm = sigaction(SIGTERM, &guard, &sigterm_before) == 0;
-    if (getenv("MAL_FAULT_SPAWN_HANG") != NULL)
+    if (setting_flag(SETTING_FAULT_SPAWN_HANG))
         for (;;)
             pause();
 }
@@ -103,10 +101,8 @@ void engine_spawn_bound_notice(void)
 
 mal_status_t engine_reconf_timeout_check(void)
 {
-    if (reconf_timeout_bad)
-        return engine_fail(MAL_ERR_ARG, "mal_init: MAL_RECONF_TIMEOUT='%s' is not a number of "
-                           "seconds in 1..%d", getenv("MAL_RECONF_TIMEOUT"), MAX_TIMEOUT);
-    return MAL_OK;
+    int64_t v = 0;
+    return setting_number_from(SETTING_RECONF_TIMEOUT, reconf_timeout_text, &v);
 }
 
 void engine_spawn_guard_end(void)

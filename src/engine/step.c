@@ -1,5 +1,6 @@
 /* The iteration loop: mal_step and the plan, carried values, the reconfiguration report. */
 #include "engine.h"
+#include "report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,53 +104,17 @@ static const char *status_name(mal_status_t st)
     return "MAL_UNKNOWN";
 }
 
-/* JSON string body: quotes, backslashes and control characters escaped. */
-void engine_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static double bandwidth(const mal_reconfig_stats_t *s)
 {
     return s->redist_seconds > 0 ? (double)s->bytes_moved / s->redist_seconds : 0.0;
 }
 
-static void write_json(const mal_reconfig_stats_t *s)
+static void write_json(const char *path, const mal_reconfig_stats_t *s, mal_redist_t method,
+                       const mal_decision_t *policy)
 {
-    FILE *f = fopen(engine.procs.settings.report, "a");
-    if (f == NULL) {
-        engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", engine.procs.settings.report);
-        return;
-    }
-    fprintf(f, "{\"iteration\":%lld,\"action\":\"%s\",\"procs_before\":%d,\"procs_after\":%d,"
-            "\"bytes_moved\":%lld,\"spawn_s\":%.6f,\"process_s\":%.6f,\"windows_s\":%.6f,"
-            "\"redist_s\":%.6f,"
-            "\"total_s\":%.6f,\"bandwidth_Bps\":%.0f,\"method\":\"%s\",\"outcome\":\"%s\"",
-            (long long)s->iteration, engine_action_name(s->action), s->procs_before, s->procs_after,
-            (long long)s->bytes_moved, s->spawn_seconds, s->process_seconds, s->window_seconds,
-            s->redist_seconds, s->total_seconds, bandwidth(s), mal_redist_name(engine.xfer.method),
-            status_name(s->status));
-    if (s->action == MAL_ACTION_EXPAND)
-        fprintf(f, ",\"spawn_mode\":\"%s\"",
-                s->spawn_mode == MAL_SPAWN_BATCHED ? "batched" : "per-call");
-    if (s->status < 0) {
-        fputs(",\"error\":", f);
-        engine_json_string(f, mal_error_message());
-    }
-    if (engine.pol.decision_fresh)
-        engine_decision_json(f);
-    fputs("}\n", f);
-    fclose(f);
+    if (report_reconfig(path, s, mal_redist_name(method), s->status < 0 ? mal_error_message()
+                        : NULL, policy) != 0)
+        engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", path);
 }
 
 static void print_summary(const mal_reconfig_stats_t *s)
@@ -188,7 +153,8 @@ void engine_report(MPI_Comm comm, mal_reconfig_stats_t *local)
     if (rank != 0)
         return;
     if (engine.procs.settings.report != NULL)
-        write_json(&s);
+        write_json(engine.procs.settings.report, &s, engine.xfer.method,
+                   engine.pol.decision_fresh ? &engine.pol.decision : NULL);
     if (engine.procs.settings.summary)
         print_summary(&s);
 }

@@ -1,0 +1,198 @@
+/* The JSON-lines report (report.h; the schema in docs/report.md). */
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One record being written: long enough for an error message escaped in full. */
+typedef struct {
+    char text[8192];
+    size_t len;
+    bool overflow;
+} record_t;
+
+static void put(record_t *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = sizeof r->text - r->len;
+    int n = vsnprintf(r->text + r->len, room, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= room)
+        r->overflow = true;
+    else
+        r->len += (size_t)n;
+}
+
+static void begin(record_t *r, const char *kind)
+{
+    r->len = 0;
+    r->overflow = false;
+    put(r, "{\"schema\":%d,\"kind\":\"%s\"", REPORT_SCHEMA, kind);
+}
+
+static void integer(record_t *r, const char *key, long long v)
+{
+    put(r, ",\"%s\":%lld", key, v);
+}
+
+/* Seconds and ratios with 6 decimals; JSON has no NaN or infinity: null. */
+static void real(record_t *r, const char *key, double v)
+{
+    if (isfinite(v))
+        put(r, ",\"%s\":%.6f", key, v);
+    else
+        put(r, ",\"%s\":null", key);
+}
+
+static void boolean(record_t *r, const char *key, bool v)
+{
+    put(r, ",\"%s\":%s", key, v ? "true" : "false");
+}
+
+/* A string with quotes, backslashes and control characters escaped. */
+static void text(record_t *r, const char *key, const char *s)
+{
+    put(r, ",\"%s\":\"", key);
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            put(r, "\\%c", c);
+        else if (c < 0x20)
+            put(r, "\\u%04x", c);
+        else
+            put(r, "%c", c);
+    }
+    put(r, "\"");
+}
+
+static int append(record_t *r, const char *path)
+{
+    put(r, "}\n");
+    if (r->overflow) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, r->text, r->len);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return n == (ssize_t)r->len ? 0 : -1;
+}
+
+static const char *action_name(mal_action_t a)
+{
+    switch (a) {
+    case MAL_ACTION_EXPAND: return "expand";
+    case MAL_ACTION_SHRINK: return "shrink";
+    case MAL_ACTION_REBALANCE: return "rebalance";
+    case MAL_ACTION_NONE: break;
+    }
+    return "none";
+}
+
+static const char *status_name(mal_status_t st)
+{
+    switch (st) {
+#define REPORT_STATUS_NAME_(name, value, text) case name: return #name;
+        MAL_STATUS_LIST(REPORT_STATUS_NAME_)
+#undef REPORT_STATUS_NAME_
+    }
+    return "MAL_UNKNOWN";
+}
+
+/* What the policy predicted for the reconfiguration it decided. */
+static void policy_fields(record_t *r, const mal_decision_t *d)
+{
+    put(r, ",\"decided_by\":\"policy\"");
+    real(r, "goal_s", d->goal);
+    real(r, "predicted_current_s", d->current);
+    real(r, "predicted_comp_s", d->comp);
+    real(r, "predicted_comm_s", d->comm);
+    real(r, "predicted_process_s", d->process);
+    real(r, "predicted_redist_s", d->redist);
+    text(r, "reason", d->reason);
+}
+
+static void counts(record_t *r, long long iteration, mal_action_t action, int before,
+                   int after)
+{
+    integer(r, "iteration", iteration);
+    text(r, "action", action_name(action));
+    integer(r, "procs_before", before);
+    integer(r, "procs_after", after);
+}
+
+int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const char *method,
+                    const char *error, const mal_decision_t *policy)
+{
+    record_t r;
+    begin(&r, "reconfig");
+    counts(&r, (long long)s->iteration, s->action, s->procs_before, s->procs_after);
+    integer(&r, "bytes_moved", (long long)s->bytes_moved);
+    real(&r, "spawn_s", s->spawn_seconds);
+    real(&r, "process_s", s->process_seconds);
+    real(&r, "windows_s", s->window_seconds);
+    real(&r, "redist_s", s->redist_seconds);
+    real(&r, "total_s", s->total_seconds);
+    /* Bytes per second, whole: 0 when nothing took time. */
+    double bw = s->redist_seconds > 0 ? (double)s->bytes_moved / s->redist_seconds : 0.0;
+    put(&r, ",\"bandwidth_Bps\":%.0f", bw);
+    text(&r, "method", method);
+    text(&r, "outcome", status_name(s->status));
+    if (s->action == MAL_ACTION_EXPAND)
+        text(&r, "spawn_mode", s->spawn_mode == MAL_SPAWN_BATCHED ? "batched" : "per-call");
+    if (error != NULL)
+        text(&r, "error", error);
+    if (policy != NULL)
+        policy_fields(&r, policy);
+    return append(&r, path);
+}
+
+int report_decision(const char *path, const mal_decision_t *d)
+{
+    record_t r;
+    begin(&r, "decision");
+    counts(&r, (long long)d->iteration, d->action, d->procs_before, d->procs_after);
+    real(&r, "goal_s", d->goal);
+    real(&r, "current_s", d->current);
+    real(&r, "predicted_s", d->comp + d->comm + d->process + d->redist);
+    text(&r, "reason", d->reason);
+    return append(&r, path);
+}
+
+int report_prediction(const char *path, const mal_prediction_t *p)
+{
+    record_t r;
+    begin(&r, "prediction");
+    counts(&r, (long long)p->iteration, p->action, p->procs_before, p->procs_after);
+    integer(&r, "interval", (long long)p->interval);
+    real(&r, "lambda", p->lambda);
+    real(&r, "comp_pred_s", p->comp);
+    real(&r, "comp_meas_s", p->comp_measured);
+    real(&r, "comm_pred_s", p->comm);
+    real(&r, "comm_meas_s", p->comm_measured);
+    real(&r, "process_pred_s", p->process);
+    real(&r, "process_meas_s", p->process_measured);
+    real(&r, "redist_pred_s", p->redist);
+    real(&r, "redist_meas_s", p->redist_measured);
+    return append(&r, path);
+}
+
+int report_parked(const char *path, bool initial, double wall_seconds, double cpu_seconds)
+{
+    record_t r;
+    begin(&r, "parked");
+    boolean(&r, "initial", initial);
+    real(&r, "wall_s", wall_seconds);
+    real(&r, "cpu_s", cpu_seconds);
+    return append(&r, path);
+}

@@ -1,0 +1,35 @@
+/* The report (MAL_REPORT, mal_config_t.report): one JSON object per line, every one
+ * {"schema":REPORT_SCHEMA,"kind":"...",...}. The kinds and their fields are documented in
+ * docs/report.md, which the test report.schema checks real reports against; a field
+ * added here must be added there. Records are written from the public structures of
+ * include/mal.h only, so this module depends on nothing else of the engine. Each record
+ * is appended with one write(2) on a file opened O_APPEND: processes that write at the
+ * same time (released ones reporting their park) do not interleave lines. */
+#ifndef MAL_REPORT_H
+#define MAL_REPORT_H
+
+#include "mal.h"
+
+#include <stdbool.h>
+
+#define REPORT_SCHEMA 1
+
+/* A reconfiguration (expand, shrink or rebalance), carried out or abandoned: `method`
+ * names the transport, `error` the failure (NULL when it succeeded), `policy` the
+ * decision it carries out (NULL for a plan's or the application's). */
+int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const char *method,
+                    const char *error, const mal_decision_t *policy);
+
+/* A decision of the policy, kept or not. */
+int report_decision(const char *path, const mal_decision_t *d);
+
+/* A prediction checked against the interval it predicted. */
+int report_prediction(const char *path, const mal_prediction_t *p);
+
+/* A released process that waited for its job to finalize. */
+int report_parked(const char *path, bool initial, double wall_seconds, double cpu_seconds);
+
+/* Each returns 0 when the record was appended, -1 when the file could not be written
+ * (errno says why). */
+
+#endif

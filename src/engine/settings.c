@@ -1,0 +1,357 @@
+/* The settings table and its resolution (settings.h). */
+#include "settings.h"
+
+#include "engine.h" /* engine_fail */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIELD(name) .field = #name, .offset = offsetof(mal_config_t, name)
+
+/* Names of each enum's values from 1, in the order of include/mal.h. */
+static const char *const redist_names[] = {"rma", "alltoallv", "p2p", "rma-get", "shmem", NULL};
+static const char *const memory_names[] = {"direct", "window", NULL};
+static const char *const spawn_names[] = {"per-call", "batched", NULL};
+
+static const setting_t table[SETTING_COUNT_] = {
+    [SETTING_REDIST] = {FIELD(redist), .env = "MAL_REDIST", .type = SETTING_CHOICE,
+        .names = redist_names, .fallback = MAL_REDIST_RMA, .fallback_doc = "`rma`",
+        .effect = "how a reconfiguration moves data; `shmem` starts the OpenSHMEM transport "
+                  "(see \"The OpenSHMEM transport\"), chosen at `mal_init` only"},
+    [SETTING_MEMORY] = {FIELD(memory), .env = "MAL_MEMORY", .type = SETTING_CHOICE,
+        .names = memory_names, .fallback = MAL_MEMORY_DIRECT, .fallback_doc = "`direct`",
+        .effect = "where structures live (see \"Where structures live\")"},
+    [SETTING_HEADROOM] = {FIELD(headroom), .type = SETTING_REAL, .initial = 0.5, .min = 0, .max = 64,
+        .values = "0 to 64", .fallback_doc = "0.5",
+        .effect = "extra capacity of a window that must grow, as a fraction of the local "
+                  "part"},
+    [SETTING_MIN_ROWS] = {FIELD(min_rows), .type = SETTING_INT64, .min = 0,
+        .max = INT64_MAX, .values = ">= 0", .fallback_doc = "0",
+        .effect = "rows every rank with a positive weight receives first in a rebalance"},
+    [SETTING_PLAN] = {FIELD(plan), .env = "MAL_PLAN", .type = SETTING_TEXT,
+        .values = "`10:+2,20:-1,30:w=1:2:1`", .fallback_doc = "none",
+        .effect = "reconfiguration plan of `mal_step`, which overrides the policy: at "
+                  "iteration 10 add 2 processes (`+2b` batched, `+2p` one per call), at 20 "
+                  "release the last one (`-@0:2` releases ranks 0 and 2), at 30 rebalance to "
+                  "weights 1:2:1"},
+    [SETTING_SPAWN_MODE] = {FIELD(spawn_mode), .env = "MAL_SPAWN", .type = SETTING_CHOICE,
+        .names = spawn_names, .fallback = MAL_SPAWN_PER_CALL, .fallback_doc = "`per-call`",
+        .effect = "spawn mode of `+N` plan entries"},
+    [SETTING_HOSTS] = {FIELD(hosts), .env = "MAL_HOSTS", .type = SETTING_TEXT,
+        .values = "`h1,h2`", .fallback_doc = "the runtime's placement (this node)",
+        .effect = "hosts for new processes, used in turn (MPI_Info `host`)"},
+    [SETTING_SPAWN_PROGRAM] = {FIELD(spawn_program), .type = SETTING_TEXT,
+        .values = "a path", .fallback_doc = "this program (`/proc/self/exe`)",
+        .effect = "program an expansion spawns"},
+    [SETTING_SPAWN_ARGV] = {FIELD(spawn_argv), .type = SETTING_ARGV,
+        .values = "NULL-terminated", .fallback_doc = "this program's arguments",
+        .effect = "arguments of spawned processes"},
+    [SETTING_RECONF_TIMEOUT] = {.env = "MAL_RECONF_TIMEOUT", .type = SETTING_NUMBER,
+        .min = 1, .max = 86400, .fallback = 60, .unit = "a number of seconds",
+        .fallback_doc = "60",
+        .effect = "seconds after which a spawn whose start the MPI runtime lost fails; read "
+                  "when the program starts (see \"Bounded spawns\")"},
+    [SETTING_REPORT] = {FIELD(report), .env = "MAL_REPORT", .type = SETTING_TEXT,
+        .values = "a file", .fallback_doc = "none",
+        .effect = "JSON-lines report, one record per reconfiguration, decision, checked "
+                  "prediction and parked process (`docs/report.md`)"},
+    [SETTING_SUMMARY] = {FIELD(summary), .env = "MAL_QUIET", .type = SETTING_BOOL, .initial = 1,
+        .values = "`MAL_QUIET=1` turns it off", .fallback_doc = "true",
+        .effect = "summary lines on stdout (rank 0, and released processes)"},
+    [SETTING_LOG_ERRORS] = {FIELD(log_errors), .type = SETTING_BOOL, .initial = 1, .values = "bool",
+        .fallback_doc = "true", .effect = "print each error once to stderr, with the rank"},
+    [SETTING_SAMPLE_INTERVAL] = {FIELD(sample_interval), .env = "MAL_SAMPLE_INTERVAL",
+        .type = SETTING_INT, .min = 1, .max = 1000000, .unset = 0, .fallback = 10,
+        .unit = "an integer", .fallback_doc = "10 (field 0: from the environment)",
+        .effect = "iterations per sampling interval of the monitor"},
+    [SETTING_GRACE] = {FIELD(grace), .env = "MAL_GRACE", .type = SETTING_INT, .min = 0,
+        .max = 1000000, .unset = -1, .fallback = 5, .initial = -1, .unit = "an integer",
+        .fallback_doc = "5 (field -1: from the environment)",
+        .effect = "iterations not learnt from after a reconfiguration or a load change"},
+    [SETTING_CALIBRATION] = {FIELD(calibration), .env = "MAL_CALIBRATION",
+        .type = SETTING_TEXT, .values = "a file (`mal-calibrate`)",
+        .fallback_doc = "built-in values, said at `mal_init`",
+        .effect = "the prediction model's calibration; a bad line fails `mal_init`"},
+    [SETTING_POLICY] = {FIELD(policy), .env = "MAL_POLICY", .type = SETTING_TEXT,
+        .values = "`key=value,...` or `off`", .fallback_doc = "balancing at 0.10",
+        .effect = "the reconfiguring policy (see \"The reconfiguring policy\")"},
+    [SETTING_AVAILABILITY] = {FIELD(availability), .env = "MAL_AVAILABILITY",
+        .type = SETTING_TEXT, .values = "a file", .fallback_doc = "this host alone",
+        .effect = "hosts, cores, classes and prices the policy may use"},
+    [SETTING_ITERATIONS] = {FIELD(iterations), .type = SETTING_INT64, .min = 0,
+        .max = INT64_MAX, .values = ">= 0", .fallback_doc = "0 (unknown)",
+        .effect = "iterations of the whole run (the policy's objective needs it)"},
+    [SETTING_MAX_COUNT] = {.env = "MAL_MAX_COUNT", .type = SETTING_NUMBER, .min = 1,
+        .max = INT_MAX, .fallback = INT_MAX, .unit = "an integer", .fallback_doc = "`INT_MAX`",
+        .test_knob = true,
+        .effect = "the largest count libmal hands to one MPI call, so the chunked and typed "
+                  "paths for counts past 2^31 run on small data"},
+    [SETTING_FAULT_SPAWN_HANG] = {.env = "MAL_FAULT_SPAWN_HANG", .type = SETTING_FLAG,
+        .values = "`1`", .fallback_doc = "unset", .test_knob = true,
+        .effect = "processes libmal spawns stop before `main`, as when the runtime loses "
+                  "their start (the time-out path)"},
+    [SETTING_FAULT_DIRECT] = {.env = "MAL_FAULT_DIRECT", .type = SETTING_FLAG,
+        .values = "`1`", .fallback_doc = "unset", .test_knob = true,
+        .effect = "every direct-memory transfer of this process fails (a reconfiguration "
+                  "fails half-way)"},
+    [SETTING_FAULT_JOIN] = {.env = "MAL_FAULT_JOIN", .type = SETTING_FLAG,
+        .values = "`nomem\\|unpack`", .fallback_doc = "unset", .test_knob = true,
+        .effect = "a process spawned by an expansion finds no memory for, or cannot read, "
+                  "its join information (it exits; the expansion fails with "
+                  "`MAL_ERR_SPAWN`)"},
+    [SETTING_FAULT_MONITOR] = {.env = "MAL_FAULT_MONITOR", .type = SETTING_FLAG,
+        .values = "`1`", .fallback_doc = "unset", .test_knob = true,
+        .effect = "this process finds no memory to gather the monitor's sampling interval "
+                  "(`mal_step` fails on every rank, nothing else changes)"},
+};
+
+const setting_t *setting_row(setting_id_t id)
+{
+    return &table[id];
+}
+
+const char *setting_env(setting_id_t id)
+{
+    const char *text = table[id].env != NULL ? getenv(table[id].env) : NULL;
+    return text != NULL && *text != '\0' ? text : NULL;
+}
+
+bool setting_flag(setting_id_t id)
+{
+    return table[id].env != NULL && getenv(table[id].env) != NULL;
+}
+
+bool setting_parse_number(setting_id_t id, const char *text, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < table[id].min || v > table[id].max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static mal_status_t bad_env(setting_id_t id, const char *text)
+{
+    const setting_t *s = &table[id];
+    return engine_fail(MAL_ERR_ARG, "%s='%s' is not %s in %" PRId64 "..%" PRId64, s->env, text,
+                       s->unit, s->min, s->max);
+}
+
+mal_status_t setting_number_from(setting_id_t id, const char *text, int64_t *out)
+{
+    *out = table[id].fallback;
+    if (text == NULL || *text == '\0')
+        return MAL_OK;
+    return setting_parse_number(id, text, out) ? MAL_OK : bad_env(id, text);
+}
+
+mal_status_t setting_number(setting_id_t id, int64_t *out)
+{
+    return setting_number_from(id, setting_env(id), out);
+}
+
+static int name_count(const char *const *names)
+{
+    int n = 0;
+    while (names[n] != NULL)
+        n++;
+    return n;
+}
+
+/* "MAL_X='text' is not one of a, b, c" */
+static mal_status_t bad_choice(setting_id_t id, const char *text)
+{
+    const setting_t *s = &table[id];
+    char list[128] = "";
+    for (int k = 0; s->names[k] != NULL; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
+                 s->names[k]);
+    return engine_fail(MAL_ERR_ARG, "%s='%s' is not one of %s", s->env, text, list);
+}
+
+mal_status_t setting_choice(setting_id_t id, int requested, const char *subject, int *out)
+{
+    const setting_t *s = &table[id];
+    int n = name_count(s->names);
+    if (requested >= 1 && requested <= n) {
+        *out = requested;
+        return MAL_OK;
+    }
+    if (requested != 0)
+        return engine_fail(MAL_ERR_ARG, "%s %d is unknown", subject, requested);
+    const char *text = setting_env(id);
+    *out = (int)s->fallback;
+    for (int k = 0; text != NULL && k < n; k++)
+        if (strcmp(text, s->names[k]) == 0) {
+            *out = k + 1;
+            return MAL_OK;
+        }
+    return text == NULL ? MAL_OK : bad_choice(id, text);
+}
+
+static int64_t field_int(const mal_config_t *cfg, const setting_t *s)
+{
+    const char *p = (const char *)cfg + s->offset;
+    if (s->type == SETTING_INT64)
+        return *(const int64_t *)(const void *)p;
+    return *(const int *)(const void *)p; /* an int or an enum of int size */
+}
+
+static mal_status_t out_of_range(const setting_t *s, int64_t v)
+{
+    if (s->max == INT64_MAX)
+        return engine_fail(MAL_ERR_ARG, "config->%s (%" PRId64 ") must be >= %" PRId64, s->field,
+                           v, s->min);
+    return engine_fail(MAL_ERR_ARG, "config->%s (%" PRId64 ") must be in %" PRId64 "..%" PRId64,
+                       s->field, v, s->min, s->max);
+}
+
+mal_status_t setting_int(const mal_config_t *cfg, setting_id_t id, int *out)
+{
+    const setting_t *s = &table[id];
+    int64_t v = field_int(cfg, s);
+    mal_status_t st = MAL_OK;
+    if (v == s->unset && s->env != NULL) {
+        const char *text = setting_env(id);
+        v = s->fallback;
+        if (text != NULL && !setting_parse_number(id, text, &v))
+            st = bad_env(id, text);
+    } else if (v < s->min || v > s->max) {
+        st = out_of_range(s, v);
+    }
+    if (!st)
+        *out = (int)v;
+    return st;
+}
+
+const char *setting_text(const mal_config_t *cfg, setting_id_t id)
+{
+    const char *value = *(const char *const *)(const void *)((const char *)cfg +
+                                                               table[id].offset);
+    return value != NULL || table[id].env == NULL ? value : getenv(table[id].env);
+}
+
+bool setting_bool(const mal_config_t *cfg, setting_id_t id)
+{
+    bool value = *(const bool *)((const char *)cfg + table[id].offset);
+    const char *text = table[id].env != NULL ? getenv(table[id].env) : NULL;
+    return value && !(text != NULL && strcmp(text, "1") == 0);
+}
+
+static mal_status_t check_real(const mal_config_t *cfg, const setting_t *s)
+{
+    double v = *(const double *)(const void *)((const char *)cfg + s->offset);
+    if (v >= (double)s->min && v <= (double)s->max)
+        return MAL_OK;
+    return engine_fail(MAL_ERR_ARG, "config->%s (%g) must be in [%g, %g]", s->field, v,
+                       (double)s->min, (double)s->max);
+}
+
+static mal_status_t check_row(const mal_config_t *cfg, setting_id_t id)
+{
+    const setting_t *s = &table[id];
+    int i = 0;
+    int64_t n = 0;
+    char subject[64];
+    switch (s->type) {
+    case SETTING_CHOICE:
+        snprintf(subject, sizeof subject, "config->%s", s->field);
+        return setting_choice(id, (int)field_int(cfg, s), subject, &i);
+    case SETTING_INT:
+        return setting_int(cfg, id, &i);
+    case SETTING_INT64: {
+        int64_t v = field_int(cfg, s);
+        return v >= s->min && v <= s->max ? MAL_OK : out_of_range(s, v);
+    }
+    case SETTING_REAL:
+        return check_real(cfg, s);
+    case SETTING_NUMBER:
+        return id == SETTING_RECONF_TIMEOUT ? MAL_OK : setting_number(id, &n);
+    case SETTING_TEXT: case SETTING_ARGV: case SETTING_BOOL: case SETTING_FLAG:
+        break; /* anything goes; texts are parsed by their modules */
+    }
+    return MAL_OK;
+}
+
+mal_status_t settings_check(const mal_config_t *cfg)
+{
+    mal_status_t st = MAL_OK;
+    for (int id = 0; id < SETTING_COUNT_ && !st; id++)
+        st = check_row(cfg, (setting_id_t)id);
+    return st;
+}
+
+/* ---- the README's reference ------------------------------------------------------------- */
+
+static void values_cell(FILE *out, const setting_t *s)
+{
+    if (s->type == SETTING_CHOICE) {
+        fputc('`', out);
+        for (int k = 0; s->names[k] != NULL; k++)
+            fprintf(out, "%s%s", k ? "\\|" : "", s->names[k]);
+        fputc('`', out);
+    } else if (s->type == SETTING_INT || s->type == SETTING_NUMBER) {
+        fprintf(out, "%" PRId64 "..%" PRId64, s->min, s->max);
+    } else {
+        fputs(s->values != NULL ? s->values : "", out);
+    }
+}
+
+static void code_cell(FILE *out, const char *name)
+{
+    if (name != NULL)
+        fprintf(out, "`%s` | ", name);
+    else
+        fputs("- | ", out);
+}
+
+static void markdown_row(FILE *out, const setting_t *s)
+{
+    fputs("| ", out);
+    code_cell(out, s->field);
+    code_cell(out, s->env);
+    values_cell(out, s);
+    fprintf(out, " | %s | %s |\n", s->fallback_doc, s->effect);
+}
+
+void settings_markdown(FILE *out)
+{
+    static const char *const header = "| `mal_config_t` field | environment | values | "
+                                      "default | effect |\n|---|---|---|---|---|\n";
+    fputs(header, out);
+    for (int id = 0; id < SETTING_COUNT_; id++)
+        if (!table[id].test_knob)
+            markdown_row(out, &table[id]);
+    fputs("\nTesting knobs (for the tests, not for applications):\n\n", out);
+    fputs(header, out);
+    for (int id = 0; id < SETTING_COUNT_; id++)
+        if (table[id].test_knob)
+            markdown_row(out, &table[id]);
+}
+
+void settings_defaults(mal_config_t *cfg)
+{
+    *cfg = (mal_config_t){0}; /* strings and argument vectors: NULL */
+    for (int id = 0; id < SETTING_COUNT_; id++) {
+        const setting_t *s = &table[id];
+        void *p = (char *)cfg + s->offset;
+        if (s->field == NULL)
+            continue;
+        switch (s->type) {
+        case SETTING_CHOICE: case SETTING_INT: *(int *)p = (int)s->initial; break;
+        case SETTING_INT64: *(int64_t *)p = (int64_t)s->initial; break;
+        case SETTING_REAL: *(double *)p = s->initial; break;
+        case SETTING_BOOL: *(bool *)p = s->initial != 0; break;
+        default: break;
+        }
+    }
+}
+
+_Static_assert(sizeof(mal_redist_t) == sizeof(int) && sizeof(mal_memory_t) == sizeof(int) &&
+                   sizeof(mal_spawn_mode_t) == sizeof(int),
+               "choices are read and written as int");

@@ -1,0 +1,120 @@
+/* The settings of libmal, in one table: every field of mal_config_t and every environment
+ * variable libmal reads, with its default, its parser and its check. mal_init resolves
+ * the configuration through it (a field set in the configuration wins, else the
+ * environment, else the default), and the README's settings reference is printed from it
+ * (ctest/settings/settings_table.c; the test settings.readme compares the two). */
+#ifndef MAL_SETTINGS_H
+#define MAL_SETTINGS_H
+
+#include "mal.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a setting is written and checked. */
+typedef enum {
+    SETTING_CHOICE, /* an enum field; its values from 1 are `names`, 0 defers to the
+                     * environment, which names one of them                          */
+    SETTING_INT,    /* an int field in [min, max]; `unset` defers to the environment  */
+    SETTING_INT64,  /* an int64_t field in [min, max], configuration only             */
+    SETTING_REAL,   /* a double field in [min, max], configuration only               */
+    SETTING_TEXT,   /* a string field; NULL defers to the environment                 */
+    SETTING_ARGV,   /* a NULL-terminated argument vector, configuration only          */
+    SETTING_BOOL,   /* a bool field; the environment variable, when set to 1, turns
+                     * it off                                                          */
+    SETTING_NUMBER, /* environment only: an integer in [min, max]                      */
+    SETTING_FLAG    /* environment only: on when set                                   */
+} setting_type_t;
+
+/* One row of the table; the order of the README's reference. */
+typedef enum {
+    SETTING_REDIST,
+    SETTING_MEMORY,
+    SETTING_HEADROOM,
+    SETTING_MIN_ROWS,
+    SETTING_PLAN,
+    SETTING_SPAWN_MODE,
+    SETTING_HOSTS,
+    SETTING_SPAWN_PROGRAM,
+    SETTING_SPAWN_ARGV,
+    SETTING_RECONF_TIMEOUT,
+    SETTING_REPORT,
+    SETTING_SUMMARY,
+    SETTING_LOG_ERRORS,
+    SETTING_SAMPLE_INTERVAL,
+    SETTING_GRACE,
+    SETTING_CALIBRATION,
+    SETTING_POLICY,
+    SETTING_AVAILABILITY,
+    SETTING_ITERATIONS,
+    SETTING_MAX_COUNT,
+    SETTING_FAULT_SPAWN_HANG,
+    SETTING_FAULT_DIRECT,
+    SETTING_FAULT_JOIN,
+    SETTING_FAULT_MONITOR,
+    SETTING_COUNT_
+} setting_id_t;
+
+typedef struct {
+    const char *field;        /* member of mal_config_t, NULL: environment only      */
+    size_t offset;            /* its offset in mal_config_t                          */
+    const char *env;          /* environment variable, NULL: configuration only      */
+    setting_type_t type;
+    const char *const *names; /* SETTING_CHOICE: value k + 1 is names[k], NULL ends   */
+    int64_t min, max;         /* the accepted range of numbers                        */
+    int64_t unset;            /* SETTING_INT: the field's value that defers           */
+    int64_t fallback;         /* numbers and choices: the value when nothing is set   */
+    double initial;           /* numbers, choices, switches: mal_config_init's value  */
+    const char *unit;         /* what a number is, in messages ("an integer")        */
+    const char *values;       /* the README's accepted values                        */
+    const char *fallback_doc; /* the README's default                                */
+    const char *effect;       /* the README's meaning                                */
+    bool test_knob;           /* for the tests, not for users                         */
+} setting_t;
+
+/* The table, SETTING_COUNT_ rows in setting_id_t order. */
+const setting_t *setting_row(setting_id_t id);
+
+/* The environment variable's text, NULL when it is unset or empty. */
+const char *setting_env(setting_id_t id);
+
+/* Whether a flag (or any environment-only setting) is set in the environment. */
+bool setting_flag(setting_id_t id);
+
+/* Parse `text` as the number setting `id` takes: false when it is not one in range.
+ * No side effect, so it may run before MPI_Init (spawnguard.c). */
+bool setting_parse_number(setting_id_t id, const char *text, int64_t *out);
+
+/* The number of an environment-only setting: its default when unset; MAL_ERR_ARG naming
+ * the variable and its range for a bad text. */
+mal_status_t setting_number(setting_id_t id, int64_t *out);
+/* The same for a text read earlier (at load). */
+mal_status_t setting_number_from(setting_id_t id, const char *text, int64_t *out);
+
+/* A choice: `requested` when it names one; else the environment's; else the default.
+ * `subject` starts the message of an unknown value ("mal_init: config->redist"). */
+mal_status_t setting_choice(setting_id_t id, int requested, const char *subject, int *out);
+
+/* An int field: the configuration's value, else the environment's, else the default. */
+mal_status_t setting_int(const mal_config_t *cfg, setting_id_t id, int *out);
+
+/* A string: the configuration's, else the environment variable's (NULL when neither). */
+const char *setting_text(const mal_config_t *cfg, setting_id_t id);
+
+/* A switch: the configuration's value, unless the environment turns it off. */
+bool setting_bool(const mal_config_t *cfg, setting_id_t id);
+
+/* Check every row that has a field or an environment variable, in table order: the
+ * first bad one fails with MAL_ERR_ARG naming it (config->FIELD or VARIABLE='text').
+ * MAL_RECONF_TIMEOUT, read at load, is checked by spawnguard.c. */
+mal_status_t settings_check(const mal_config_t *cfg);
+
+/* mal_config_init: every field at its initial value (NULL for strings). */
+void settings_defaults(mal_config_t *cfg);
+
+/* The README's reference: a Markdown table of every row. */
+void settings_markdown(FILE *out);
+
+#endif
