@@ -171,7 +171,7 @@ static int set_add(sim_set_t *s, const avail_t *a, int host, bool removable)
  * computation, which the policy rightly refuses as a measurement. */
 static int set_layout(sim_set_t *s, const sim_app_t *app, const double *weights)
 {
-    return partition_block(app->rows, s->nprocs, weights, 1, s->bounds) == PARTITION_OK
+    return partition_block(app->rows, s->nprocs, weights, 1, s->bounds) == MAL_OK
                ? 0
                : -1;
 }

@@ -355,7 +355,7 @@ static double redist_interval(const ctx_t *x, int nparts, const double *weights,
         int64_t *new_b = old_b + nparts + 1;
         for (int r = 0; r < nparts; r++)
             old_b[r + 1] = old_b[r] + (r < x->p ? x->in->procs[r].rows : 0);
-        if (partition_block(x->in->rows, nparts, weights, 0, new_b) == PARTITION_OK) {
+        if (partition_block(x->in->rows, nparts, weights, 0, new_b) == MAL_OK) {
             int64_t largest = 0;
             for (int r = 0; r < nparts; r++)
                 largest = new_b[r + 1] - new_b[r] > largest ? new_b[r + 1] - new_b[r] : largest;
