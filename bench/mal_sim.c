@@ -347,9 +347,11 @@ static int redist_seconds(const sim_cluster_t *c, const sim_app_t *app, const ca
                           double *seconds)
 {
     predict_load_t *load = calloc((size_t)nparts, sizeof *load);
-    if (!load)
+    if (!load || predict_plan_load(old_bounds, new_bounds, nparts, app->row_bytes, how->mode,
+                                   load) != MAL_OK) {
+        free(load);
         return -1;
-    predict_plan_load(old_bounds, new_bounds, nparts, app->row_bytes, how->mode, load);
+    }
     int64_t window_bytes = 0;
     if (how->new_window) {
         for (int r = 0; r < nparts; r++)

@@ -752,6 +752,8 @@ void engine_monitor_plan(const int64_t *old_bounds, const int64_t *new_bounds, i
     int64_t *before = cold ? malloc((size_t)nparts * sizeof *before) : NULL;
     for (int r = 0; before != NULL && r < nparts; r++)
         before[r] = mon.load[r].remote_bytes;
+    /* Out of memory, the structure is left out of the prediction (it is only checked
+     * against the measurement, never acted on). */
     predict_plan_load(old_bounds, new_bounds, nparts, row_bytes, mode, mon.load);
     for (int r = 0; before != NULL && r < nparts; r++)
         mon.load[r].cold_bytes += mon.load[r].remote_bytes - before[r];

@@ -359,9 +359,10 @@ static double redist_interval(const ctx_t *x, int nparts, const double *weights,
             int64_t largest = 0;
             for (int r = 0; r < nparts; r++)
                 largest = new_b[r + 1] - new_b[r] > largest ? new_b[r + 1] - new_b[r] : largest;
-            predict_plan_load(old_b, new_b, nparts, x->in->row_bytes, mode, load);
-            t = predict_redist(x->model, nparts, load, windows, windows * largest *
-                                                                    x->in->row_bytes);
+            if (predict_plan_load(old_b, new_b, nparts, x->in->row_bytes, mode, load) ==
+                MAL_OK)
+                t = predict_redist(x->model, nparts, load, windows,
+                                   windows * largest * x->in->row_bytes);
         }
     }
     free(old_b);
