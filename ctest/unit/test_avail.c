@@ -65,8 +65,8 @@ static void test_good_file(void)
 {
     avail_t a;
     char err[512] = "untouched";
-    int rc = avail_read(data_path("good.avail"), &a, err, sizeof err);
-    CHECK(rc == 0, "good.avail: rc %d (%s)", rc, err);
+    mal_status_t rc = avail_read(data_path("good.avail"), &a, err, sizeof err);
+    CHECK(rc == MAL_OK, "good.avail: rc %d (%s)", rc, err);
     CHECK(err[0] == '\0', "no message on success, got '%s'", err);
     if (rc)
         return;
@@ -102,8 +102,8 @@ static void check_broken_file(const char *file, const char *message)
     snprintf(want, sizeof want, "%s%s", data_path(file), message);
     avail_t a = {(avail_class_t *)&a, 7, (avail_host_t *)&a, 7};
     char err[512] = "";
-    int rc = avail_read(data_path(file), &a, err, sizeof err);
-    CHECK(rc == -1, "%s: rc %d", file, rc);
+    mal_status_t rc = avail_read(data_path(file), &a, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG, "%s: rc %d", file, rc);
     CHECK(strcmp(err, want) == 0, "%s:\n  got  '%s'\n  want '%s'", file, err, want);
     CHECK(table_is_empty(&a), "%s: the table is left {0}", file);
 }
@@ -126,19 +126,20 @@ static void test_broken_files(void)
 }
 
 /* Parses `text` (of `size` bytes: it may hold a NUL) as the stream "mem". */
-static int parse_bytes(const char *text, size_t size, avail_t *a, char *err, size_t errlen)
+static mal_status_t parse_bytes(const char *text, size_t size, avail_t *a, char *err,
+                                size_t errlen)
 {
     FILE *in = fmemopen((void *)text, size, "r");
     if (!in) {
         CHECK(0, "fmemopen failed");
-        return -99;
+        return MAL_ERR_NOMEM;
     }
-    int rc = avail_parse(in, "mem", a, err, errlen);
+    mal_status_t rc = avail_parse(in, "mem", a, err, errlen);
     fclose(in);
     return rc;
 }
 
-static int parse_text(const char *text, avail_t *a, char *err, size_t errlen)
+static mal_status_t parse_text(const char *text, avail_t *a, char *err, size_t errlen)
 {
     return parse_bytes(text, strlen(text), a, err, errlen);
 }
@@ -148,8 +149,8 @@ static void check_refused(const char *text, const char *part)
 {
     avail_t a;
     char err[512] = "";
-    int rc = parse_text(text, &a, err, sizeof err);
-    CHECK(rc == -1, "'%s': rc %d", text, rc);
+    mal_status_t rc = parse_text(text, &a, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG, "'%s': rc %d", text, rc);
     CHECK(contains(err, part), "'%s':\n  got  '%s'\n  want '...%s...'", text, err, part);
     CHECK(table_is_empty(&a), "'%s': the table is left {0}", text);
     avail_free(&a);
@@ -160,8 +161,8 @@ static avail_t accepted(const char *text)
 {
     avail_t a;
     char err[512] = "";
-    int rc = parse_text(text, &a, err, sizeof err);
-    CHECK(rc == 0, "'%.60s' refused: %s", text, err);
+    mal_status_t rc = parse_text(text, &a, err, sizeof err);
+    CHECK(rc == MAL_OK, "'%.60s' refused: %s", text, err);
     return a;
 }
 
@@ -284,8 +285,8 @@ static void test_long_lines(void)
     memset(text + 6, '1', n);
     strcpy(text + 6 + n, "x 1\n");
     char err[512] = "";
-    int rc = parse_text(text, &a, err, sizeof err);
-    CHECK(rc == -1 && contains(err, "mem:1: gflops '1111111111") &&
+    mal_status_t rc = parse_text(text, &a, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG && contains(err, "mem:1: gflops '1111111111") &&
               contains(err, "...' must be a finite number > 0"),
           "a long field is quoted cut: rc %d, '%s'", rc, err);
     free(text);
@@ -296,24 +297,24 @@ static void test_stream_errors(void)
     static const char nul[] = "a 1 C 1 1\nb 1 C\0 1 1\n";
     avail_t a;
     char err[512] = "";
-    int rc = parse_bytes(nul, sizeof nul - 1, &a, err, sizeof err);
-    CHECK(rc == -1 && strcmp(err, "mem:2: line contains a NUL byte") == 0, "NUL: %d '%s'",
-          rc, err);
+    mal_status_t rc = parse_bytes(nul, sizeof nul - 1, &a, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG && strcmp(err, "mem:2: line contains a NUL byte") == 0,
+          "NUL: %d '%s'", rc, err);
     check_refused("", "mem: no host listed");
     check_refused("# nothing\n\n", "mem: no host listed");
     /* The message is cut to the buffer, always terminated; no buffer is fine. */
     char small[8];
     memset(small, 'z', sizeof small);
     rc = parse_text("a 0 C 1 1\n", &a, small, sizeof small);
-    CHECK(rc == -1 && strcmp(small, "mem:1: ") == 0, "cut message '%s'", small);
+    CHECK(rc == MAL_ERR_ARG && strcmp(small, "mem:1: ") == 0, "cut message '%s'", small);
     rc = parse_text("a 0 C 1 1\n", &a, NULL, 0);
-    CHECK(rc == -1, "refused without a message buffer");
+    CHECK(rc == MAL_ERR_ARG, "refused without a message buffer");
     rc = parse_text("a 1 C 1 1\n", &a, NULL, 0);
-    CHECK(rc == 0, "accepted without a message buffer");
+    CHECK(rc == MAL_OK, "accepted without a message buffer");
     avail_free(&a);
     a = (avail_t){(avail_class_t *)&a, 1, NULL, 1};
     rc = avail_parse(NULL, "none", &a, err, sizeof err);
-    CHECK(rc == -1 && table_is_empty(&a), "NULL stream");
+    CHECK(rc == MAL_ERR_ARG && table_is_empty(&a), "NULL stream");
 }
 
 /* The file's numbers are read with '.', whatever locale the application chose. */
@@ -336,9 +337,9 @@ static void test_single(void)
 {
     avail_t a;
     char err[256] = "";
-    int rc = avail_single("here", 8, NULL, 2.5, 0.0, &a, err, sizeof err);
-    CHECK(rc == 0, "single: rc %d (%s)", rc, err);
-    if (rc == 0) {
+    mal_status_t rc = avail_single("here", 8, NULL, 2.5, 0.0, &a, err, sizeof err);
+    CHECK(rc == MAL_OK, "single: rc %d (%s)", rc, err);
+    if (rc == MAL_OK) {
         CHECK(a.nhosts == 1 && a.nclasses == 1, "one host, one class");
         check_class(&a, 0, "local", 2.5, 0.0);
         check_host(&a, 0, "here", 8, 0);
@@ -347,8 +348,8 @@ static void test_single(void)
     }
     avail_free(&a);
     rc = avail_single("n1", 4, "C8", 4.62, 0.462, &a, err, sizeof err);
-    CHECK(rc == 0 && a.nclasses == 1, "single with a class: rc %d (%s)", rc, err);
-    if (rc == 0)
+    CHECK(rc == MAL_OK && a.nclasses == 1, "single with a class: rc %d (%s)", rc, err);
+    if (rc == MAL_OK)
         check_class(&a, 0, "C8", 4.62, 0.462);
     avail_free(&a);
 
@@ -376,14 +377,14 @@ static void test_single(void)
         err[0] = '\0';
         rc = avail_single(bad[i].host, bad[i].cores, bad[i].cls, bad[i].gflops, bad[i].price,
                           &a, err, sizeof err);
-        CHECK(rc == -1 && contains(err, bad[i].why) && table_is_empty(&a),
+        CHECK(rc == MAL_ERR_ARG && contains(err, bad[i].why) && table_is_empty(&a),
               "single %zu: rc %d, '%s', want '%s'", i, rc, err, bad[i].why);
     }
     char host[300];
     memset(host, 'h', 256);
     host[256] = '\0';
     rc = avail_single(host, 1, NULL, 1, 0, &a, err, sizeof err);
-    CHECK(rc == -1 && contains(err, "host name longer than 255"), "long host: %s", err);
+    CHECK(rc == MAL_ERR_ARG && contains(err, "host name longer than 255"), "long host: %s", err);
 }
 
 /* ---- selection: Flex-MPI's cluster ------------------------------------------------------- */

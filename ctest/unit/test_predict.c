@@ -476,7 +476,8 @@ static void test_round_trip(void)
     predict_params_t back;
     fill_sentinel(&back);
     char err[256] = "";
-    CHECK(predict_params_parse(f, "round", &back, err, sizeof err) == MAL_OK, "read back: %s", err);
+    CHECK(predict_params_parse(f, "round", &back, err, sizeof err) == MAL_OK, "read back: %s",
+          err);
     CHECK(same_params(&p, &back), "every field bit-identical");
     fclose(f);
 
@@ -659,7 +660,8 @@ static void test_read_path(void)
     fill_sentinel(&sentinel);
     char err[512] = "";
     const char *missing = "/nonexistent-dir/predict.cal";
-    CHECK(predict_params_read(missing, &p, err, sizeof err) == MAL_ERR_ARG, "missing file accepted");
+    CHECK(predict_params_read(missing, &p, err, sizeof err) == MAL_ERR_ARG,
+          "missing file accepted");
     CHECK(strstr(err, "/nonexistent-dir/predict.cal: cannot open: ") == err, "message %s", err);
     CHECK(memcmp(&p, &sentinel, sizeof p) == 0, "*out changed on a missing file");
 

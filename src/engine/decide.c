@@ -52,7 +52,7 @@ static const engine_resources_t file_resources = {"availability file + hwloc",
 static mal_status_t read_availability(engine_settings_t *s)
 {
     char err[512];
-    int rc;
+    mal_status_t rc;
     if (s->availability != NULL) {
         rc = avail_read(s->availability, &s->avail, err, sizeof err);
     } else {
@@ -61,7 +61,7 @@ static mal_status_t read_availability(engine_settings_t *s)
         rc = avail_single(name, engine_host_cores(), "local", 1.0, 0.0, &s->avail, err,
                           sizeof err);
     }
-    if (rc == -2)
+    if (rc == MAL_ERR_NOMEM)
         return engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for the availability view");
     if (rc)
         return engine_fail(MAL_ERR_ARG, "mal_init: availability %s", err);
