@@ -528,9 +528,10 @@ static int best_of_size(const ctx_t *x, int s, double need, cand_t *c)
     for (int k = 0; !rc && k < nc; k++)
         price[k] = x->avail->classes[k].price;
     if (!rc) {
-        select_result_t sr = select_add(nc, x->class_power, price, x->class_free, s, need,
-                                        x->cfg->constraint, counts);
-        rc = sr == SELECT_FOUND ? cand_expand(x, counts, s, c) : sr == SELECT_INFEASIBLE ? 1 : -2;
+        bool found = false;
+        mal_status_t st = select_add(nc, x->class_power, price, x->class_free, s, need,
+                                     x->cfg->constraint, counts, &found);
+        rc = st != MAL_OK ? -2 : found ? cand_expand(x, counts, s, c) : 1;
         c->approximate = !select_last_proven();
     }
     free(price);
@@ -597,10 +598,11 @@ static int cheapest_expansion(const ctx_t *x, int s, double goal, double redist,
         double need = power_needed(x, s, goal, redist);
         if (!isfinite(need))
             break;
-        select_result_t sr = select_add_range(nc, x->class_power, price, x->class_free, s,
-                                              room, need, SELECT_COST, counts);
-        if (sr != SELECT_FOUND) {
-            rc = sr == SELECT_INFEASIBLE ? 0 : -2;
+        bool found = false;
+        mal_status_t st = select_add_range(nc, x->class_power, price, x->class_free, s,
+                                           room, need, SELECT_COST, counts, &found);
+        if (st != MAL_OK || !found) {
+            rc = st != MAL_OK ? -2 : 0;
             break;
         }
         cand_t c = {0};
@@ -757,9 +759,10 @@ static int removal_of_size(const ctx_t *x, const removable_t *rm, int r, double 
     bool *leaving = calloc((size_t)x->p, sizeof *leaving);
     int rc = counts && leaving ? 0 : -2;
     if (!rc) {
-        select_result_t sr = select_remove(nc, rm->power, rm->price, rm->count, r, spare,
-                                           x->cfg->constraint, counts);
-        rc = sr == SELECT_INFEASIBLE ? 1 : sr == SELECT_ERROR ? -2 : 0;
+        bool found = false;
+        mal_status_t st = select_remove(nc, rm->power, rm->price, rm->count, r, spare,
+                                        x->cfg->constraint, counts, &found);
+        rc = st != MAL_OK ? -2 : found ? 0 : 1;
     }
     if (!rc) {
         mark_leaving(x, counts, leaving);
@@ -790,10 +793,11 @@ static int dearest_removal(const ctx_t *x, const removable_t *rm, int most, doub
         if (goal <= fixed)
             break;
         double spare = total_power(x) - x->work * x->iters / (goal - fixed);
-        select_result_t sr = select_remove_range(nc, rm->power, rm->price, rm->count, 1, most,
-                                                 spare, SELECT_COST, counts);
-        if (sr != SELECT_FOUND) {
-            rc = sr == SELECT_INFEASIBLE ? 0 : -2;
+        bool found = false;
+        mal_status_t st = select_remove_range(nc, rm->power, rm->price, rm->count, 1, most,
+                                              spare, SELECT_COST, counts, &found);
+        if (st != MAL_OK || !found) {
+            rc = st != MAL_OK ? -2 : 0;
             break;
         }
         memset(leaving, 0, (size_t)x->p * sizeof *leaving);
