@@ -212,9 +212,9 @@ static int message_sizes(size_t *sizes)
 }
 
 /* Median one-way time (round trip / 2) of `bytes`-byte messages; valid on rank 0,
- * which starts each round trip. PMPI_ entry points: libmal's monitor interposes MPI_Send
- * and MPI_Recv and times the PMPI_ call inside, so that is the cost the model must
- * predict; through the wrapper alpha came out ~0.1 us (20%) higher here. */
+ * which starts each round trip. PMPI_ entry points: the monitor's wrappers (libmal-pmpi)
+ * interpose MPI_Send and MPI_Recv and time the PMPI_ call inside, so that is the cost the
+ * model must predict; through the wrapper alpha came out ~0.1 us (20%) higher here. */
 static double one_way_seconds(MPI_Comm comm, char *buf, size_t bytes, int reps)
 {
     double t[MAX_REPS];

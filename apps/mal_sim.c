@@ -175,7 +175,7 @@ static int set_add(sim_set_t *s, const avail_t *a, int host, bool removable)
  * computation, which the policy rightly refuses as a measurement. */
 static int set_layout(sim_set_t *s, const sim_app_t *app, const double *weights)
 {
-    return partition_block(app->rows, s->nprocs, weights, 1, s->bounds) == PARTITION_OK
+    return partition_block(app->rows, s->nprocs, weights, 1, s->bounds) == MAL_OK
                ? 0
                : -1;
 }
@@ -351,9 +351,11 @@ static int redist_seconds(const sim_cluster_t *c, const sim_app_t *app, const ca
                           double *seconds)
 {
     predict_load_t *load = calloc((size_t)nparts, sizeof *load);
-    if (!load)
+    if (!load || predict_plan_load(old_bounds, new_bounds, nparts, app->row_bytes, how->mode,
+                                   load) != MAL_OK) {
+        free(load);
         return -1;
-    predict_plan_load(old_bounds, new_bounds, nparts, app->row_bytes, how->mode, load);
+    }
     int64_t window_bytes = 0;
     if (how->new_window) {
         for (int r = 0; r < nparts; r++)

@@ -5,8 +5,9 @@
  * These MPI objects are counted by interposition through the MPI profiling
  * interface: soak_probe.c defines the MPI calls that create and free them and forwards
  * each to its PMPI_ entry point. libmal calls these by their MPI_ names (src/engine:
- * array.c, dpm.c, join.c, resize.c, engine.c; its own pmpi.c defines only communication
- * calls), so defined in the executable they see libmal's objects as well as the
+ * array.c, dpm.c, join.c, resize.c, engine.c; the wrapper library libmal-pmpi,
+ * src/pmpi, defines only communication calls, so both link into mal_soak), so defined in
+ * the executable they see libmal's objects as well as the
  * program's. Open MPI's internal objects (created inside libmpi without these entry
  * points) are not counted: they show in the resident memory instead. */
 #ifndef MAL_BENCH_SOAK_PROBE_H

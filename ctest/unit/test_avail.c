@@ -65,8 +65,8 @@ static void test_good_file(void)
 {
     avail_t a;
     char err[512] = "untouched";
-    int rc = avail_read(data_path("good.avail"), &a, err, sizeof err);
-    CHECK(rc == 0, "good.avail: rc %d (%s)", rc, err);
+    mal_status_t rc = avail_read(data_path("good.avail"), &a, err, sizeof err);
+    CHECK(rc == MAL_OK, "good.avail: rc %d (%s)", rc, err);
     CHECK(err[0] == '\0', "no message on success, got '%s'", err);
     if (rc)
         return;
@@ -102,8 +102,8 @@ static void check_broken_file(const char *file, const char *message)
     snprintf(want, sizeof want, "%s%s", data_path(file), message);
     avail_t a = {(avail_class_t *)&a, 7, (avail_host_t *)&a, 7};
     char err[512] = "";
-    int rc = avail_read(data_path(file), &a, err, sizeof err);
-    CHECK(rc == -1, "%s: rc %d", file, rc);
+    mal_status_t rc = avail_read(data_path(file), &a, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG, "%s: rc %d", file, rc);
     CHECK(strcmp(err, want) == 0, "%s:\n  got  '%s'\n  want '%s'", file, err, want);
     CHECK(table_is_empty(&a), "%s: the table is left {0}", file);
 }
@@ -126,19 +126,20 @@ static void test_broken_files(void)
 }
 
 /* Parses `text` (of `size` bytes: it may hold a NUL) as the stream "mem". */
-static int parse_bytes(const char *text, size_t size, avail_t *a, char *err, size_t errlen)
+static mal_status_t parse_bytes(const char *text, size_t size, avail_t *a, char *err,
+                                size_t errlen)
 {
     FILE *in = fmemopen((void *)text, size, "r");
     if (!in) {
         CHECK(0, "fmemopen failed");
-        return -99;
+        return MAL_ERR_NOMEM;
     }
-    int rc = avail_parse(in, "mem", a, err, errlen);
+    mal_status_t rc = avail_parse(in, "mem", a, err, errlen);
     fclose(in);
     return rc;
 }
 
-static int parse_text(const char *text, avail_t *a, char *err, size_t errlen)
+static mal_status_t parse_text(const char *text, avail_t *a, char *err, size_t errlen)
 {
     return parse_bytes(text, strlen(text), a, err, errlen);
 }
@@ -148,8 +149,8 @@ static void check_refused(const char *text, const char *part)
 {
     avail_t a;
     char err[512] = "";
-    int rc = parse_text(text, &a, err, sizeof err);
-    CHECK(rc == -1, "'%s': rc %d", text, rc);
+    mal_status_t rc = parse_text(text, &a, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG, "'%s': rc %d", text, rc);
     CHECK(contains(err, part), "'%s':\n  got  '%s'\n  want '...%s...'", text, err, part);
     CHECK(table_is_empty(&a), "'%s': the table is left {0}", text);
     avail_free(&a);
@@ -160,8 +161,8 @@ static avail_t accepted(const char *text)
 {
     avail_t a;
     char err[512] = "";
-    int rc = parse_text(text, &a, err, sizeof err);
-    CHECK(rc == 0, "'%.60s' refused: %s", text, err);
+    mal_status_t rc = parse_text(text, &a, err, sizeof err);
+    CHECK(rc == MAL_OK, "'%.60s' refused: %s", text, err);
     return a;
 }
 
@@ -284,8 +285,8 @@ static void test_long_lines(void)
     memset(text + 6, '1', n);
     strcpy(text + 6 + n, "x 1\n");
     char err[512] = "";
-    int rc = parse_text(text, &a, err, sizeof err);
-    CHECK(rc == -1 && contains(err, "mem:1: gflops '1111111111") &&
+    mal_status_t rc = parse_text(text, &a, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG && contains(err, "mem:1: gflops '1111111111") &&
               contains(err, "...' must be a finite number > 0"),
           "a long field is quoted cut: rc %d, '%s'", rc, err);
     free(text);
@@ -296,24 +297,24 @@ static void test_stream_errors(void)
     static const char nul[] = "a 1 C 1 1\nb 1 C\0 1 1\n";
     avail_t a;
     char err[512] = "";
-    int rc = parse_bytes(nul, sizeof nul - 1, &a, err, sizeof err);
-    CHECK(rc == -1 && strcmp(err, "mem:2: line contains a NUL byte") == 0, "NUL: %d '%s'",
-          rc, err);
+    mal_status_t rc = parse_bytes(nul, sizeof nul - 1, &a, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG && strcmp(err, "mem:2: line contains a NUL byte") == 0,
+          "NUL: %d '%s'", rc, err);
     check_refused("", "mem: no host listed");
     check_refused("# nothing\n\n", "mem: no host listed");
     /* The message is cut to the buffer, always terminated; no buffer is fine. */
     char small[8];
     memset(small, 'z', sizeof small);
     rc = parse_text("a 0 C 1 1\n", &a, small, sizeof small);
-    CHECK(rc == -1 && strcmp(small, "mem:1: ") == 0, "cut message '%s'", small);
+    CHECK(rc == MAL_ERR_ARG && strcmp(small, "mem:1: ") == 0, "cut message '%s'", small);
     rc = parse_text("a 0 C 1 1\n", &a, NULL, 0);
-    CHECK(rc == -1, "refused without a message buffer");
+    CHECK(rc == MAL_ERR_ARG, "refused without a message buffer");
     rc = parse_text("a 1 C 1 1\n", &a, NULL, 0);
-    CHECK(rc == 0, "accepted without a message buffer");
+    CHECK(rc == MAL_OK, "accepted without a message buffer");
     avail_free(&a);
     a = (avail_t){(avail_class_t *)&a, 1, NULL, 1};
     rc = avail_parse(NULL, "none", &a, err, sizeof err);
-    CHECK(rc == -1 && table_is_empty(&a), "NULL stream");
+    CHECK(rc == MAL_ERR_ARG && table_is_empty(&a), "NULL stream");
 }
 
 /* The file's numbers are read with '.', whatever locale the application chose. */
@@ -336,9 +337,9 @@ static void test_single(void)
 {
     avail_t a;
     char err[256] = "";
-    int rc = avail_single("here", 8, NULL, 2.5, 0.0, &a, err, sizeof err);
-    CHECK(rc == 0, "single: rc %d (%s)", rc, err);
-    if (rc == 0) {
+    mal_status_t rc = avail_single("here", 8, NULL, 2.5, 0.0, &a, err, sizeof err);
+    CHECK(rc == MAL_OK, "single: rc %d (%s)", rc, err);
+    if (rc == MAL_OK) {
         CHECK(a.nhosts == 1 && a.nclasses == 1, "one host, one class");
         check_class(&a, 0, "local", 2.5, 0.0);
         check_host(&a, 0, "here", 8, 0);
@@ -347,8 +348,8 @@ static void test_single(void)
     }
     avail_free(&a);
     rc = avail_single("n1", 4, "C8", 4.62, 0.462, &a, err, sizeof err);
-    CHECK(rc == 0 && a.nclasses == 1, "single with a class: rc %d (%s)", rc, err);
-    if (rc == 0)
+    CHECK(rc == MAL_OK && a.nclasses == 1, "single with a class: rc %d (%s)", rc, err);
+    if (rc == MAL_OK)
         check_class(&a, 0, "C8", 4.62, 0.462);
     avail_free(&a);
 
@@ -376,19 +377,22 @@ static void test_single(void)
         err[0] = '\0';
         rc = avail_single(bad[i].host, bad[i].cores, bad[i].cls, bad[i].gflops, bad[i].price,
                           &a, err, sizeof err);
-        CHECK(rc == -1 && contains(err, bad[i].why) && table_is_empty(&a),
+        CHECK(rc == MAL_ERR_ARG && contains(err, bad[i].why) && table_is_empty(&a),
               "single %zu: rc %d, '%s', want '%s'", i, rc, err, bad[i].why);
     }
     char host[300];
     memset(host, 'h', 256);
     host[256] = '\0';
     rc = avail_single(host, 1, NULL, 1, 0, &a, err, sizeof err);
-    CHECK(rc == -1 && contains(err, "host name longer than 255"), "long host: %s", err);
+    CHECK(rc == MAL_ERR_ARG && contains(err, "host name longer than 255"), "long host: %s", err);
 }
 
 /* ---- selection: Flex-MPI's cluster ------------------------------------------------------- */
 
 enum { FLEX_N = 4 };
+/* Whether the latest selection found a set (select_*'s output parameter). */
+static bool found;
+
 static const double flex_power[FLEX_N] = {1.90, 2.25, 2.90, 4.62};
 static const double flex_price[FLEX_N] = {0.095, 0.115, 0.204, 0.462};
 static const int flex_avail[FLEX_N] = {78, 22, 10, 22};
@@ -413,9 +417,9 @@ static int same_counts(int n, const int *got, const int *want)
 static void check_flex_add(int s, double need, select_goal_t goal, const int *want)
 {
     int counts[FLEX_N] = {-7, -7, -7, -7};
-    select_result_t rc = select_add(FLEX_N, flex_power, flex_price, flex_avail, s, need, goal,
-                                    counts);
-    CHECK(rc == SELECT_FOUND && same_counts(FLEX_N, counts, want),
+    mal_status_t rc = select_add(FLEX_N, flex_power, flex_price, flex_avail, s, need, goal,
+                                    counts, &found);
+    CHECK(rc == MAL_OK && found && same_counts(FLEX_N, counts, want),
           "add s=%d need=%g goal %d: rc %d, counts %d %d %d %d, want %d %d %d %d", s, need,
           goal, rc, counts[0], counts[1], counts[2], counts[3], want[0], want[1], want[2],
           want[3]);
@@ -430,9 +434,9 @@ static void check_untouched(const int *counts, int n, const char *what)
 static void check_flex_infeasible(int s, double need, select_goal_t goal)
 {
     int counts[FLEX_N] = {-7, -7, -7, -7};
-    select_result_t rc = select_add(FLEX_N, flex_power, flex_price, flex_avail, s, need, goal,
-                                    counts);
-    CHECK(rc == SELECT_INFEASIBLE, "add s=%d need=%g goal %d: rc %d, want infeasible", s,
+    mal_status_t rc = select_add(FLEX_N, flex_power, flex_price, flex_avail, s, need, goal,
+                                    counts, &found);
+    CHECK(rc == MAL_OK && !found, "add s=%d need=%g goal %d: rc %d, want infeasible", s,
           need, goal, rc);
     check_untouched(counts, FLEX_N, "infeasible add");
 }
@@ -494,10 +498,11 @@ static void test_flex_remove(void)
      * C8 + C3 = 7.52 is too much. */
     const int removable[FLEX_N] = {2, 1, 1, 2};
     int counts[FLEX_N];
-    select_result_t rc;
+    mal_status_t rc;
     for (int goal = SELECT_EFFICIENCY; goal <= SELECT_COST; goal++) {
-        rc = select_remove(FLEX_N, flex_power, flex_price, removable, 2, 7.0, goal, counts);
-        CHECK(rc == SELECT_FOUND && same_counts(FLEX_N, counts, (int[]){0, 1, 0, 1}),
+        rc = select_remove(FLEX_N, flex_power, flex_price, removable, 2, 7.0, goal,
+                           counts, &found);
+        CHECK(rc == MAL_OK && found && same_counts(FLEX_N, counts, (int[]){0, 1, 0, 1}),
               "remove 2 under 7, goal %d: rc %d, counts %d %d %d %d", goal, rc, counts[0],
               counts[1], counts[2], counts[3]);
     }
@@ -505,30 +510,31 @@ static void test_flex_remove(void)
      * (2, $1) + (3, $0.5) = 5 ($1.5), (3) + (3) = 6 is over the spare of 5. */
     const double power[2] = {2.0, 3.0}, price[2] = {1.0, 0.5};
     const int two[2] = {2, 2};
-    rc = select_remove(2, power, price, two, 2, 5.0, SELECT_EFFICIENCY, counts);
-    CHECK(rc == SELECT_FOUND && counts[0] == 1 && counts[1] == 1, "efficiency removes 5");
-    rc = select_remove(2, power, price, two, 2, 5.0, SELECT_COST, counts);
-    CHECK(rc == SELECT_FOUND && counts[0] == 2 && counts[1] == 0, "cost removes $2");
-    rc = select_remove(2, power, price, two, 2, INFINITY, SELECT_EFFICIENCY, counts);
-    CHECK(rc == SELECT_FOUND && counts[0] == 0 && counts[1] == 2, "no limit: the largest");
+    rc = select_remove(2, power, price, two, 2, 5.0, SELECT_EFFICIENCY, counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 1 && counts[1] == 1, "efficiency removes 5");
+    rc = select_remove(2, power, price, two, 2, 5.0, SELECT_COST, counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 2 && counts[1] == 0, "cost removes $2");
+    rc = select_remove(2, power, price, two, 2, INFINITY, SELECT_EFFICIENCY, counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 0 && counts[1] == 2, "no limit: the largest");
 
     /* r == 0: nothing, whatever the spare, unless it is negative. */
     int zero[FLEX_N] = {-7, -7, -7, -7};
-    rc = select_remove(FLEX_N, flex_power, flex_price, removable, 0, 5.0, SELECT_COST, zero);
-    CHECK(rc == SELECT_FOUND && same_counts(FLEX_N, zero, (int[]){0, 0, 0, 0}), "r = 0");
+    rc = select_remove(FLEX_N, flex_power, flex_price, removable, 0, 5.0, SELECT_COST,
+                       zero, &found);
+    CHECK(rc == MAL_OK && found && same_counts(FLEX_N, zero, (int[]){0, 0, 0, 0}), "r = 0");
     int untouched[FLEX_N] = {-7, -7, -7, -7};
     rc = select_remove(FLEX_N, flex_power, flex_price, removable, 0, -1.0, SELECT_COST,
-                       untouched);
-    CHECK(rc == SELECT_INFEASIBLE, "r = 0 with a negative spare: rc %d", rc);
+                       untouched, &found);
+    CHECK(rc == MAL_OK && !found, "r = 0 with a negative spare: rc %d", rc);
     rc = select_remove(FLEX_N, flex_power, flex_price, removable, 1, -1e-9,
-                       SELECT_EFFICIENCY, untouched);
-    CHECK(rc == SELECT_INFEASIBLE, "negative spare: rc %d", rc);
+                       SELECT_EFFICIENCY, untouched, &found);
+    CHECK(rc == MAL_OK && !found, "negative spare: rc %d", rc);
     rc = select_remove(FLEX_N, flex_power, flex_price, removable, 2, 1.9 + 1.9 - 1e-9,
-                       SELECT_EFFICIENCY, untouched);
-    CHECK(rc == SELECT_INFEASIBLE, "the two least powerful exceed the spare: rc %d", rc);
+                       SELECT_EFFICIENCY, untouched, &found);
+    CHECK(rc == MAL_OK && !found, "the two least powerful exceed the spare: rc %d", rc);
     rc = select_remove(FLEX_N, flex_power, flex_price, removable, 7, 1e9, SELECT_EFFICIENCY,
-                       untouched);
-    CHECK(rc == SELECT_INFEASIBLE, "more than removable: rc %d", rc);
+                       untouched, &found);
+    CHECK(rc == MAL_OK && !found, "more than removable: rc %d", rc);
     check_untouched(untouched, FLEX_N, "infeasible removal");
 }
 
@@ -539,22 +545,22 @@ static void test_ties(void)
     const double big[3] = {1e12, 1e12, 1e12};
     const int avail[3] = {5, 5, 5};
     int counts[3];
-    select_result_t rc = select_add(3, power, big, avail, 2, 0.0, SELECT_COST, counts);
-    CHECK(rc == SELECT_FOUND && counts[0] == 2, "add tie: the least power, got %d %d %d",
+    mal_status_t rc = select_add(3, power, big, avail, 2, 0.0, SELECT_COST, counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 2, "add tie: the least power, got %d %d %d",
           counts[0], counts[1], counts[2]);
-    rc = select_add(3, power, big, avail, 2, 4.5, SELECT_COST, counts);
-    CHECK(rc == SELECT_FOUND && dot(3, power, counts) == 5.0, "add tie with a need: %d %d %d",
+    rc = select_add(3, power, big, avail, 2, 4.5, SELECT_COST, counts, &found);
+    CHECK(rc == MAL_OK && found && dot(3, power, counts) == 5.0,
+          "add tie with a need: %d %d %d", counts[0], counts[1], counts[2]);
+    rc = select_remove(3, power, big, avail, 2, 100.0, SELECT_COST, counts, &found);
+    CHECK(rc == MAL_OK && found && counts[2] == 2, "remove tie: the most power, got %d %d %d",
           counts[0], counts[1], counts[2]);
-    rc = select_remove(3, power, big, avail, 2, 100.0, SELECT_COST, counts);
-    CHECK(rc == SELECT_FOUND && counts[2] == 2, "remove tie: the most power, got %d %d %d",
-          counts[0], counts[1], counts[2]);
-    rc = select_remove(3, power, big, avail, 2, 4.5, SELECT_COST, counts);
-    CHECK(rc == SELECT_FOUND && dot(3, power, counts) == 4.0, "remove tie under 4.5");
+    rc = select_remove(3, power, big, avail, 2, 4.5, SELECT_COST, counts, &found);
+    CHECK(rc == MAL_OK && found && dot(3, power, counts) == 4.0, "remove tie under 4.5");
     /* Prices 1e-6 apart, relatively: not a tie, the cheaper wins despite its power. */
     const double close[2] = {1e6, 1e6 + 1.0};
     rc = select_add(2, (double[]){2.0, 1.0}, close, (int[]){2, 2}, 2, 0.0, SELECT_COST,
-                    counts);
-    CHECK(rc == SELECT_FOUND && counts[0] == 2, "nearly equal prices: %d %d", counts[0],
+                    counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 2, "nearly equal prices: %d %d", counts[0],
           counts[1]);
 }
 
@@ -570,14 +576,15 @@ static void test_hairline_limits(void)
         for (int goal = SELECT_EFFICIENCY; goal <= SELECT_COST; goal++) {
             int counts[2] = {-7, -7};
             /* Two processes: powers 2, 4 or 6. Just over 2 needs 1 + 3. */
-            select_result_t rc =
-                select_add(2, power, price, avail, 2, 2.0 + hairs[i], goal, counts);
-            CHECK(rc == SELECT_FOUND && counts[0] == 1 && counts[1] == 1,
+            mal_status_t rc =
+                select_add(2, power, price, avail, 2, 2.0 + hairs[i], goal, counts, &found);
+            CHECK(rc == MAL_OK && found && counts[0] == 1 && counts[1] == 1,
                   "add over 2 + %g, goal %d: rc %d, counts %d %d", hairs[i], goal, rc,
                   counts[0], counts[1]);
             /* Just under 4 removes 1 + 1. */
-            rc = select_remove(2, power, price, avail, 2, 4.0 - hairs[i], goal, counts);
-            CHECK(rc == SELECT_FOUND && counts[0] == 2 && counts[1] == 0,
+            rc = select_remove(2, power, price, avail, 2, 4.0 - hairs[i], goal,
+                               counts, &found);
+            CHECK(rc == MAL_OK && found && counts[0] == 2 && counts[1] == 0,
                   "remove under 4 - %g, goal %d: rc %d, counts %d %d", hairs[i], goal, rc,
                   counts[0], counts[1]);
         }
@@ -585,13 +592,13 @@ static void test_hairline_limits(void)
     /* The only set that meets the need is a hair above another: 1 + 1e-12 over 1. */
     const double close[2] = {1.0, 1.0 + 1e-12};
     int counts[2];
-    select_result_t rc = select_add(2, close, price, (int[]){1, 1}, 1, 1.0 + 5e-13,
-                                    SELECT_EFFICIENCY, counts);
-    CHECK(rc == SELECT_FOUND && counts[0] == 0 && counts[1] == 1, "a hair above: %d %d",
+    mal_status_t rc = select_add(2, close, price, (int[]){1, 1}, 1, 1.0 + 5e-13,
+                                    SELECT_EFFICIENCY, counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 0 && counts[1] == 1, "a hair above: %d %d",
           counts[0], counts[1]);
     rc = select_remove(2, close, price, (int[]){1, 1}, 1, 1.0 + 5e-13, SELECT_EFFICIENCY,
-                       counts);
-    CHECK(rc == SELECT_FOUND && counts[0] == 1 && counts[1] == 0, "a hair below: %d %d",
+                       counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 1 && counts[1] == 0, "a hair below: %d %d",
           counts[0], counts[1]);
 }
 
@@ -605,36 +612,79 @@ static void test_bad_arguments(void)
     const double infinite[FLEX_N] = {1.9, INFINITY, 2.9, 4.62};
     const int negative_avail[FLEX_N] = {1, -1, 1, 1};
     const select_goal_t cost = SELECT_COST, eff = SELECT_EFFICIENCY;
-    CHECK(select_add(0, pw, pr, av, 1, 0, eff, counts) == SELECT_ERROR, "n = 0");
-    CHECK(select_add(-1, pw, pr, av, 1, 0, eff, counts) == SELECT_ERROR, "n < 0");
-    CHECK(select_add(FLEX_N, pw, pr, av, -1, 0, eff, counts) == SELECT_ERROR, "s < 0");
-    CHECK(select_add(FLEX_N, nan_power, pr, av, 1, 0, eff, counts) == SELECT_ERROR, "NaN");
-    CHECK(select_add(FLEX_N, negative, pr, av, 1, 0, eff, counts) == SELECT_ERROR, "< 0");
-    CHECK(select_add(FLEX_N, infinite, pr, av, 1, 0, eff, counts) == SELECT_ERROR, "inf");
-    CHECK(select_add(FLEX_N, pw, negative, av, 1, 0, cost, counts) == SELECT_ERROR,
+    CHECK(select_add(0, pw, pr, av, 1, 0, eff, counts, &found) == MAL_ERR_ARG, "n = 0");
+    CHECK(select_add(-1, pw, pr, av, 1, 0, eff, counts, &found) == MAL_ERR_ARG, "n < 0");
+    CHECK(select_add(FLEX_N, pw, pr, av, -1, 0, eff, counts, &found) == MAL_ERR_ARG, "s < 0");
+    CHECK(select_add(FLEX_N, nan_power, pr, av, 1, 0, eff, counts, &found) == MAL_ERR_ARG,
+          "NaN");
+    CHECK(select_add(FLEX_N, negative, pr, av, 1, 0, eff, counts, &found) == MAL_ERR_ARG,
+          "< 0");
+    CHECK(select_add(FLEX_N, infinite, pr, av, 1, 0, eff, counts, &found) == MAL_ERR_ARG,
+          "inf");
+    CHECK(select_add(FLEX_N, pw, negative, av, 1, 0, cost, counts, &found) == MAL_ERR_ARG,
           "negative price");
-    CHECK(select_add(FLEX_N, pw, nan_power, av, 1, 0, eff, counts) == SELECT_ERROR,
+    CHECK(select_add(FLEX_N, pw, nan_power, av, 1, 0, eff, counts, &found) == MAL_ERR_ARG,
           "NaN price, even when unused");
-    CHECK(select_add(FLEX_N, pw, pr, negative_avail, 1, 0, eff, counts) == SELECT_ERROR,
+    CHECK(select_add(FLEX_N, pw, pr, negative_avail, 1, 0, eff, counts, &found) == MAL_ERR_ARG,
           "negative avail");
-    CHECK(select_add(FLEX_N, pw, pr, av, 1, NAN, eff, counts) == SELECT_ERROR, "NaN need");
-    CHECK(select_add(FLEX_N, pw, pr, av, 1, 0, (select_goal_t)7, counts) == SELECT_ERROR,
+    CHECK(select_add(FLEX_N, pw, pr, av, 1, NAN, eff, counts, &found) == MAL_ERR_ARG,
+          "NaN need");
+    CHECK(select_add(FLEX_N, pw, pr, av, 1, 0, (select_goal_t)7, counts, &found)
+              == MAL_ERR_ARG,
           "unknown goal");
-    CHECK(select_add(FLEX_N, NULL, pr, av, 1, 0, eff, counts) == SELECT_ERROR, "no power");
-    CHECK(select_add(FLEX_N, pw, NULL, av, 1, 0, cost, counts) == SELECT_ERROR,
+    CHECK(select_add(FLEX_N, NULL, pr, av, 1, 0, eff, counts, &found) == MAL_ERR_ARG,
+          "no power");
+    CHECK(select_add(FLEX_N, pw, NULL, av, 1, 0, cost, counts, &found) == MAL_ERR_ARG,
           "no price for the cost goal");
-    CHECK(select_add(FLEX_N, pw, pr, NULL, 1, 0, eff, counts) == SELECT_ERROR, "no avail");
-    CHECK(select_add(FLEX_N, pw, pr, av, 1, 0, eff, NULL) == SELECT_ERROR, "no counts");
-    CHECK(select_add(FLEX_N, pw, NULL, av, 1, 0, eff, counts) == SELECT_FOUND,
+    CHECK(select_add(FLEX_N, pw, pr, NULL, 1, 0, eff, counts, &found) == MAL_ERR_ARG,
+          "no avail");
+    CHECK(select_add(FLEX_N, pw, pr, av, 1, 0, eff, NULL, &found) == MAL_ERR_ARG, "no counts");
+    CHECK(select_add(FLEX_N, pw, NULL, av, 1, 0, eff, counts, &found) == MAL_OK && found,
           "efficiency reads no price");
-    CHECK(select_remove(0, pw, pr, av, 1, 1, eff, counts) == SELECT_ERROR, "remove n = 0");
-    CHECK(select_remove(FLEX_N, pw, pr, av, -1, 1, eff, counts) == SELECT_ERROR, "r < 0");
-    CHECK(select_remove(FLEX_N, pw, pr, av, 1, NAN, eff, counts) == SELECT_ERROR,
+    CHECK(select_remove(0, pw, pr, av, 1, 1, eff, counts, &found) == MAL_ERR_ARG,
+          "remove n = 0");
+    CHECK(select_remove(FLEX_N, pw, pr, av, -1, 1, eff, counts, &found) == MAL_ERR_ARG,
+          "r < 0");
+    CHECK(select_remove(FLEX_N, pw, pr, av, 1, NAN, eff, counts, &found) == MAL_ERR_ARG,
           "NaN spare");
-    CHECK(select_remove(FLEX_N, pw, negative, av, 1, 1, cost, counts) == SELECT_ERROR,
+    CHECK(select_remove(FLEX_N, pw, negative, av, 1, 1, cost, counts, &found) == MAL_ERR_ARG,
           "remove, negative price");
-    CHECK(select_remove(FLEX_N, pw, pr, negative_avail, 1, 1, cost, counts) == SELECT_ERROR,
+    CHECK(select_remove(FLEX_N, pw, pr, negative_avail, 1, 1, cost, counts, &found)
+              == MAL_ERR_ARG,
           "negative removable");
+    CHECK(select_add(FLEX_N, pw, pr, av, 1, 0, eff, counts, NULL) == MAL_ERR_ARG,
+          "no answer to fill");
+    CHECK(select_add_range(FLEX_N, pw, pr, av, 3, 2, 0, cost, counts, &found) == MAL_ERR_ARG,
+          "add range with fewest > most");
+    CHECK(select_remove_range(FLEX_N, pw, pr, av, 3, 2, 1, cost, counts, &found) ==
+              MAL_ERR_ARG, "remove range with fewest > most");
+}
+
+/* Classes of zero power (a zero weight), empty requests and needs no set can meet: an
+ * answer (found or not), never an error. */
+static void test_zero_power_and_empty(void)
+{
+    const double power[2] = {0.0, 2.0}, price[2] = {1.0, 1.0};
+    const int avail[2] = {3, 1};
+    int counts[2] = {-7, -7};
+    mal_status_t rc = select_add(2, power, price, avail, 2, 2.0, SELECT_EFFICIENCY, counts,
+                                 &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 1 && counts[1] == 1,
+          "a zero-power class fills the count: rc %d, %d %d", rc, counts[0], counts[1]);
+    int untouched[2] = {-7, -7};
+    rc = select_add(2, power, price, avail, 2, 2.5, SELECT_COST, untouched, &found);
+    CHECK(rc == MAL_OK && !found, "zero power adds nothing: rc %d", rc);
+    check_untouched(untouched, 2, "zero power");
+    rc = select_add(2, power, price, avail, 0, 0.0, SELECT_COST, counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 0 && counts[1] == 0, "s = 0, no need");
+    rc = select_add(2, power, price, avail, 0, 1.0, SELECT_COST, untouched, &found);
+    CHECK(rc == MAL_OK && !found, "s = 0 cannot meet a need: rc %d", rc);
+    rc = select_remove(2, power, price, avail, 3, 0.0, SELECT_EFFICIENCY, counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 3 && counts[1] == 0,
+          "zero-power processes are removed for free: %d %d", counts[0], counts[1]);
+    const int none[2] = {0, 0};
+    rc = select_add_range(2, power, price, none, 0, 2, 0.0, SELECT_COST, counts, &found);
+    CHECK(rc == MAL_OK && found && counts[0] == 0 && counts[1] == 0, "nothing available");
 }
 
 /* ---- selection against brute force ------------------------------------------------------- */
@@ -791,20 +841,20 @@ static void describe(const instance_t *in, char *text, size_t size)
 static void check_against_brute_force(const instance_t *in)
 {
     int counts[MAX_N];
-    select_result_t rc =
+    mal_status_t rc =
         in->adding ? select_add(in->n, in->power, in->price, in->bound, in->total, in->limit,
-                                in->goal, counts)
+                                in->goal, counts, &found)
                    : select_remove(in->n, in->power, in->price, in->bound, in->total,
-                                   in->limit, in->goal, counts);
+                                   in->limit, in->goal, counts, &found);
     best_t best = brute_force(in);
     char text[512];
     describe(in, text, sizeof text);
     if (!best.found) {
-        CHECK(rc == SELECT_INFEASIBLE, "%s: rc %d, want infeasible", text, rc);
+        CHECK(rc == MAL_OK && !found, "%s: rc %d, want infeasible", text, rc);
         return;
     }
-    CHECK(rc == SELECT_FOUND, "%s: rc %d, want found", text, rc);
-    if (rc != SELECT_FOUND)
+    CHECK(rc == MAL_OK && found, "%s: rc %d, want found", text, rc);
+    if (!(rc == MAL_OK && found))
         return;
     int within = 1;
     for (int c = 0; c < in->n; c++)
@@ -837,18 +887,18 @@ static void test_max_power_agrees(void)
         double min = select_min_power(in.n, in.power, in.bound, s);
         int counts[MAX_N];
         CHECK(select_add(in.n, in.power, in.price, in.bound, s, max, SELECT_EFFICIENCY,
-                         counts) == SELECT_FOUND,
+                         counts, &found) == MAL_OK && found,
               "the max power of %d is reachable", s);
         CHECK(dot(in.n, in.power, counts) == max, "only the max power set reaches it");
         CHECK(select_remove(in.n, in.power, in.price, in.bound, s, min, SELECT_EFFICIENCY,
-                            counts) == SELECT_FOUND,
+                            counts, &found) == MAL_OK && found,
               "the min power of %d is removable", s);
         double above = nextafter(max, INFINITY), below = nextafter(min, -INFINITY);
-        CHECK(select_add(in.n, in.power, in.price, in.bound, s, above, SELECT_COST, counts) ==
-                  SELECT_INFEASIBLE,
+        CHECK(select_add(in.n, in.power, in.price, in.bound, s, above, SELECT_COST, counts,
+                         &found) == MAL_OK && !found,
               "just above the max power of %d", s);
         CHECK(select_remove(in.n, in.power, in.price, in.bound, s, below, SELECT_COST,
-                            counts) == SELECT_INFEASIBLE,
+                            counts, &found) == MAL_OK && !found,
               "just below the min power of %d", s);
     }
 }
@@ -877,6 +927,7 @@ int main(int argc, char **argv)
     test_ties();
     test_hairline_limits();
     test_bad_arguments();
+    test_zero_power_and_empty();
     test_brute_force();
     test_max_power_agrees();
     if (failures) {

@@ -2,6 +2,7 @@
 #include "partition.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -53,15 +54,15 @@ static void test_random_weights(void)
             w[r] = (rng() % 4 == 0) ? 0.0 : (double)(rng() % 1000) / 7.0;
         w[rng() % (uint64_t)p] = 1.5; /* at least one positive */
         int64_t min_rows = (t % 5 == 0) ? (int64_t)(rng() % 4) : 0;
-        partition_error_t e = partition_block(total, p, w, min_rows, bounds);
+        mal_status_t e = partition_block(total, p, w, min_rows, bounds);
         int positive = 0;
         for (int r = 0; r < p; r++)
             positive += w[r] > 0;
         if (min_rows * positive > total) {
-            CHECK(e == PARTITION_ERR_MIN_ROWS, "min rows not refused (t=%d)", t);
+            CHECK(e == MAL_ERR_ARG, "min rows not refused (t=%d)", t);
             continue;
         }
-        CHECK(e == PARTITION_OK, "error %d at t=%d", e, t);
+        CHECK(e == MAL_OK, "error %d at t=%d", e, t);
         check_layout(total, p, w, min_rows, bounds);
     }
 }
@@ -70,31 +71,31 @@ static void test_edge_cases(void)
 {
     int64_t b[8];
     double one[1] = {3.0};
-    CHECK(partition_block(1, 1, one, 0, b) == PARTITION_OK && b[1] == 1, "one row");
+    CHECK(partition_block(1, 1, one, 0, b) == MAL_OK && b[1] == 1, "one row");
     double more_ranks[6] = {1, 1, 1, 1, 1, 1};
-    CHECK(partition_block(4, 6, more_ranks, 0, b) == PARTITION_OK, "more ranks than rows");
+    CHECK(partition_block(4, 6, more_ranks, 0, b) == MAL_OK, "more ranks than rows");
     check_layout(4, 6, more_ranks, 0, b);
     double zeros[3] = {0, 0, 0};
-    CHECK(partition_block(10, 3, zeros, 0, b) == PARTITION_ERR_ALL_ZERO, "all zero");
+    CHECK(partition_block(10, 3, zeros, 0, b) == MAL_ERR_ARG, "all zero");
     double neg[3] = {1, -1, 1};
-    CHECK(partition_block(10, 3, neg, 0, b) == PARTITION_ERR_WEIGHT, "negative");
+    CHECK(partition_block(10, 3, neg, 0, b) == MAL_ERR_ARG, "negative");
     CHECK(partition_find_bad_weight(neg, 3) == 1, "negative index");
     double nan[2] = {1, NAN};
-    CHECK(partition_block(10, 2, nan, 0, b) == PARTITION_ERR_WEIGHT, "NaN");
+    CHECK(partition_block(10, 2, nan, 0, b) == MAL_ERR_ARG, "NaN");
     double inf[2] = {INFINITY, 1};
-    CHECK(partition_block(10, 2, inf, 0, b) == PARTITION_ERR_WEIGHT, "inf");
-    CHECK(partition_block(10, 0, one, 0, b) == PARTITION_ERR_PARTS, "no parts");
-    CHECK(partition_block(-1, 1, one, 0, b) == PARTITION_ERR_ROWS, "negative rows");
+    CHECK(partition_block(10, 2, inf, 0, b) == MAL_ERR_ARG, "inf");
+    CHECK(partition_block(10, 0, one, 0, b) == MAL_ERR_ARG, "no parts");
+    CHECK(partition_block(-1, 1, one, 0, b) == MAL_ERR_ARG, "negative rows");
     double w3[3] = {1, 0, 1};
-    CHECK(partition_block(7, 3, w3, 4, b) == PARTITION_ERR_MIN_ROWS, "min rows too large");
-    CHECK(partition_block(8, 3, w3, 4, b) == PARTITION_OK && b[1] == 4 && b[2] == 4,
+    CHECK(partition_block(7, 3, w3, 4, b) == MAL_ERR_ARG, "min rows too large");
+    CHECK(partition_block(8, 3, w3, 4, b) == MAL_OK && b[1] == 4 && b[2] == 4,
           "min rows exact");
     double last_zero[3] = {1, 1, 0};
     int64_t huge = INT64_C(1) << 62;
-    CHECK(partition_block(huge, 3, last_zero, 0, b) == PARTITION_OK && b[2] == huge &&
+    CHECK(partition_block(huge, 3, last_zero, 0, b) == MAL_OK && b[2] == huge &&
           b[3] == huge, "trailing zero weight at 2^62 rows");
     double tiny[2] = {1e-300, 1e300};
-    CHECK(partition_block(1000, 2, tiny, 0, b) == PARTITION_OK && b[1] == 0, "tiny weight");
+    CHECK(partition_block(1000, 2, tiny, 0, b) == MAL_OK && b[1] == 0, "tiny weight");
     partition_even(10, 4, b);
     CHECK(b[1] == 3 && b[2] == 6 && b[3] == 8 && b[4] == 10, "even split");
 }
@@ -134,6 +135,40 @@ static void check_plan(const int64_t *ob, int op, const int64_t *nb, int np)
     free(seg);
 }
 
+/* Zero weights anywhere, no rows at all, more ranks than rows, and refusals that leave
+ * the bounds as they were. */
+static void test_zero_weights_and_few_rows(void)
+{
+    int64_t b[8];
+    double lead_mid[5] = {0, 2, 0, 0, 1};
+    CHECK(partition_block(9, 5, lead_mid, 0, b) == MAL_OK && b[1] == 0 && b[2] == 6 &&
+          b[3] == 6 && b[4] == 6 && b[5] == 9, "leading and middle zero weights");
+    CHECK(partition_block(9, 5, lead_mid, 1, b) == MAL_OK && b[2] - b[1] >= 1 &&
+          b[5] - b[4] >= 1 && b[1] == 0 && b[3] == b[2], "min rows skip zero weights");
+    double even[4] = {1, 1, 1, 1};
+    CHECK(partition_block(0, 4, even, 0, b) == MAL_OK && b[0] == 0 && b[4] == 0,
+          "no rows at all");
+    CHECK(partition_block(0, 4, even, 1, b) == MAL_ERR_ARG, "min rows with no rows");
+    double seven[7] = {1, 1, 1, 1, 1, 1, 1};
+    CHECK(partition_block(3, 7, seven, 0, b) == MAL_OK, "7 ranks, 3 rows");
+    check_layout(3, 7, seven, 0, b);
+    CHECK(partition_block(3, 7, seven, 1, b) == MAL_ERR_ARG, "7 ranks, 3 rows, 1 each");
+    int64_t kept[3] = {-7, -7, -7};
+    double zeros[2] = {0, 0};
+    CHECK(partition_block(5, 2, zeros, 0, kept) == MAL_ERR_ARG && kept[0] == -7 &&
+          kept[1] == -7 && kept[2] == -7, "a refusal writes no bound");
+    CHECK(partition_block(5, 2, NULL, 0, kept) == MAL_ERR_ARG, "no weights");
+    CHECK(partition_block(5, 2, even, -1, kept) == MAL_ERR_ARG, "negative min rows");
+    int64_t x[3] = {0, 1, 2}, y[3] = {0, 1, 2}, z[3] = {0, 2, 2};
+    CHECK(partition_same(x, y, 2) && !partition_same(x, z, 2), "same layouts");
+    /* A plan from 2 parts to more parts than rows: empty parts receive nothing. */
+    int64_t ob[3], nb[8];
+    CHECK(partition_block(3, 2, even, 0, ob) == MAL_OK &&
+          partition_block(3, 7, seven, 0, nb) == MAL_OK, "layouts for the plan");
+    check_plan(ob, 2, nb, 7);
+    check_plan(nb, 7, ob, 2);
+}
+
 static void test_plans(void)
 {
     int64_t ob[33], nb[33];
@@ -159,8 +194,8 @@ static void test_large_plans(void)
     int64_t total = (INT64_C(1) << 40) + 12345;
     int64_t ob[5], nb[5];
     double even[4] = {1, 1, 1, 1}, skew[4] = {0, 1, 7, 0.5};
-    CHECK(partition_block(total, 4, even, 0, ob) == PARTITION_OK, "large even");
-    CHECK(partition_block(total, 4, skew, 0, nb) == PARTITION_OK, "large skew");
+    CHECK(partition_block(total, 4, even, 0, ob) == MAL_OK, "large even");
+    CHECK(partition_block(total, 4, skew, 0, nb) == MAL_OK, "large skew");
     check_layout(total, 4, skew, 0, nb);
     check_plan(ob, 4, nb, 4);
     partition_segment_t seg[4];
@@ -282,7 +317,7 @@ static void test_nnz_partition(void)
             w[r] = rng() % 4 == 0 ? 0.0 : (double)(1 + rng() % 9);
         w[rng() % (uint64_t)p] = 1.0 + (double)(rng() % 3);
         int64_t rows[9], nnz[9], drows[9], dnnz[9], ob[9];
-        CHECK(partition_nnz(prefix, nrows, p, w, rows, nnz) == PARTITION_OK, "refused");
+        CHECK(partition_nnz(prefix, nrows, p, w, rows, nnz) == MAL_OK, "refused");
         if (prefix[nrows] > 0)
             check_nnz_layout(prefix, nrows, p, w, rows, nnz, max_row);
         double ow[8];
@@ -335,18 +370,52 @@ static void test_nnz_edge_cases(void)
         holders += nnz[r + 1] - nnz[r] == 100;
     CHECK(holders == 1, "the heavy row is split over %d parts", holders);
     CHECK(partition_nnz(one, 4, 3, (double[]){-1.0, 1.0, 1.0}, rows, nnz) ==
-              PARTITION_ERR_WEIGHT, "negative weight accepted");
+              MAL_ERR_ARG, "negative weight accepted");
+    CHECK(partition_nnz(one, 4, 3, (double[]){0.0, 0.0, 0.0}, rows, nnz) == MAL_ERR_ARG,
+          "all-zero weights accepted");
+}
+
+/* Every nonzero in one row, at either end or inside, with zero weights and more ranks
+ * than rows: the row goes whole to one positive-weight part, the others get no nonzero. */
+static void test_nnz_one_row(void)
+{
+    int64_t first[4] = {0, 60, 60, 60}, last[4] = {0, 0, 0, 60}, mid[4] = {0, 0, 60, 60};
+    const int64_t *prefixes[3] = {first, last, mid};
+    double w[6] = {0.0, 1.0, 3.0, 0.0, 1.0, 0.0};
+    for (int k = 0; k < 3; k++) {
+        int64_t rows[7], nnz[7];
+        CHECK(partition_nnz(prefixes[k], 3, 6, w, rows, nnz) == MAL_OK, "case %d", k);
+        check_nnz_layout(prefixes[k], 3, 6, w, rows, nnz, 60);
+        int holders = 0;
+        for (int r = 0; r < 6; r++) {
+            int64_t got = nnz[r + 1] - nnz[r];
+            CHECK(got == 0 || got == 60, "case %d: part %d holds %lld of the row", k, r,
+                  (long long)got);
+            CHECK(got == 0 || w[r] > 0.0, "case %d: zero-weight part %d holds it", k, r);
+            holders += got == 60;
+        }
+        CHECK(holders == 1, "case %d: %d parts hold the row", k, holders);
+    }
+    bool trivial;
+    int64_t row = -1, nnz = -1;
+    trivial = partition_nnz_trivial(0, 60, 3, &row, &nnz);
+    CHECK(trivial && row == 0 && nnz == 0, "target 0 is row 0");
+    trivial = partition_nnz_trivial(60, 60, 3, &row, &nnz);
+    CHECK(trivial && row == 3 && nnz == 60, "target total is the last boundary");
+    CHECK(!partition_nnz_trivial(30, 60, 3, &row, &nnz), "an inner target needs the data");
 }
 
 int main(void)
 {
     test_flows_and_push();
     test_edge_cases();
+    test_zero_weights_and_few_rows();
     test_random_weights();
     test_plans();
     test_large_plans();
     test_nnz_partition();
     test_nnz_edge_cases();
+    test_nnz_one_row();
     if (failures) {
         printf("test_partition: %d checks failed\n", failures);
         return 1;

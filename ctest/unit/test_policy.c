@@ -33,9 +33,9 @@ static void load_cluster(avail_t *a)
 {
     FILE *f = fmemopen((void *)CLUSTER, strlen(CLUSTER), "r");
     char err[256];
-    int rc = avail_parse(f, "cluster", a, err, sizeof err);
+    mal_status_t rc = avail_parse(f, "cluster", a, err, sizeof err);
     fclose(f);
-    CHECK(rc == 0, "cluster: %s", err);
+    CHECK(rc == MAL_OK, "cluster: %s", err);
 }
 
 /* `per_class` processes on each of the four hosts, balanced by nominal power: work per
@@ -70,11 +70,12 @@ static void fixture(fixture_t *x, int per_class, double seconds_per_iteration_sc
     x->in.comm.bytes[PREDICT_OP_ALLGATHER] = 4.0 * ROWS;
 }
 
-static int decide(fixture_t *x, policy_decision_t *d)
+static mal_status_t decide(fixture_t *x, policy_decision_t *d)
 {
     char err[320] = "";
-    int rc = policy_decide(&x->cfg, &x->avail, &x->model, &x->in, &x->state, d, err, sizeof err);
-    CHECK(rc == 0, "policy_decide: %s", err);
+    mal_status_t rc = policy_decide(&x->cfg, &x->avail, &x->model, &x->in, &x->state, d, err,
+                                    sizeof err);
+    CHECK(rc == MAL_OK, "policy_decide: %s", err);
     return rc;
 }
 
@@ -124,7 +125,7 @@ static void test_goal_met_no_action(void)
     policy_decision_free(&d);
     x.cfg.target = 3.5 + current * 24 * 1.01;
     x.state = probe;
-    if (decide(&x, &d) == 0) {
+    if (decide(&x, &d) == MAL_OK) {
         CHECK(d.action == POLICY_NONE, "goal met: action %s (%s)",
               policy_action_name(d.action), d.reason);
         CHECK(d.goal > 0 && d.current <= d.goal, "goal %g current %g", d.goal, d.current);
@@ -148,7 +149,7 @@ static void test_too_slow_expands(select_goal_t constraint)
     fixture_t x;
     objective_fixture(&x, 0.35, constraint);
     policy_decision_t d;
-    if (decide(&x, &d) == 0) {
+    if (decide(&x, &d) == MAL_OK) {
         CHECK(d.action == POLICY_EXPAND, "35%% faster needs more power: %s (%s)",
               policy_action_name(d.action), d.reason);
         CHECK(d.count > 0 && class_fits(constraint, &d), "constraint %d: %d new processes "
@@ -177,7 +178,7 @@ static int expansion_size(select_goal_t constraint)
     fixture_t x;
     objective_fixture(&x, 0.30, constraint);
     policy_decision_t d;
-    int n = decide(&x, &d) == 0 ? d.procs_after : -1;
+    int n = decide(&x, &d) == MAL_OK ? d.procs_after : -1;
     policy_decision_free(&d);
     done(&x);
     return n;
@@ -206,7 +207,7 @@ static void test_too_fast_shrinks(void)
     x.in.nprocs = p;
     x.free_cores[3] -= 4;
     policy_decision_t d;
-    if (decide(&x, &d) == 0) {
+    if (decide(&x, &d) == MAL_OK) {
         CHECK(d.action == POLICY_SHRINK, "far ahead of the goal: %s (%s)",
               policy_action_name(d.action), d.reason);
         for (int k = 0; k < d.count; k++)
@@ -223,14 +224,14 @@ static void test_max_limit(void)
     objective_fixture(&x, 0.35, SELECT_COST);
     x.cfg.max_procs = 10;
     policy_decision_t d;
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.procs_after <= 10, "max 10: %d processes after %s (%s)", d.procs_after,
               policy_action_name(d.action), d.reason);
     policy_decision_free(&d);
     /* Above the maximum: back to it, whatever the objective. */
     x.cfg.max_procs = 6;
     x.state = (policy_state_t){0};
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_SHRINK && d.procs_after == 6, "above max: %s to %d (%s)",
               policy_action_name(d.action), d.procs_after, d.reason);
     policy_decision_free(&d);
@@ -243,21 +244,21 @@ static void test_min_and_preferred(void)
     fixture(&x, 1, 1.0);
     x.cfg.min_procs = 6;
     policy_decision_t d;
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_EXPAND && d.procs_after == 6, "below min 6: %s to %d (%s)",
               policy_action_name(d.action), d.procs_after, d.reason);
     policy_decision_free(&d);
     x.cfg.min_procs = 0;
     x.cfg.preferred = 7;
     x.state = (policy_state_t){0};
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_EXPAND && d.procs_after == 7, "preferred 7: %s to %d (%s)",
               policy_action_name(d.action), d.procs_after, d.reason);
     policy_decision_free(&d);
     /* No free core: the preferred count waits. */
     memset(x.free_cores, 0, sizeof x.free_cores);
     x.state = (policy_state_t){0};
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_NONE, "no free core: %s", policy_action_name(d.action));
     policy_decision_free(&d);
     done(&x);
@@ -271,19 +272,19 @@ static void test_inhibitors(void)
     x.state = (policy_state_t){.decisions = 1, .static_estimate = 85, .acted = true,
                                .last_iteration = 0, .last_elapsed = 0};
     policy_decision_t d;
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_NONE && strstr(d.reason, "inhibited") != NULL,
               "100 iterations after an action, 300 required: %s (%s)",
               policy_action_name(d.action), d.reason);
     policy_decision_free(&d);
     x.cfg.inhibit_iterations = 0;
     x.cfg.inhibit_seconds = 10;
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_NONE, "3.5 s after an action, 10 s required: %s",
               policy_action_name(d.action));
     policy_decision_free(&d);
     x.cfg.inhibit_seconds = 3;
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_EXPAND, "inhibitors passed: %s (%s)",
               policy_action_name(d.action), d.reason);
     policy_decision_free(&d);
@@ -297,7 +298,7 @@ static void loaded_pair(fixture_t *x, policy_mode_t mode)
     const char *one = "here 2 local 1.0 0\n";
     FILE *f = fmemopen((void *)one, strlen(one), "r");
     char err[256];
-    CHECK(avail_parse(f, "one", &x->avail, err, sizeof err) == 0, "%s", err);
+    CHECK(avail_parse(f, "one", &x->avail, err, sizeof err) == MAL_OK, "%s", err);
     fclose(f);
     predict_params_default(&x->model);
     policy_config_default(&x->cfg);
@@ -316,7 +317,7 @@ static void test_balance_loaded_and_dedicated(void)
     loaded_pair(&x, POLICY_LOADED);
     x.cfg.release = false;
     policy_decision_t d;
-    if (decide(&x, &d) == 0) {
+    if (decide(&x, &d) == MAL_OK) {
         CHECK(d.action == POLICY_REBALANCE, "loaded: %s (%s)", policy_action_name(d.action),
               d.reason);
         if (d.weights != NULL)
@@ -327,7 +328,7 @@ static void test_balance_loaded_and_dedicated(void)
     done(&x);
     /* Dedicated: both ranks are nominally equal and hold equal parts: nothing to gain. */
     loaded_pair(&x, POLICY_DEDICATED);
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_NONE, "dedicated: %s (%s)", policy_action_name(d.action),
               d.reason);
     policy_decision_free(&d);
@@ -335,7 +336,7 @@ static void test_balance_loaded_and_dedicated(void)
     x.cfg.mode = POLICY_LOADED;
     x.cfg.release = false;
     x.cfg.imbalance = 0;
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_NONE, "imbalance 0 turns it off: %s",
               policy_action_name(d.action));
     policy_decision_free(&d);
@@ -351,7 +352,7 @@ static void test_release(void)
     x.in.comm.calls[PREDICT_OP_ALLREDUCE] = 200;
     x.in.comm.bytes[PREDICT_OP_ALLREDUCE] = 1 << 20;
     policy_decision_t d;
-    if (decide(&x, &d) == 0) {
+    if (decide(&x, &d) == MAL_OK) {
         CHECK(d.action == POLICY_SHRINK && d.count == 1 && d.ranks[0] == 1,
               "release rank 1: %s (%s)", policy_action_name(d.action), d.reason);
         CHECK(strstr(d.reason, "release") != NULL, "reason: %s", d.reason);
@@ -359,7 +360,7 @@ static void test_release(void)
     policy_decision_free(&d);
     /* The minimum of 2 processes keeps it. */
     x.cfg.min_procs = 2;
-    if (decide(&x, &d) == 0)
+    if (decide(&x, &d) == MAL_OK)
         CHECK(d.action != POLICY_SHRINK, "min 2: %s", policy_action_name(d.action));
     policy_decision_free(&d);
     done(&x);
@@ -370,9 +371,10 @@ static void expect_parse_error(const char *text, const char *needle)
     policy_config_t c;
     policy_config_default(&c);
     char err[320] = "";
-    int rc = policy_config_parse(text, &c, err, sizeof err);
-    CHECK(rc == -1 && strstr(err, needle) != NULL, "'%s': rc %d, '%s' lacks '%s'", text, rc,
-          err, needle);
+    bool off = true;
+    mal_status_t rc = policy_config_parse(text, &c, &off, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG && strstr(err, needle) != NULL, "'%s': rc %d, '%s' lacks '%s'",
+          text, rc, err, needle);
 }
 
 static void test_parse(void)
@@ -380,19 +382,26 @@ static void test_parse(void)
     policy_config_t c;
     policy_config_default(&c);
     char err[320] = "";
-    int rc = policy_config_parse(" speedup=0.3 , constraint=cost,min=2,max=8,preferred=4,"
-                                 "inhibit=100,inhibit_s=2.5,imbalance=0.2,mode=loaded,"
-                                 "release=0,iterations=2500,tolerance=0.1", &c, err, sizeof err);
-    CHECK(rc == 0, "good text: %s", err);
+    bool off = true;
+    mal_status_t rc = policy_config_parse(" speedup=0.3 , constraint=cost,min=2,max=8,"
+                                          "preferred=4,inhibit=100,inhibit_s=2.5,"
+                                          "imbalance=0.2,mode=loaded,release=0,"
+                                          "iterations=2500,tolerance=0.1", &c, &off, err,
+                                          sizeof err);
+    CHECK(rc == MAL_OK && !off, "good text: %s", err);
     CHECK(c.objective == POLICY_OBJECTIVE_SPEEDUP && c.target == 0.3 &&
           c.constraint == SELECT_COST && c.min_procs == 2 && c.max_procs == 8 &&
           c.preferred == 4 && c.inhibit_iterations == 100 && c.inhibit_seconds == 2.5 &&
           c.imbalance == 0.2 && c.mode == POLICY_LOADED && !c.release &&
           c.total_iterations == 2500 && c.tolerance == 0.1, "fields read back");
     policy_config_default(&c);
-    CHECK(policy_config_parse("off", &c, err, sizeof err) == 1, "off");
-    CHECK(policy_config_parse(NULL, &c, err, sizeof err) == 0, "NULL keeps the defaults");
-    CHECK(policy_config_parse("  ", &c, err, sizeof err) == 0, "blank keeps the defaults");
+    CHECK(policy_config_parse("off", &c, &off, err, sizeof err) == MAL_OK && off, "off");
+    CHECK(policy_config_parse(NULL, &c, &off, err, sizeof err) == MAL_OK && !off,
+          "NULL keeps the defaults");
+    CHECK(policy_config_parse("  ", &c, &off, err, sizeof err) == MAL_OK && !off,
+          "blank keeps the defaults");
+    CHECK(policy_config_parse("min=1", &c, NULL, err, sizeof err) == MAL_ERR_ARG,
+          "no answer for off");
     expect_parse_error("mode=fast", "item 1 ('mode=fast'): mode must be dedicated or loaded");
     expect_parse_error("min=2,speedup=1.5", "item 2");
     expect_parse_error("speedup=0.3", "total_iterations");
@@ -409,9 +418,10 @@ static void expect_input_error(fixture_t *x, const char *needle)
     policy_decision_t d;
     char err[320] = "";
     policy_state_t before = x->state;
-    int rc = policy_decide(&x->cfg, &x->avail, &x->model, &x->in, &x->state, &d, err,
-                           sizeof err);
-    CHECK(rc == -1 && strstr(err, needle) != NULL, "rc %d, '%s' lacks '%s'", rc, err, needle);
+    mal_status_t rc = policy_decide(&x->cfg, &x->avail, &x->model, &x->in, &x->state, &d, err,
+                                    sizeof err);
+    CHECK(rc == MAL_ERR_ARG && strstr(err, needle) != NULL, "rc %d, '%s' lacks '%s'", rc, err,
+          needle);
     CHECK(d.action == POLICY_NONE && d.weights == NULL, "decision zeroed on error");
     CHECK(memcmp(&before, &x->state, sizeof before) == 0, "state unchanged on error");
 }
@@ -435,6 +445,31 @@ static void test_bad_input(void)
     done(&x);
 }
 
+/* Ranks with no rows and no work (zero weights), more ranks than rows, and no work
+ * anywhere: a decision or a refusal, never a crash. */
+static void test_empty_ranks(void)
+{
+    fixture_t x;
+    fixture(&x, 2, 1.0);
+    for (int r = 0; r < x.in.nprocs; r++) /* 8 ranks, 3 rows: ranks 3..7 hold nothing */
+        x.procs[r] = (policy_proc_t){.host = r % 4, .work = r < 3 ? 1e6 : 0,
+                                     .comp = r < 3 ? 0.01 : 0, .rows = r < 3 ? 1 : 0};
+    x.in.rows = 3;
+    x.in.row_bytes = 8;
+    policy_decision_t d;
+    if (decide(&x, &d) == MAL_OK) {
+        CHECK(d.procs_after >= 1, "procs after %d", d.procs_after);
+        for (int k = 0; d.weights != NULL && k < d.procs_after; k++)
+            CHECK(d.weights[k] >= 0 && isfinite(d.weights[k]), "weight %d is %g", k,
+                  d.weights[k]);
+        policy_decision_free(&d);
+    }
+    for (int r = 0; r < x.in.nprocs; r++)
+        x.procs[r].work = x.procs[r].comp = 0;
+    expect_input_error(&x, "no rank measured any work");
+    done(&x);
+}
+
 int main(void)
 {
     test_goal_met_no_action();
@@ -449,6 +484,7 @@ int main(void)
     test_release();
     test_parse();
     test_bad_input();
+    test_empty_ranks();
     printf("test_policy: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures != 0;
 }

@@ -313,6 +313,29 @@ static void test_plan_load_one_to_all(void)
           "one-to-all pull");
 }
 
+/* More parts than rows, zero-weight (empty) parts, every row in one part, no rows at
+ * all, and the statuses. */
+static void test_plan_load_edges(void)
+{
+    /* 2 rows from part 0 spread over 5 parts, of which 3 stay empty. */
+    int64_t ob[6] = {0, 2, 2, 2, 2, 2}, nb[6] = {0, 0, 1, 1, 2, 2};
+    predict_load_t l[5] = {{0}};
+    CHECK(predict_plan_load(ob, nb, 5, 8, PREDICT_RMA_PULL, l) == MAL_OK, "status");
+    CHECK(load_is(&l[0], 0, 0) && load_is(&l[1], 8, 1) && load_is(&l[2], 0, 0) &&
+          load_is(&l[3], 8, 1) && load_is(&l[4], 0, 0), "more parts than rows");
+    /* Everything to the last part: the others send, the empty ones cost nothing. */
+    int64_t all_last[6] = {0, 0, 0, 0, 0, 2};
+    memset(l, 0, sizeof l);
+    CHECK(predict_plan_load(nb, all_last, 5, 8, PREDICT_RMA_PUSH, l) == MAL_OK, "status");
+    CHECK(load_is(&l[1], 8, 1) && load_is(&l[3], 8, 1) && load_is(&l[4], 0, 0) &&
+          load_is(&l[0], 0, 0) && load_is(&l[2], 0, 0), "all rows to one part");
+    int64_t none[6] = {0};
+    memset(l, 0, sizeof l);
+    CHECK(predict_plan_load(none, none, 5, 8, PREDICT_RMA_SPLIT, l) == MAL_OK &&
+          load_is(&l[0], 0, 0) && load_is(&l[4], 0, 0), "no rows at all");
+    CHECK(predict_plan_load(ob, nb, 0, 8, PREDICT_RMA_PULL, l) == MAL_ERR_ARG, "no parts");
+}
+
 static predict_params_t redist_params(int cores)
 {
     predict_params_t m = {0};
@@ -392,18 +415,19 @@ static int same_params(const predict_params_t *a, const predict_params_t *b)
 }
 
 /* Parse `text` as file "test.cal" into *out. */
-static int parse_text(const char *text, predict_params_t *out, char *err, size_t errlen)
+static mal_status_t parse_text(const char *text, predict_params_t *out, char *err,
+                               size_t errlen)
 {
     FILE *f = tmpfile();
     if (!f) {
         CHECK(0, "tmpfile failed");
-        return -2;
+        return MAL_ERR_NOMEM;
     }
     fputs(text, f);
     rewind(f);
-    int rc = predict_params_parse(f, "test.cal", out, err, errlen);
+    mal_status_t st = predict_params_parse(f, "test.cal", out, err, errlen);
     fclose(f);
-    return rc;
+    return st;
 }
 
 /* The defaults are a valid calibration: written out, the reader accepts them as they are. */
@@ -413,11 +437,11 @@ static void test_defaults(void)
     predict_params_default(&p);
     char buf[4096] = "", err[256] = "";
     FILE *f = fmemopen(buf, sizeof buf, "w");
-    CHECK(f != NULL && predict_params_write(f, &p, "defaults") == 0, "write defaults");
+    CHECK(f != NULL && predict_params_write(f, &p, "defaults") == MAL_OK, "write defaults");
     if (f != NULL)
         fclose(f);
     f = fmemopen(buf, strlen(buf), "r");
-    CHECK(f != NULL && predict_params_parse(f, "defaults", &back, err, sizeof err) == 0,
+    CHECK(f != NULL && predict_params_parse(f, "defaults", &back, err, sizeof err) == MAL_OK,
           "defaults refused: %s", err);
     if (f != NULL)
         fclose(f);
@@ -440,7 +464,7 @@ static void test_round_trip(void)
     CHECK(f != NULL, "tmpfile");
     if (!f)
         return;
-    CHECK(predict_params_write(f, &p, "calibrated on host x\nsecond line") == 0, "write");
+    CHECK(predict_params_write(f, &p, "calibrated on host x\nsecond line") == MAL_OK, "write");
     rewind(f);
     char text[4096];
     size_t len = fread(text, 1, sizeof text - 1, f);
@@ -452,18 +476,19 @@ static void test_round_trip(void)
     predict_params_t back;
     fill_sentinel(&back);
     char err[256] = "";
-    CHECK(predict_params_parse(f, "round", &back, err, sizeof err) == 0, "read back: %s", err);
+    CHECK(predict_params_parse(f, "round", &back, err, sizeof err) == MAL_OK, "read back: %s",
+          err);
     CHECK(same_params(&p, &back), "every field bit-identical");
     fclose(f);
 
     predict_params_default(&p);
     f = tmpfile();
-    CHECK(f && predict_params_write(f, &p, NULL) == 0, "write without header");
+    CHECK(f && predict_params_write(f, &p, NULL) == MAL_OK, "write without header");
     if (!f)
         return;
     rewind(f);
     fill_sentinel(&back);
-    CHECK(predict_params_parse(f, "defaults", &back, err, sizeof err) == 0, "%s", err);
+    CHECK(predict_params_parse(f, "defaults", &back, err, sizeof err) == MAL_OK, "%s", err);
     CHECK(same_params(&p, &back), "defaults round trip");
     fclose(f);
 }
@@ -475,7 +500,7 @@ static void test_write_error(void)
         return; /* not Linux: nothing to test */
     predict_params_t p;
     predict_params_default(&p);
-    CHECK(predict_params_write(full, &p, "header") == -1, "write error reported");
+    CHECK(predict_params_write(full, &p, "header") == MAL_ERR_ARG, "write error reported");
     fclose(full);
 }
 
@@ -500,7 +525,7 @@ static void test_good_file(void)
     predict_params_t p;
     fill_sentinel(&p);
     char err[256] = "";
-    CHECK(parse_text(text, &p, err, sizeof err) == 0, "good file refused: %s", err);
+    CHECK(parse_text(text, &p, err, sizeof err) == MAL_OK, "good file refused: %s", err);
     CHECK(p.alpha == 1e-6 && p.beta == 2e-10 && p.gamma == 3e-10, "hockney values");
     CHECK(p.get_bandwidth == 4e9 && p.get_latency == 0 && p.copy_bandwidth == 6.5e9,
           "copy values");
@@ -544,7 +569,7 @@ static void expect_refused(const char *text, const char *what, const char *const
     fill_sentinel(&p);
     fill_sentinel(&sentinel);
     char err[512] = "";
-    CHECK(parse_text(text, &p, err, sizeof err) == -1, "%s: accepted", what);
+    CHECK(parse_text(text, &p, err, sizeof err) == MAL_ERR_ARG, "%s: accepted", what);
     for (const char *const *e = expect; *e; e++)
         CHECK(strstr(err, *e) != NULL, "%s: '%s' not in message \"%s\"", what, *e, err);
     CHECK(memcmp(&p, &sentinel, sizeof p) == 0, "%s: *out was changed", what);
@@ -616,7 +641,7 @@ static void test_long_lines(void)
     build_file(buf, sizeof buf, 0, NULL, comment);
     predict_params_t p;
     char err[256] = "";
-    CHECK(parse_text(buf, &p, err, sizeof err) == 0, "1023 characters refused: %s", err);
+    CHECK(parse_text(buf, &p, err, sizeof err) == MAL_OK, "1023 characters refused: %s", err);
     comment[1023] = ' ';
     comment[1024] = '\0';
     build_file(buf, sizeof buf, 0, NULL, comment);
@@ -635,7 +660,8 @@ static void test_read_path(void)
     fill_sentinel(&sentinel);
     char err[512] = "";
     const char *missing = "/nonexistent-dir/predict.cal";
-    CHECK(predict_params_read(missing, &p, err, sizeof err) == -1, "missing file accepted");
+    CHECK(predict_params_read(missing, &p, err, sizeof err) == MAL_ERR_ARG,
+          "missing file accepted");
     CHECK(strstr(err, "/nonexistent-dir/predict.cal: cannot open: ") == err, "message %s", err);
     CHECK(memcmp(&p, &sentinel, sizeof p) == 0, "*out changed on a missing file");
 
@@ -648,10 +674,10 @@ static void test_read_path(void)
     predict_params_t written;
     predict_params_default(&written);
     written.cores = 5;
-    CHECK(f && predict_params_write(f, &written, "test") == 0, "write file");
+    CHECK(f && predict_params_write(f, &written, "test") == MAL_OK, "write file");
     if (f)
         fclose(f);
-    CHECK(predict_params_read(path, &p, err, sizeof err) == 0, "read file: %s", err);
+    CHECK(predict_params_read(path, &p, err, sizeof err) == MAL_OK, "read file: %s", err);
     CHECK(same_params(&p, &written), "file round trip");
     unlink(path);
 }
@@ -663,9 +689,9 @@ static void test_small_error_buffer(void)
     predict_params_t p;
     build_file(buf, sizeof buf, 2, "beta = abc", NULL);
     memset(err, 'x', sizeof err);
-    CHECK(parse_text(buf, &p, err, 4) == -1 && err[3] == '\0' && err[4] == 'x',
+    CHECK(parse_text(buf, &p, err, 4) == MAL_ERR_ARG && err[3] == '\0' && err[4] == 'x',
           "message cut to the buffer");
-    CHECK(parse_text(buf, &p, NULL, 0) == -1, "no message buffer");
+    CHECK(parse_text(buf, &p, NULL, 0) == MAL_ERR_ARG, "no message buffer");
 }
 
 int main(void)
@@ -685,6 +711,7 @@ int main(void)
     test_plan_load_pair();
     test_plan_load_expand_shrink();
     test_plan_load_one_to_all();
+    test_plan_load_edges();
     test_redist();
     test_interval();
     test_defaults();

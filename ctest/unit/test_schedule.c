@@ -77,9 +77,9 @@ static void test_valid_plans(void)
         const char *shown = vc->text ? vc->text : "(NULL)";
         char err[256] = "untouched";
         schedule_t s;
-        int rc = schedule_parse(vc->text, &s, err, sizeof err);
-        CHECK(rc == 0, "\"%s\": rc %d (%s)", shown, rc, err);
-        if (rc != 0)
+        mal_status_t rc = schedule_parse(vc->text, &s, err, sizeof err);
+        CHECK(rc == MAL_OK, "\"%s\": rc %d (%s)", shown, rc, err);
+        if (rc != MAL_OK)
             continue;
         CHECK(s.count == vc->count, "\"%s\": %zu actions, want %zu", shown, s.count,
               vc->count);
@@ -173,8 +173,8 @@ static void expect_refused(const char *text, size_t entry, const char *quoted,
     int sentinel;
     schedule_t s = {(schedule_action_t *)&sentinel, 42};
     char err[512] = "";
-    int rc = schedule_parse(text, &s, err, sizeof err);
-    CHECK(rc == -1, "\"%s\": rc %d, want -1", text, rc);
+    mal_status_t rc = schedule_parse(text, &s, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG, "\"%s\": rc %d, want MAL_ERR_ARG", text, rc);
     CHECK(s.actions == NULL && s.count == 0, "\"%s\": out not emptied", text);
     char want[256];
     snprintf(want, sizeof want, "entry %zu (", entry);
@@ -187,7 +187,7 @@ static void expect_refused(const char *text, size_t entry, const char *quoted,
     }
     CHECK(strstr(err, reason) != NULL, "\"%s\": message \"%s\" lacks \"%s\"", text, err,
           reason);
-    if (rc == 0)
+    if (rc == MAL_OK)
         schedule_free(&s);
 }
 
@@ -221,13 +221,13 @@ static void test_list_limits(void)
         char *text = long_list(heads[h], SCHEDULE_MAX_COUNT);
         schedule_t s;
         char err[256] = "";
-        int rc = schedule_parse(text, &s, err, sizeof err);
-        CHECK(rc == 0 && s.count == 1 && s.actions[0].count == SCHEDULE_MAX_COUNT,
+        mal_status_t rc = schedule_parse(text, &s, err, sizeof err);
+        CHECK(rc == MAL_OK && s.count == 1 && s.actions[0].count == SCHEDULE_MAX_COUNT,
               "%s with %d items: rc %d (%s)", heads[h], SCHEDULE_MAX_COUNT, rc, err);
-        if (rc == 0 && h == 0)
+        if (rc == MAL_OK && h == 0)
             CHECK(s.actions[0].ranks[SCHEDULE_MAX_COUNT - 1] == SCHEDULE_MAX_COUNT - 1,
                   "last rank %d", s.actions[0].ranks[SCHEDULE_MAX_COUNT - 1]);
-        if (rc == 0 && h == 1)
+        if (rc == MAL_OK && h == 1)
             CHECK(s.actions[0].weights[SCHEDULE_MAX_COUNT - 1] == SCHEDULE_MAX_COUNT - 1,
                   "last weight %g", s.actions[0].weights[SCHEDULE_MAX_COUNT - 1]);
         schedule_free(&s);
@@ -255,8 +255,8 @@ static void test_long_entry_quote(void)
     memcpy(text + len, ":7", 3); /* rank 7 again: refused, at the very end */
     char err[256] = "";
     schedule_t s;
-    int rc = schedule_parse(text, &s, err, sizeof err);
-    CHECK(rc == -1, "long entry: rc %d", rc);
+    mal_status_t rc = schedule_parse(text, &s, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG, "long entry: rc %d", rc);
     CHECK(strncmp(err, "entry 2 (\"6:-@0:1:2:3", 21) == 0, "long entry message \"%s\"", err);
     CHECK(strstr(err, "...\"): rank 7 is listed twice") != NULL, "long entry message \"%s\"",
           err);
@@ -270,27 +270,27 @@ static void test_error_buffer(void)
     char buf[16];
     memset(buf, 'X', sizeof buf);
     schedule_t s;
-    int rc = schedule_parse("10:+0", &s, buf, 8);
-    CHECK(rc == -1, "rc %d", rc);
+    mal_status_t rc = schedule_parse("10:+0", &s, buf, 8);
+    CHECK(rc == MAL_ERR_ARG, "rc %d", rc);
     CHECK(memcmp(buf, "entry 1", 7) == 0 && buf[7] == '\0', "truncated \"%.8s\"", buf);
     for (size_t i = 8; i < sizeof buf; i++)
         CHECK(buf[i] == 'X', "byte %zu written past errlen", i);
     rc = schedule_parse("10:+0", &s, NULL, 0);
-    CHECK(rc == -1 && s.actions == NULL && s.count == 0, "err NULL: rc %d", rc);
+    CHECK(rc == MAL_ERR_ARG && s.actions == NULL && s.count == 0, "err NULL: rc %d", rc);
     memset(buf, 'X', sizeof buf);
     rc = schedule_parse("10:+0", &s, buf, 0);
-    CHECK(rc == -1 && buf[0] == 'X', "errlen 0: rc %d, wrote %c", rc, buf[0]);
+    CHECK(rc == MAL_ERR_ARG && buf[0] == 'X', "errlen 0: rc %d, wrote %c", rc, buf[0]);
     rc = schedule_parse("10:+1", NULL, buf, sizeof buf);
-    CHECK(rc == -1, "out NULL: rc %d", rc);
+    CHECK(rc == MAL_ERR_ARG, "out NULL: rc %d", rc);
 }
 
 static void test_next(void)
 {
     schedule_t s;
     char err[256] = "";
-    int rc = schedule_parse("10:+2,20:-1,30:w=1", &s, err, sizeof err);
-    CHECK(rc == 0 && s.count == 3, "rc %d (%s)", rc, err);
-    if (rc != 0)
+    mal_status_t rc = schedule_parse("10:+2,20:-1,30:w=1", &s, err, sizeof err);
+    CHECK(rc == MAL_OK && s.count == 3, "rc %d (%s)", rc, err);
+    if (rc != MAL_OK)
         return;
     const struct {
         int64_t it;
@@ -306,7 +306,7 @@ static void test_next(void)
     schedule_t empty = {0};
     CHECK(schedule_next(&empty, 5) == 0, "next on an empty plan");
     rc = schedule_parse("7:+1", &s, err, sizeof err);
-    CHECK(rc == 0 && schedule_next(&s, 7) == 0 && schedule_next(&s, 8) == 1,
+    CHECK(rc == MAL_OK && schedule_next(&s, 7) == 0 && schedule_next(&s, 8) == 1,
           "one action: rc %d", rc);
     schedule_free(&s);
 }
@@ -315,8 +315,8 @@ static void test_free(void)
 {
     schedule_t s;
     char err[256] = "";
-    int rc = schedule_parse("10:+2,20:-@1:3,30:w=1:2", &s, err, sizeof err);
-    CHECK(rc == 0 && s.count == 3, "rc %d (%s)", rc, err);
+    mal_status_t rc = schedule_parse("10:+2,20:-@1:3,30:w=1:2", &s, err, sizeof err);
+    CHECK(rc == MAL_OK && s.count == 3, "rc %d (%s)", rc, err);
     schedule_free(&s);
     CHECK(s.actions == NULL && s.count == 0, "free leaves {NULL, 0}");
     schedule_free(&s);

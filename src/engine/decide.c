@@ -54,7 +54,7 @@ static const engine_resources_t file_resources = {"availability file + hwloc",
 static mal_status_t read_availability(engine_settings_t *s)
 {
     char err[512];
-    int rc;
+    mal_status_t rc;
     if (s->availability != NULL) {
         rc = avail_read(s->availability, &s->avail, err, sizeof err);
     } else {
@@ -63,7 +63,7 @@ static mal_status_t read_availability(engine_settings_t *s)
         rc = avail_single(name, engine_host_cores(), "local", 1.0, 0.0, &s->avail, err,
                           sizeof err);
     }
-    if (rc == -2)
+    if (rc == MAL_ERR_NOMEM)
         return engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for the availability view");
     if (rc)
         return engine_fail(MAL_ERR_ARG, "mal_init: availability %s", err);
@@ -80,10 +80,11 @@ mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s
     policy_config_default(&s->policy);
     s->policy.total_iterations = cfg->iterations;
     char err[320];
-    int rc = policy_config_parse(text, &s->policy, err, sizeof err);
-    if (rc < 0)
-        return engine_fail(MAL_ERR_ARG, "mal_init: policy '%s': %s", text, err);
-    s->policy_on = rc == 0 && s->plan != NULL && s->plan[strspn(s->plan, " ")] == '\0';
+    bool off = false;
+    mal_status_t rc = policy_config_parse(text, &s->policy, &off, err, sizeof err);
+    if (rc != MAL_OK)
+        return engine_fail(rc, "mal_init: policy '%s': %s", text, err);
+    s->policy_on = !off && s->plan != NULL && s->plan[strspn(s->plan, " ")] == '\0';
     return read_availability(s);
 }
 
@@ -263,8 +264,8 @@ static void decide_on_root(decision_msg_t *m, decision_arrays_t *out)
             cfg.preferred = 0;
             cfg.release = false;
         }
-        int rc = policy_decide(&cfg, a, &engine.procs.settings.params, &in, &engine.pol.policy_state,
-                               &pd, err, sizeof err);
+        mal_status_t rc = policy_decide(&cfg, a, &engine.procs.settings.params, &in,
+                                        &engine.pol.policy_state, &pd, err, sizeof err);
         if (rc)
             none_because(m, err);
         else

@@ -519,19 +519,17 @@ mal_status_t engine_send_join_info(MPI_Comm pair, int remaining, int new_procs,
 /* Tell children that their spawn is abandoned (before they joined). */
 void engine_send_join_abort(MPI_Comm pair);
 
-/* ---- monitoring and prediction (monitor.c, pmpi.c) ---- */
+/* ---- monitoring and prediction (monitor.c) ---- */
 
 /* The model's parameters: the file's, or the defaults for a NULL path. */
 mal_status_t engine_monitor_params(const char *path, predict_params_t *out);
 /* Start measuring (mal_init, a join); `announce`: rank 0 says once what it counts. */
 void engine_monitor_init(const predict_params_t *params, bool announce);
 void engine_monitor_finalize(void);
-/* Whether pmpi.c counts the application's calls. libmal's own calls are not the
- * application's communication: inside libmal, call the PMPI_ names of the functions
- * pmpi.c defines (test_monitor checks the counts are exact). */
-bool engine_monitor_counting(void);
-/* One intercepted MPI call: its time, and (call) its bytes as one message or collective. */
-void engine_monitor_comm(predict_op_t op, double bytes, double seconds, bool call);
+/* The application's MPI calls reach the monitor through mal_monitor_record_comm
+ * (include/mal_pmpi.h), from the optional wrapper library src/pmpi. libmal's own calls
+ * are not the application's communication: inside libmal, call the PMPI_ names of the
+ * functions src/pmpi/pmpi.c defines (test_monitor checks the counts are exact). */
 /* mal_step: close the iteration that ends, then (after the step's own work) open the
  * next; engine_monitor_step gathers the interval when it is complete (collective).
  * Its failure (no memory for the gather on some rank) is agreed over mal_comm(): every

@@ -3,13 +3,17 @@
  * interval that follows, checked against what that interval then measured.
  *
  * An iteration is the time between two mal_step calls (mal_step itself excluded). Its
- * computation is its wall time minus the time spent in the application's MPI calls
- * (pmpi.c), so waiting for a slower rank counts as communication, as in Flex-MPI.
+ * computation is its wall time minus the time spent in the application's MPI calls, as
+ * the PMPI wrapper library reports them (src/pmpi, through mal_monitor_record_comm), so
+ * waiting for a slower rank counts as communication, as in Flex-MPI. A program linked
+ * without that library reports none: its communication is 0, its iterations all
+ * computation (include/mal_pmpi.h).
  * Work per iteration comes from, in order: a PAPI counter (floating-point operations,
  * else instructions), the work the application reports (mal_set_work), the rows held of
  * the largest registered block structure. These VMs have no PMU, so the second and third
  * are what runs here. */
 #include "engine.h"
+#include "mal_pmpi.h"
 #include "predict.h"
 #include "report.h"
 #include "settings.h"
@@ -259,13 +263,29 @@ void engine_monitor_finalize(void)
     mon = (monitor_t){.papi_set = -1};
 }
 
-bool engine_monitor_counting(void)
+/* The hook of the PMPI wrapper library (src/pmpi, include/mal_pmpi.h): its kinds are the
+ * model's operations, value for value. */
+_Static_assert((int)MAL_COMM_SEND == (int)PREDICT_OP_SEND &&
+               (int)MAL_COMM_BARRIER == (int)PREDICT_OP_BARRIER &&
+               (int)MAL_COMM_BCAST == (int)PREDICT_OP_BCAST &&
+               (int)MAL_COMM_REDUCE == (int)PREDICT_OP_REDUCE &&
+               (int)MAL_COMM_ALLREDUCE == (int)PREDICT_OP_ALLREDUCE &&
+               (int)MAL_COMM_ALLGATHER == (int)PREDICT_OP_ALLGATHER &&
+               (int)MAL_COMM_GATHER == (int)PREDICT_OP_GATHER &&
+               (int)MAL_COMM_SCATTER == (int)PREDICT_OP_SCATTER &&
+               (int)MAL_COMM_ALLTOALL == (int)PREDICT_OP_ALLTOALL &&
+               (int)MAL_COMM_ALLTOALL + 1 == (int)PREDICT_OP_COUNT,
+               "mal_comm_op_t and predict_op_t must match");
+
+bool mal_monitor_counting(void)
 {
     return mon.on;
 }
 
-void engine_monitor_comm(predict_op_t op, double bytes, double seconds, bool call)
+void mal_monitor_record_comm(mal_comm_op_t op, double bytes, double seconds, bool call)
 {
+    if (!mon.on || (int)op < 0 || (int)op >= PREDICT_OP_COUNT)
+        return;
     mon.comm += seconds;
     if (call) {
         mon.calls[op] += 1;
@@ -754,6 +774,8 @@ void engine_monitor_plan(const int64_t *old_bounds, const int64_t *new_bounds, i
     int64_t *before = cold ? malloc((size_t)nparts * sizeof *before) : NULL;
     for (int r = 0; before != NULL && r < nparts; r++)
         before[r] = mon.load[r].remote_bytes;
+    /* Out of memory, the structure is left out of the prediction (it is only checked
+     * against the measurement, never acted on). */
     predict_plan_load(old_bounds, new_bounds, nparts, row_bytes, mode, mon.load);
     for (int r = 0; before != NULL && r < nparts; r++)
         mon.load[r].cold_bytes += mon.load[r].remote_bytes - before[r];

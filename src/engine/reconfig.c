@@ -29,7 +29,7 @@ static mal_status_t new_layout(engine_reconfig_t *rc, engine_carry_t *c)
         return engine_fail(MAL_ERR_NOMEM, "no memory for %d weights", rc->n_n);
     /* min_rows is a rule for block parts; a replicated structure has none. */
     int64_t min_rows = a->distribution == MAL_BLOCK ? engine.config.min_rows : 0;
-    partition_error_t err = PARTITION_OK;
+    mal_status_t err = MAL_OK;
     if (a->layout != ENGINE_LAYOUT_OWN)
         memcpy(c->new_bounds_n, engine_csr_next_bounds(a),
                ((size_t)rc->n_n + 1) * sizeof(int64_t));

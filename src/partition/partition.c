@@ -30,20 +30,15 @@ static int64_t rounded_share(int64_t rest, long double cum, long double total_we
     return x >= (long double)rest ? rest : (int64_t)x;
 }
 
-partition_error_t partition_block(int64_t total_rows, int nparts, const double *weights,
-                                  int64_t min_rows, int64_t *bounds)
+mal_status_t partition_block(int64_t total_rows, int nparts, const double *weights,
+                             int64_t min_rows, int64_t *bounds)
 {
-    if (nparts < 1)
-        return PARTITION_ERR_PARTS;
-    if (total_rows < 0)
-        return PARTITION_ERR_ROWS;
-    if (partition_find_bad_weight(weights, nparts) >= 0)
-        return PARTITION_ERR_WEIGHT;
+    if (nparts < 1 || total_rows < 0 || weights == NULL || bounds == NULL ||
+        partition_find_bad_weight(weights, nparts) >= 0)
+        return MAL_ERR_ARG;
     int positive = count_positive(weights, nparts);
-    if (positive == 0)
-        return PARTITION_ERR_ALL_ZERO;
-    if (min_rows < 0 || (min_rows > 0 && min_rows > total_rows / positive))
-        return PARTITION_ERR_MIN_ROWS;
+    if (positive == 0 || min_rows < 0 || (min_rows > 0 && min_rows > total_rows / positive))
+        return MAL_ERR_ARG;
 
     long double total_weight = 0.0L;
     for (int r = 0; r < nparts; r++)
@@ -58,7 +53,7 @@ partition_error_t partition_block(int64_t total_rows, int nparts, const double *
         reserved += weights[r] > 0.0 ? min_rows : 0;
         bounds[r + 1] = reserved + rounded_share(rest, cum, total_weight);
     }
-    return PARTITION_OK;
+    return MAL_OK;
 }
 
 void partition_even(int64_t total_rows, int nparts, int64_t *bounds)
@@ -70,12 +65,12 @@ void partition_even(int64_t total_rows, int nparts, int64_t *bounds)
         bounds[r + 1] = bounds[r] + base + (r < extra ? 1 : 0);
 }
 
-int partition_same(const int64_t *a, const int64_t *b, int nparts)
+bool partition_same(const int64_t *a, const int64_t *b, int nparts)
 {
     for (int r = 0; r <= nparts; r++)
         if (a[r] != b[r])
-            return 0;
-    return 1;
+            return false;
+    return true;
 }
 
 int partition_owner(const int64_t *bounds, int nparts, int64_t row)
@@ -156,20 +151,20 @@ int64_t partition_push_rows(int64_t rows, int64_t dst_in, int64_t src_out)
     return x >= (long double)rows ? rows : x <= 0 ? 0 : (int64_t)x;
 }
 
-int partition_nnz_trivial(int64_t t, int64_t total, int64_t nrows, int64_t *row,
-                          int64_t *nnz)
+bool partition_nnz_trivial(int64_t t, int64_t total, int64_t nrows, int64_t *row,
+                           int64_t *nnz)
 {
     if (t <= 0) {
         *row = 0;
         *nnz = 0;
-        return 1;
+        return true;
     }
     if (t >= total) {
         *row = nrows;
         *nnz = total;
-        return 1;
+        return true;
     }
-    return 0;
+    return false;
 }
 
 int partition_nnz_owner(const int64_t *nnz_bounds, int nparts, int64_t t, int from)
@@ -201,24 +196,23 @@ void partition_nnz_resolve(const int64_t *prefix, int64_t rows, int64_t row0, in
     *nnz = nnz0 + prefix[lo];
 }
 
-partition_error_t partition_nnz(const int64_t *prefix, int64_t nrows, int nparts,
-                                const double *weights, int64_t *row_bounds,
-                                int64_t *nnz_bounds)
+mal_status_t partition_nnz(const int64_t *prefix, int64_t nrows, int nparts,
+                           const double *weights, int64_t *row_bounds, int64_t *nnz_bounds)
 {
     int64_t total = nrows > 0 ? prefix[nrows] : 0;
     if (total == 0 || nrows <= 0) {
-        partition_error_t err = partition_block(nrows, nparts, weights, 0, row_bounds);
-        for (int r = 0; !err && r <= nparts; r++)
+        mal_status_t st = partition_block(nrows, nparts, weights, 0, row_bounds);
+        for (int r = 0; st == MAL_OK && r <= nparts; r++)
             nnz_bounds[r] = 0;
-        return err;
+        return st;
     }
-    partition_error_t err = partition_block(total, nparts, weights, 0, nnz_bounds);
-    if (err)
-        return err;
+    mal_status_t st = partition_block(total, nparts, weights, 0, nnz_bounds);
+    if (st != MAL_OK)
+        return st;
     for (int r = 0; r <= nparts; r++) {
         int64_t t = nnz_bounds[r];
         if (!partition_nnz_trivial(t, total, nrows, &row_bounds[r], &nnz_bounds[r]))
             partition_nnz_resolve(prefix, nrows, 0, 0, t, &row_bounds[r], &nnz_bounds[r]);
     }
-    return PARTITION_OK;
+    return MAL_OK;
 }

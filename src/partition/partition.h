@@ -3,18 +3,11 @@
 #ifndef MAL_PARTITION_H
 #define MAL_PARTITION_H
 
+#include "mal_status.h"
+
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* Why a set of weights was refused. */
-typedef enum {
-    PARTITION_OK = 0,
-    PARTITION_ERR_PARTS,    /* nparts < 1                                   */
-    PARTITION_ERR_ROWS,     /* total_rows < 0                               */
-    PARTITION_ERR_WEIGHT,   /* a weight is negative, NaN or infinite        */
-    PARTITION_ERR_ALL_ZERO, /* no weight is positive                        */
-    PARTITION_ERR_MIN_ROWS  /* min_rows < 0, or too many for the rows       */
-} partition_error_t;
 
 /* Index of the first invalid weight, or -1 when all are finite and >= 0. */
 int partition_find_bad_weight(const double *weights, int nparts);
@@ -23,15 +16,19 @@ int partition_find_bad_weight(const double *weights, int nparts);
  * part r owns rows [bounds[r], bounds[r+1]). Each positive-weight part first receives
  * min_rows, the remaining rows are split by rounding the cumulative weight shares, so
  * counts sum exactly, boundaries are monotone and a zero weight gets zero rows.
- * O(nparts) time, no allocation. bounds must hold nparts + 1 entries. */
-partition_error_t partition_block(int64_t total_rows, int nparts, const double *weights,
-                                  int64_t min_rows, int64_t *bounds);
+ * O(nparts) time, no allocation. bounds must hold nparts + 1 entries.
+ * Returns MAL_OK, or MAL_ERR_ARG (bounds untouched) when nparts < 1, total_rows < 0, a
+ * weight is negative, NaN or infinite (partition_find_bad_weight names it), no weight
+ * is positive, or min_rows is negative or more than the rows allow for every positive
+ * weight; the caller, who knows which argument came from the user, words the message. */
+mal_status_t partition_block(int64_t total_rows, int nparts, const double *weights,
+                             int64_t min_rows, int64_t *bounds);
 
 /* Even split (all weights equal), the layout of a newly allocated structure. */
 void partition_even(int64_t total_rows, int nparts, int64_t *bounds);
 
-/* True when two layouts of the same number of parts are identical. */
-int partition_same(const int64_t *a, const int64_t *b, int nparts);
+/* Whether two layouts of the same number of parts are identical. */
+bool partition_same(const int64_t *a, const int64_t *b, int nparts);
 
 /* The part owning global row `row` (bounds sorted, empty parts skipped): the last r with
  * bounds[r] <= row < bounds[r+1]. O(log nparts). */
@@ -82,8 +79,8 @@ int64_t partition_push_rows(int64_t rows, int64_t dst_in, int64_t src_out);
 /* Whether target `t` of `total` nonzeros is decided without data: t <= 0 is row 0 and
  * t >= total is the last row boundary (leading and trailing zero weights get no rows,
  * empty rows at the ends go to the nearest positive weight). Sets *row and *nnz then. */
-int partition_nnz_trivial(int64_t t, int64_t total, int64_t nrows, int64_t *row,
-                          int64_t *nnz);
+bool partition_nnz_trivial(int64_t t, int64_t total, int64_t nrows, int64_t *row,
+                           int64_t *nnz);
 
 /* The part that resolves a non-trivial target: the q with nnz_bounds[q] < t <=
  * nnz_bounds[q+1] (unique, and never an empty part), searched forward from part `from`
@@ -100,9 +97,9 @@ void partition_nnz_resolve(const int64_t *prefix, int64_t rows, int64_t row0, in
 
 /* The whole computation on one process, for a full row pointer (prefix[0] == 0):
  * row_bounds and nnz_bounds (nparts + 1 each) of the nnz-weighted split. With no nonzero
- * at all, rows are split by weight as partition_block() does. Errors as partition_block. */
-partition_error_t partition_nnz(const int64_t *prefix, int64_t nrows, int nparts,
-                                const double *weights, int64_t *row_bounds,
-                                int64_t *nnz_bounds);
+ * at all, rows are split by weight as partition_block() does. Returns MAL_OK, or
+ * MAL_ERR_ARG for the weights and counts partition_block() refuses. */
+mal_status_t partition_nnz(const int64_t *prefix, int64_t nrows, int nparts,
+                           const double *weights, int64_t *row_bounds, int64_t *nnz_bounds);
 
 #endif /* MAL_PARTITION_H */

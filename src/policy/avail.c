@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { AVAIL_OK = 0, AVAIL_REFUSED = -1, AVAIL_NO_MEMORY = -2 };
 
 #define FIELDS 5
 #define CORES_MAX 1000000
@@ -62,29 +61,29 @@ static void vreport(char *err, size_t errlen, const char *name, long line, const
 }
 
 PRINTF_LIKE(4, 5)
-static int report(char *err, size_t errlen, const char *name, const char *fmt, ...)
+static mal_status_t report(char *err, size_t errlen, const char *name, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vreport(err, errlen, name, 0, fmt, ap);
     va_end(ap);
-    return AVAIL_REFUSED;
+    return MAL_ERR_ARG;
 }
 
 /* A refusal of the line being read. */
-PRINTF_LIKE(2, 3) static int refuse(parser_t *p, const char *fmt, ...)
+PRINTF_LIKE(2, 3) static mal_status_t refuse(parser_t *p, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vreport(p->err, p->errlen, p->name, p->line, fmt, ap);
     va_end(ap);
-    return AVAIL_REFUSED;
+    return MAL_ERR_ARG;
 }
 
-static int out_of_memory(char *err, size_t errlen, const char *name)
+static mal_status_t out_of_memory(char *err, size_t errlen, const char *name)
 {
     report(err, errlen, name, "out of memory");
-    return AVAIL_NO_MEMORY;
+    return MAL_ERR_NOMEM;
 }
 
 /* The field as quoted in a message: cut after QUOTE_MAX characters. */
@@ -198,42 +197,42 @@ static int grown(int capacity)
     return capacity > INT_MAX / 2 ? 0 : 2 * capacity;
 }
 
-static int make_room_for_host(parser_t *p)
+static mal_status_t make_room_for_host(parser_t *p)
 {
     if (p->table.nhosts < p->host_capacity)
-        return AVAIL_OK;
+        return MAL_OK;
     int capacity = grown(p->host_capacity);
     if (capacity == 0)
-        return AVAIL_NO_MEMORY;
+        return MAL_ERR_NOMEM;
     avail_host_t *hosts = realloc(p->table.hosts, (size_t)capacity * sizeof *hosts);
     if (!hosts)
-        return AVAIL_NO_MEMORY;
+        return MAL_ERR_NOMEM;
     p->table.hosts = hosts;
     long *lines = realloc(p->host_line, (size_t)capacity * sizeof *lines);
     if (!lines)
-        return AVAIL_NO_MEMORY;
+        return MAL_ERR_NOMEM;
     p->host_line = lines;
     p->host_capacity = capacity;
-    return AVAIL_OK;
+    return MAL_OK;
 }
 
-static int make_room_for_class(parser_t *p)
+static mal_status_t make_room_for_class(parser_t *p)
 {
     if (p->table.nclasses < p->class_capacity)
-        return AVAIL_OK;
+        return MAL_OK;
     int capacity = grown(p->class_capacity);
     if (capacity == 0)
-        return AVAIL_NO_MEMORY;
+        return MAL_ERR_NOMEM;
     avail_class_t *classes = realloc(p->table.classes, (size_t)capacity * sizeof *classes);
     if (!classes)
-        return AVAIL_NO_MEMORY;
+        return MAL_ERR_NOMEM;
     p->table.classes = classes;
     long *lines = realloc(p->class_line, (size_t)capacity * sizeof *lines);
     if (!lines)
-        return AVAIL_NO_MEMORY;
+        return MAL_ERR_NOMEM;
     p->class_line = lines;
     p->class_capacity = capacity;
-    return AVAIL_OK;
+    return MAL_OK;
 }
 
 static int find_class(const avail_t *a, const char *name)
@@ -245,11 +244,11 @@ static int find_class(const avail_t *a, const char *name)
 }
 
 /* A class met again must repeat its first host's numbers. */
-static int check_class(parser_t *p, int c, const avail_class_t *here)
+static mal_status_t check_class(parser_t *p, int c, const avail_class_t *here)
 {
     const avail_class_t *first = &p->table.classes[c];
     if (first->gflops == here->gflops && first->price == here->price)
-        return AVAIL_OK;
+        return MAL_OK;
     char g0[NUMBER_TEXT], p0[NUMBER_TEXT], g1[NUMBER_TEXT], p1[NUMBER_TEXT];
     return refuse(p, "class '%s' has gflops %s and price %s on line %ld, here %s and %s",
                   first->name, number_text(first->gflops, g0), number_text(first->price, p0),
@@ -258,25 +257,25 @@ static int check_class(parser_t *p, int c, const avail_class_t *here)
 }
 
 /* The index of the line's class, declared here when it is new. */
-static int enter_class(parser_t *p, const avail_class_t *here, int *cls)
+static mal_status_t enter_class(parser_t *p, const avail_class_t *here, int *cls)
 {
     *cls = find_class(&p->table, here->name);
     if (*cls >= 0)
         return check_class(p, *cls, here);
-    int rc = make_room_for_class(p);
+    mal_status_t rc = make_room_for_class(p);
     if (rc)
         return rc;
     *cls = p->table.nclasses++;
     p->table.classes[*cls] = *here;
     p->class_line[*cls] = p->line;
-    return AVAIL_OK;
+    return MAL_OK;
 }
 
 /* ---- lines ----------------------------------------------------------------------------- */
 
 /* Hosts are looked up one by one: availability files list tens to thousands of hosts,
  * where a linear scan costs less than the file's reading. */
-static int read_host(parser_t *p, const char *text, avail_host_t *host)
+static mal_status_t read_host(parser_t *p, const char *text, avail_host_t *host)
 {
     if (strlen(text) >= sizeof host->name)
         return refuse(p, "host name longer than %d characters", AVAIL_HOST_MAX - 1);
@@ -284,10 +283,10 @@ static int read_host(parser_t *p, const char *text, avail_host_t *host)
     if (earlier >= 0)
         return refuse(p, "host '%s' already listed on line %ld", text, p->host_line[earlier]);
     strcpy(host->name, text);
-    return AVAIL_OK;
+    return MAL_OK;
 }
 
-static int read_class(parser_t *p, char *const field[FIELDS], avail_class_t *cls)
+static mal_status_t read_class(parser_t *p, char *const field[FIELDS], avail_class_t *cls)
 {
     char shown[QUOTE_MAX + 4];
     if (strlen(field[2]) >= sizeof cls->name)
@@ -297,22 +296,22 @@ static int read_class(parser_t *p, char *const field[FIELDS], avail_class_t *cls
         return refuse(p, "gflops '%s' must be a finite number > 0", excerpt(field[3], shown));
     if (!parse_finite(field[4], &cls->price) || !price_valid(cls->price))
         return refuse(p, "price '%s' must be a finite number >= 0", excerpt(field[4], shown));
-    return AVAIL_OK;
+    return MAL_OK;
 }
 
-static int parse_line(parser_t *p, char *line)
+static mal_status_t parse_line(parser_t *p, char *line)
 {
     char *field[FIELDS];
     size_t count = split_fields(line, field);
     if (count == 0)
-        return AVAIL_OK;
+        return MAL_OK;
     if (count != FIELDS)
         return refuse(p, "expected 5 fields (host cores class gflops price), found %zu",
                       count);
     avail_host_t host;
     avail_class_t cls;
     char shown[QUOTE_MAX + 4];
-    int rc = read_host(p, field[0], &host);
+    mal_status_t rc = read_host(p, field[0], &host);
     if (rc)
         return rc;
     if (!parse_cores(field[1], &host.cores))
@@ -327,11 +326,11 @@ static int parse_line(parser_t *p, char *line)
         return rc;
     p->host_line[p->table.nhosts] = p->line;
     p->table.hosts[p->table.nhosts++] = host;
-    return AVAIL_OK;
+    return MAL_OK;
 }
 
 /* Why getline stopped: the end of the file, or a failure. */
-static int check_end(parser_t *p, FILE *in, int getline_errno)
+static mal_status_t check_end(parser_t *p, FILE *in, int getline_errno)
 {
     if (getline_errno == ENOMEM)
         return out_of_memory(p->err, p->errlen, p->name);
@@ -340,14 +339,14 @@ static int check_end(parser_t *p, FILE *in, int getline_errno)
                       strerror(getline_errno ? getline_errno : EIO));
     if (p->table.nhosts == 0)
         return report(p->err, p->errlen, p->name, "no host listed");
-    return AVAIL_OK;
+    return MAL_OK;
 }
 
-static int parse_lines(parser_t *p, FILE *in)
+static mal_status_t parse_lines(parser_t *p, FILE *in)
 {
     char *line = NULL;
     size_t capacity = 0;
-    int rc = AVAIL_OK;
+    mal_status_t rc = MAL_OK;
     for (;;) {
         errno = 0;
         ssize_t length = getline(&line, &capacity, in);
@@ -366,7 +365,7 @@ static int parse_lines(parser_t *p, FILE *in)
     return rc;
 }
 
-int avail_parse(FILE *in, const char *name, avail_t *out, char *err, size_t errlen)
+mal_status_t avail_parse(FILE *in, const char *name, avail_t *out, char *err, size_t errlen)
 {
     if (err && errlen > 0)
         err[0] = '\0';
@@ -380,8 +379,8 @@ int avail_parse(FILE *in, const char *name, avail_t *out, char *err, size_t errl
     numeric_scope_t scope;
     if (!enter_c_numbers(&scope))
         return out_of_memory(err, errlen, name);
-    int rc = parse_lines(&p, in);
-    if (rc == AVAIL_NO_MEMORY)
+    mal_status_t rc = parse_lines(&p, in);
+    if (rc == MAL_ERR_NOMEM)
         out_of_memory(err, errlen, name);
     leave_c_numbers(&scope);
     free(p.host_line);
@@ -393,7 +392,7 @@ int avail_parse(FILE *in, const char *name, avail_t *out, char *err, size_t errl
     return rc;
 }
 
-int avail_read(const char *path, avail_t *out, char *err, size_t errlen)
+mal_status_t avail_read(const char *path, avail_t *out, char *err, size_t errlen)
 {
     if (out)
         *out = (avail_t){0};
@@ -402,14 +401,15 @@ int avail_read(const char *path, avail_t *out, char *err, size_t errlen)
     FILE *in = fopen(path, "r");
     if (!in)
         return report(err, errlen, path, "cannot open: %s", strerror(errno));
-    int rc = avail_parse(in, path, out, err, errlen);
+    mal_status_t rc = avail_parse(in, path, out, err, errlen);
     fclose(in);
     return rc;
 }
 
 /* ---- one host -------------------------------------------------------------------------- */
 
-PRINTF_LIKE(3, 4) static int refuse_single(char *err, size_t errlen, const char *fmt, ...)
+PRINTF_LIKE(3, 4)
+static mal_status_t refuse_single(char *err, size_t errlen, const char *fmt, ...)
 {
     numeric_scope_t scope;
     bool c_numbers = enter_c_numbers(&scope);
@@ -419,10 +419,10 @@ PRINTF_LIKE(3, 4) static int refuse_single(char *err, size_t errlen, const char 
     va_end(ap);
     if (c_numbers)
         leave_c_numbers(&scope);
-    return AVAIL_REFUSED;
+    return MAL_ERR_ARG;
 }
 
-static int check_single(const char *host, int cores, const char *cls, double gflops,
+static mal_status_t check_single(const char *host, int cores, const char *cls, double gflops,
                         double price, char *err, size_t errlen)
 {
     if (!host || host[0] == '\0')
@@ -442,11 +442,11 @@ static int check_single(const char *host, int cores, const char *cls, double gfl
         return refuse_single(err, errlen, "gflops %g must be a finite number > 0", gflops);
     if (!price_valid(price))
         return refuse_single(err, errlen, "price %g must be a finite number >= 0", price);
-    return AVAIL_OK;
+    return MAL_OK;
 }
 
-int avail_single(const char *host, int cores, const char *cls, double gflops, double price,
-                 avail_t *out, char *err, size_t errlen)
+mal_status_t avail_single(const char *host, int cores, const char *cls, double gflops,
+                          double price, avail_t *out, char *err, size_t errlen)
 {
     if (err && errlen > 0)
         err[0] = '\0';
@@ -455,7 +455,7 @@ int avail_single(const char *host, int cores, const char *cls, double gflops, do
     *out = (avail_t){0};
     if (!cls)
         cls = "local";
-    int rc = check_single(host, cores, cls, gflops, price, err, errlen);
+    mal_status_t rc = check_single(host, cores, cls, gflops, price, err, errlen);
     if (rc)
         return rc;
     avail_t a = {.classes = calloc(1, sizeof *a.classes), .nclasses = 1,
@@ -471,7 +471,7 @@ int avail_single(const char *host, int cores, const char *cls, double gflops, do
     a.hosts[0].cores = cores;
     a.hosts[0].cls = 0;
     *out = a;
-    return AVAIL_OK;
+    return MAL_OK;
 }
 
 /* ---- queries --------------------------------------------------------------------------- */

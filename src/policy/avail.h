@@ -17,6 +17,8 @@
 #ifndef MAL_AVAIL_H
 #define MAL_AVAIL_H
 
+#include "mal_status.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -42,9 +44,9 @@ typedef struct {
     int nhosts;
 } avail_t;
 
-/* Read an availability file. Returns 0 and fills *out (free with avail_free); on error
- * returns -1, leaves *out as {0} and writes to err (errlen bytes, always terminated when
- * errlen > 0) a message naming the file and line, e.g.
+/* Read an availability file. Returns MAL_OK and fills *out (free with avail_free); on
+ * error returns MAL_ERR_ARG, leaves *out as {0} and writes to err (errlen bytes, always
+ * terminated when errlen > 0) a message naming the file and line, e.g.
  *   "FILE:3: expected 5 fields (host cores class gflops price), found 4"
  *   "FILE:3: cores 'x' is not an integer in 1..1000000"
  *   "FILE:3: gflops '0' must be a finite number > 0"
@@ -53,16 +55,18 @@ typedef struct {
  *   "FILE:9: class 'C1' has gflops 1.9 and price 0.095 on line 2, here 2 and 0.095"
  *   "FILE:4: host name longer than 255 characters"
  *   "FILE: no host listed", "FILE: cannot open: No such file or directory"
- * -2 when out of memory. avail_parse does the same for an open stream (name is used in
- * messages only). Numbers follow the "C" locale's format. */
-int avail_read(const char *path, avail_t *out, char *err, size_t errlen);
-int avail_parse(FILE *in, const char *name, avail_t *out, char *err, size_t errlen);
+ * and MAL_ERR_NOMEM ("FILE: out of memory") when out of memory. avail_parse does the
+ * same for an open stream (name is used in messages only). Numbers follow the "C"
+ * locale's format. */
+mal_status_t avail_read(const char *path, avail_t *out, char *err, size_t errlen);
+mal_status_t avail_parse(FILE *in, const char *name, avail_t *out, char *err, size_t errlen);
 
 /* A view of one host: `host` with `cores` cores of class `cls` ("local" when NULL),
  * `gflops` per core (> 0) and `price` per core-hour: the default when no file is given.
- * Returns 0, -1 on bad arguments (err says which), -2 when out of memory. */
-int avail_single(const char *host, int cores, const char *cls, double gflops, double price,
-                 avail_t *out, char *err, size_t errlen);
+ * Returns MAL_OK, MAL_ERR_ARG on bad arguments (err says which), MAL_ERR_NOMEM when out
+ * of memory. */
+mal_status_t avail_single(const char *host, int cores, const char *cls, double gflops,
+                          double price, avail_t *out, char *err, size_t errlen);
 
 /* Index of the host named `name`, or -1. */
 int avail_find_host(const avail_t *a, const char *name);

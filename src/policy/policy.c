@@ -23,7 +23,7 @@ void policy_config_default(policy_config_t *c)
                            .release = true};
 }
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+static mal_status_t fail(char *err, size_t errlen, mal_status_t code, const char *fmt, ...)
 {
     if (err != NULL && errlen > 0) {
         va_list ap;
@@ -34,62 +34,69 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
     return code;
 }
 
-static int check_objective(const policy_config_t *c, char *err, size_t errlen)
+static mal_status_t check_objective(const policy_config_t *c, char *err, size_t errlen)
 {
     switch (c->objective) {
     case POLICY_OBJECTIVE_NONE:
-        return 0;
+        return MAL_OK;
     case POLICY_OBJECTIVE_SPEEDUP:
         if (!(c->target > 0 && c->target < 1))
-            return fail(err, errlen, -1, "speedup objective %g must be in (0, 1)", c->target);
+            return fail(err, errlen, MAL_ERR_ARG,
+                        "speedup objective %g must be in (0, 1)", c->target);
         break;
     case POLICY_OBJECTIVE_TIME:
         if (!(c->target > 0) || !isfinite(c->target))
-            return fail(err, errlen, -1, "completion time objective %g s must be finite and "
+            return fail(err, errlen, MAL_ERR_ARG,
+                        "completion time objective %g s must be finite and "
                         "> 0", c->target);
         break;
     default:
-        return fail(err, errlen, -1, "unknown objective %d", (int)c->objective);
+        return fail(err, errlen, MAL_ERR_ARG, "unknown objective %d", (int)c->objective);
     }
     if (c->total_iterations <= 0)
-        return fail(err, errlen, -1, "an objective needs total_iterations (the length of the "
+        return fail(err, errlen, MAL_ERR_ARG,
+                    "an objective needs total_iterations (the length of the "
                     "run), got %lld", (long long)c->total_iterations);
-    return 0;
+    return MAL_OK;
 }
 
-static int check_limits(const policy_config_t *c, char *err, size_t errlen)
+static mal_status_t check_limits(const policy_config_t *c, char *err, size_t errlen)
 {
     if (c->min_procs < 0 || c->max_procs < 0 || c->preferred < 0)
-        return fail(err, errlen, -1, "process limits must be >= 0 (min %d, max %d, "
+        return fail(err, errlen, MAL_ERR_ARG, "process limits must be >= 0 (min %d, max %d, "
                     "preferred %d)", c->min_procs, c->max_procs, c->preferred);
     if (c->max_procs > 0 && c->min_procs > c->max_procs)
-        return fail(err, errlen, -1, "min_procs %d > max_procs %d", c->min_procs, c->max_procs);
+        return fail(err, errlen, MAL_ERR_ARG,
+                    "min_procs %d > max_procs %d", c->min_procs, c->max_procs);
     if (c->preferred > 0 && (c->preferred < c->min_procs ||
                              (c->max_procs > 0 && c->preferred > c->max_procs)))
-        return fail(err, errlen, -1, "preferred %d is outside [min_procs %d, max_procs %d]",
+        return fail(err, errlen, MAL_ERR_ARG,
+                    "preferred %d is outside [min_procs %d, max_procs %d]",
                     c->preferred, c->min_procs, c->max_procs);
     if (c->inhibit_iterations < 0 || !(c->inhibit_seconds >= 0) || !isfinite(c->inhibit_seconds))
-        return fail(err, errlen, -1, "inhibitors must be >= 0 (%lld iterations, %g s)",
+        return fail(err, errlen, MAL_ERR_ARG,
+                    "inhibitors must be >= 0 (%lld iterations, %g s)",
                     (long long)c->inhibit_iterations, c->inhibit_seconds);
-    return 0;
+    return MAL_OK;
 }
 
-int policy_config_check(const policy_config_t *c, char *err, size_t errlen)
+mal_status_t policy_config_check(const policy_config_t *c, char *err, size_t errlen)
 {
     if (c == NULL)
-        return fail(err, errlen, -1, "no policy configuration");
+        return fail(err, errlen, MAL_ERR_ARG, "no policy configuration");
     if (c->constraint != SELECT_EFFICIENCY && c->constraint != SELECT_COST)
-        return fail(err, errlen, -1, "unknown constraint %d", (int)c->constraint);
+        return fail(err, errlen, MAL_ERR_ARG, "unknown constraint %d", (int)c->constraint);
     if (c->mode != POLICY_DEDICATED && c->mode != POLICY_LOADED)
-        return fail(err, errlen, -1, "unknown mode %d", (int)c->mode);
+        return fail(err, errlen, MAL_ERR_ARG, "unknown mode %d", (int)c->mode);
     if (!(c->tolerance >= 0 && c->tolerance < 1))
-        return fail(err, errlen, -1, "tolerance %g must be in [0, 1)", c->tolerance);
+        return fail(err, errlen, MAL_ERR_ARG, "tolerance %g must be in [0, 1)", c->tolerance);
     if (!(c->imbalance >= 0 && c->imbalance < 1))
-        return fail(err, errlen, -1, "imbalance threshold %g must be in [0, 1)", c->imbalance);
+        return fail(err, errlen, MAL_ERR_ARG, "imbalance threshold %g must be in [0, 1)",
+                    c->imbalance);
     if (c->total_iterations < 0)
-        return fail(err, errlen, -1, "total_iterations %lld must be >= 0",
+        return fail(err, errlen, MAL_ERR_ARG, "total_iterations %lld must be >= 0",
                     (long long)c->total_iterations);
-    int rc = check_objective(c, err, errlen);
+    mal_status_t rc = check_objective(c, err, errlen);
     return rc ? rc : check_limits(c, err, errlen);
 }
 
@@ -145,46 +152,50 @@ static void ctx_free(ctx_t *x)
     free(x->on_host);
 }
 
-static int check_proc(const ctx_t *x, int r, char *err, size_t errlen)
+static mal_status_t check_proc(const ctx_t *x, int r, char *err, size_t errlen)
 {
     const policy_proc_t *q = &x->in->procs[r];
     if (q->host < 0 || q->host >= x->avail->nhosts)
-        return fail(err, errlen, -1, "rank %d: host index %d outside 0..%d", r, q->host,
+        return fail(err, errlen, MAL_ERR_ARG,
+                    "rank %d: host index %d outside 0..%d", r, q->host,
                     x->avail->nhosts - 1);
     if (!(q->work >= 0) || !isfinite(q->work) || !(q->comp >= 0) || !isfinite(q->comp))
-        return fail(err, errlen, -1, "rank %d: work %g and computation %g s must be finite "
+        return fail(err, errlen, MAL_ERR_ARG,
+                    "rank %d: work %g and computation %g s must be finite "
                     "and >= 0", r, q->work, q->comp);
     if (q->rows < 0)
-        return fail(err, errlen, -1, "rank %d: %lld rows", r, (long long)q->rows);
-    return 0;
+        return fail(err, errlen, MAL_ERR_ARG, "rank %d: %lld rows", r, (long long)q->rows);
+    return MAL_OK;
 }
 
-static int check_input(const ctx_t *x, char *err, size_t errlen)
+static mal_status_t check_input(const ctx_t *x, char *err, size_t errlen)
 {
     const policy_input_t *in = x->in;
     if (in->nprocs < 1 || in->procs == NULL || in->free_cores == NULL)
-        return fail(err, errlen, -1, "no processes, or no free-core view");
+        return fail(err, errlen, MAL_ERR_ARG, "no processes, or no free-core view");
     if (in->interval < 1 || in->iteration < 0 || !(in->elapsed >= 0) ||
         !(in->interval_seconds >= 0) || in->row_bytes < 0)
-        return fail(err, errlen, -1, "interval %d, iteration %lld, elapsed %g s, interval "
+        return fail(err, errlen, MAL_ERR_ARG,
+                    "interval %d, iteration %lld, elapsed %g s, interval "
                     "time %g s, row bytes %lld: out of range", in->interval,
                     (long long)in->iteration, in->elapsed, in->interval_seconds,
                     (long long)in->row_bytes);
     int64_t rows = 0;
     for (int r = 0; r < in->nprocs; r++) {
-        int rc = check_proc(x, r, err, errlen);
+        mal_status_t rc = check_proc(x, r, err, errlen);
         if (rc)
             return rc;
         rows += in->procs[r].rows;
     }
     if (rows != in->rows)
-        return fail(err, errlen, -1, "the ranks hold %lld rows, the data has %lld",
+        return fail(err, errlen, MAL_ERR_ARG, "the ranks hold %lld rows, the data has %lld",
                     (long long)rows, (long long)in->rows);
     for (int h = 0; h < x->avail->nhosts; h++)
         if (in->free_cores[h] < 0)
-            return fail(err, errlen, -1, "host %s: %d free cores", x->avail->hosts[h].name,
+            return fail(err, errlen, MAL_ERR_ARG,
+                        "host %s: %d free cores", x->avail->hosts[h].name,
                         in->free_cores[h]);
-    return 0;
+    return MAL_OK;
 }
 
 static double measured_power(const policy_proc_t *q)
@@ -214,13 +225,14 @@ static double work_per_gflop(const ctx_t *x)
     return k;
 }
 
-static int ctx_powers(ctx_t *x, char *err, size_t errlen)
+static mal_status_t ctx_powers(ctx_t *x, char *err, size_t errlen)
 {
     for (int r = 0; r < x->p; r++)
         x->on_host[x->in->procs[r].host]++;
     double k = work_per_gflop(x);
     if (!(k > 0))
-        return fail(err, errlen, -1, "no rank measured any work and computation time");
+        return fail(err, errlen, MAL_ERR_ARG,
+                    "no rank measured any work and computation time");
     for (int r = 0; r < x->p; r++) {
         double m = measured_power(&x->in->procs[r]);
         x->nominal[r] = k * class_gflops(x, r) * core_share(x, r);
@@ -230,7 +242,7 @@ static int ctx_powers(ctx_t *x, char *err, size_t errlen)
         x->class_power[c] = k * x->avail->classes[c].gflops;
     for (int h = 0; h < x->avail->nhosts; h++)
         x->class_free[x->avail->hosts[h].cls] += x->in->free_cores[h];
-    return 0;
+    return MAL_OK;
 }
 
 static double sum_work(const policy_input_t *in)
@@ -252,13 +264,13 @@ static double intervals_left(const policy_config_t *cfg, const policy_input_t *i
 static double comm_interval(const ctx_t *x, int n);
 static double current_interval(const ctx_t *x);
 
-static int ctx_init(ctx_t *x, const policy_config_t *cfg, const avail_t *avail,
-                    const predict_params_t *model, const policy_input_t *in, char *err,
-                    size_t errlen)
+static mal_status_t ctx_init(ctx_t *x, const policy_config_t *cfg, const avail_t *avail,
+                             const predict_params_t *model, const policy_input_t *in,
+                             char *err, size_t errlen)
 {
     *x = (ctx_t){.cfg = cfg, .avail = avail, .model = model, .in = in, .p = in->nprocs,
                  .iters = in->interval, .lambda = in->lambda > 0 ? in->lambda : 1.0};
-    int rc = check_input(x, err, errlen);
+    mal_status_t rc = check_input(x, err, errlen);
     if (rc)
         return rc;
     size_t p = (size_t)x->p, nc = (size_t)avail->nclasses;
@@ -268,14 +280,15 @@ static int ctx_init(ctx_t *x, const policy_config_t *cfg, const avail_t *avail,
     x->class_free = calloc(nc, sizeof *x->class_free);
     x->on_host = calloc((size_t)avail->nhosts, sizeof *x->on_host);
     if (!x->power || !x->nominal || !x->class_power || !x->class_free || !x->on_host)
-        return fail(err, errlen, -2, "no memory for a decision over %d processes", x->p);
+        return fail(err, errlen, MAL_ERR_NOMEM,
+                    "no memory for a decision over %d processes", x->p);
     rc = ctx_powers(x, err, errlen);
     if (rc)
         return rc;
     x->work = in->work > 0 ? in->work : sum_work(in);
     x->left = intervals_left(cfg, in);
     x->current = current_interval(x);
-    return 0;
+    return MAL_OK;
 }
 
 /* ---- predicting a set ----------------------------------------------------------------- */
@@ -355,13 +368,14 @@ static double redist_interval(const ctx_t *x, int nparts, const double *weights,
         int64_t *new_b = old_b + nparts + 1;
         for (int r = 0; r < nparts; r++)
             old_b[r + 1] = old_b[r] + (r < x->p ? x->in->procs[r].rows : 0);
-        if (partition_block(x->in->rows, nparts, weights, 0, new_b) == PARTITION_OK) {
+        if (partition_block(x->in->rows, nparts, weights, 0, new_b) == MAL_OK) {
             int64_t largest = 0;
             for (int r = 0; r < nparts; r++)
                 largest = new_b[r + 1] - new_b[r] > largest ? new_b[r + 1] - new_b[r] : largest;
-            predict_plan_load(old_b, new_b, nparts, x->in->row_bytes, mode, load);
-            t = predict_redist(x->model, nparts, load, windows, windows * largest *
-                                                                    x->in->row_bytes);
+            if (predict_plan_load(old_b, new_b, nparts, x->in->row_bytes, mode, load) ==
+                MAL_OK)
+                t = predict_redist(x->model, nparts, load, windows,
+                                   windows * largest * x->in->row_bytes);
         }
     }
     free(old_b);
@@ -382,22 +396,22 @@ static void predict_steady(const ctx_t *x, cand_t *c)
     c->t.comm = comm_interval(x, c->n);
 }
 
-static int cand_alloc(cand_t *c, int n, int nclasses)
+static mal_status_t cand_alloc(cand_t *c, int n, int nclasses)
 {
     c->n = n;
     c->power = calloc((size_t)n, sizeof *c->power);
     c->weights = calloc((size_t)n, sizeof *c->weights);
     c->class_counts = calloc((size_t)nclasses, sizeof *c->class_counts);
-    return c->power && c->weights && c->class_counts ? 0 : -2;
+    return c->power && c->weights && c->class_counts ? MAL_OK : MAL_ERR_NOMEM;
 }
 
 /* ---- candidate sets --------------------------------------------------------------------- */
 
 /* The current processes, rebalanced to their computing power. */
-static int cand_rebalance(const ctx_t *x, cand_t *c)
+static mal_status_t cand_rebalance(const ctx_t *x, cand_t *c)
 {
     if (cand_alloc(c, x->p, x->avail->nclasses))
-        return -2;
+        return MAL_ERR_NOMEM;
     c->action = POLICY_REBALANCE;
     for (int r = 0; r < x->p; r++) {
         c->power[r] = x->power[r];
@@ -406,10 +420,11 @@ static int cand_rebalance(const ctx_t *x, cand_t *c)
     predict_steady(x, c);
     c->t.redist = redist_interval(x, x->p, c->weights, PREDICT_RMA_SPLIT, 0);
     c->price = price_now(x);
-    return isnan(c->t.redist) ? -2 : 0;
+    return isnan(c->t.redist) ? MAL_ERR_NOMEM : MAL_OK;
 }
 
-/* Hosts of the new processes: the free cores of each class, hosts in file order. */
+/* Hosts of the new processes: the free cores of each class, hosts in file order. Returns
+ * how many were placed, -1 when a class lacks the free cores. */
 static int place_new(const ctx_t *x, const int *counts, int *hosts)
 {
     int k = 0;
@@ -428,16 +443,16 @@ static int place_new(const ctx_t *x, const int *counts, int *hosts)
 }
 
 /* The current processes plus counts[c] new ones of each class. */
-static int cand_expand(const ctx_t *x, const int *counts, int s, cand_t *c)
+static mal_status_t cand_expand(const ctx_t *x, const int *counts, int s, cand_t *c)
 {
     if (cand_alloc(c, x->p + s, x->avail->nclasses) ||
         (c->hosts = calloc((size_t)s + 1, sizeof *c->hosts)) == NULL)
-        return -2;
+        return MAL_ERR_NOMEM;
     c->action = POLICY_EXPAND;
     c->count = s;
     memcpy(c->class_counts, counts, (size_t)x->avail->nclasses * sizeof *counts);
     if (place_new(x, counts, c->hosts) != s)
-        return -1;
+        return MAL_ERR_ARG;
     c->price = price_now(x);
     for (int r = 0; r < x->p; r++) {
         c->power[r] = x->power[r];
@@ -451,11 +466,11 @@ static int cand_expand(const ctx_t *x, const int *counts, int s, cand_t *c)
     predict_steady(x, c);
     c->t.process = predict_spawn(x->model, s);
     c->t.redist = redist_interval(x, c->n, c->weights, PREDICT_RMA_PUSH, 1);
-    return isnan(c->t.redist) ? -2 : 0;
+    return isnan(c->t.redist) ? MAL_ERR_NOMEM : MAL_OK;
 }
 
 /* The current processes without the `leaving` ones. */
-static int cand_shrink(const ctx_t *x, const bool *leaving, cand_t *c)
+static mal_status_t cand_shrink(const ctx_t *x, const bool *leaving, cand_t *c)
 {
     int r_count = 0;
     for (int r = 0; r < x->p; r++)
@@ -464,7 +479,7 @@ static int cand_shrink(const ctx_t *x, const bool *leaving, cand_t *c)
     if (all == NULL || cand_alloc(c, x->p - r_count, x->avail->nclasses) ||
         (c->ranks = calloc((size_t)r_count + 1, sizeof *c->ranks)) == NULL) {
         free(all);
-        return -2;
+        return MAL_ERR_NOMEM;
     }
     c->action = POLICY_SHRINK;
     c->count = r_count;
@@ -483,7 +498,7 @@ static int cand_shrink(const ctx_t *x, const bool *leaving, cand_t *c)
     c->t.process = predict_remove(x->model, r_count);
     c->t.redist = redist_interval(x, x->p, all, PREDICT_RMA_PULL, 0);
     free(all);
-    return isnan(c->t.redist) ? -2 : 0;
+    return isnan(c->t.redist) ? MAL_ERR_NOMEM : MAL_OK;
 }
 
 /* ---- Algorithm 1: expansion ------------------------------------------------------------- */
@@ -517,19 +532,22 @@ static double power_needed(const ctx_t *x, int s, double goal, double redist)
     return x->work * x->iters / (goal - fixed) - total_power(x);
 }
 
-/* The s-set the constraint prefers among those reaching `need`; 1 when none does. */
-static int best_of_size(const ctx_t *x, int s, double need, cand_t *c)
+/* The s-set the constraint prefers among those reaching `need`, in *c (*found false
+ * when none does). */
+static mal_status_t best_of_size(const ctx_t *x, int s, double need, cand_t *c, bool *found)
 {
     const int nc = x->avail->nclasses;
     double *price = malloc((size_t)nc * sizeof *price);
     int *counts = calloc((size_t)nc, sizeof *counts);
-    int rc = price && counts ? 0 : -2;
+    mal_status_t rc = price && counts ? MAL_OK : MAL_ERR_NOMEM;
+    *found = false;
     for (int k = 0; !rc && k < nc; k++)
         price[k] = x->avail->classes[k].price;
-    if (!rc) {
-        select_result_t sr = select_add(nc, x->class_power, price, x->class_free, s, need,
-                                        x->cfg->constraint, counts);
-        rc = sr == SELECT_FOUND ? cand_expand(x, counts, s, c) : sr == SELECT_INFEASIBLE ? 1 : -2;
+    if (!rc)
+        rc = select_add(nc, x->class_power, price, x->class_free, s, need,
+                        x->cfg->constraint, counts, found);
+    if (!rc && *found) {
+        rc = cand_expand(x, counts, s, c);
         c->approximate = !select_last_proven();
     }
     free(price);
@@ -537,23 +555,27 @@ static int best_of_size(const ctx_t *x, int s, double need, cand_t *c)
     return rc;
 }
 
-/* The s-set that meets the goal, 1 when none does. The power needed depends on the
- * redistribution, which depends on the set: start without it (a lower bound) and ask
- * again with the move of the set found, a few times (it hardly changes within a size). */
-static int suitable_of_size(const ctx_t *x, int s, double goal, cand_t *c, double *redist)
+/* The s-set that meets the goal (*found false when none does). The power needed depends
+ * on the redistribution, which depends on the set: start without it (a lower bound) and
+ * ask again with the move of the set found, a few times (it hardly changes within a
+ * size). */
+static mal_status_t suitable_of_size(const ctx_t *x, int s, double goal, cand_t *c,
+                                     double *redist, bool *found)
 {
     double most = select_max_power(x->avail->nclasses, x->class_power, x->class_free, s);
+    *found = false;
     for (int round = 0; round < 4; round++) {
         double need = power_needed(x, s, goal, *redist);
         if (!isfinite(need) || most < need)
-            return 1;
-        int rc = best_of_size(x, s, need, c);
-        if (rc != 0 || cand_total(c) <= goal)
+            return MAL_OK;
+        mal_status_t rc = best_of_size(x, s, need, c, found);
+        if (rc != MAL_OK || !*found || cand_total(c) <= goal)
             return rc;
+        *found = false;
         *redist = fmax(*redist, c->t.redist);
         cand_free(c);
     }
-    return 1;
+    return MAL_OK;
 }
 
 /* Keep `c` in `best` when the constraint prefers it. */
@@ -584,22 +606,24 @@ static int counts_sum(const int *counts, int n)
  * sizes. The power needed grows with the size (communication, spawning, moving), so it
  * is asked for the size guessed, then for the size found, until the set meets the goal
  * (each answer is checked with the full prediction). */
-static int cheapest_expansion(const ctx_t *x, int s, double goal, double redist, cand_t *best)
+static mal_status_t cheapest_expansion(const ctx_t *x, int s, double goal, double redist,
+                                       cand_t *best)
 {
     const int nc = x->avail->nclasses, room = expand_room(x);
     double *price = malloc((size_t)nc * sizeof *price);
     int *counts = calloc((size_t)nc, sizeof *counts);
-    int rc = price && counts ? 0 : -2;
+    mal_status_t rc = price && counts ? MAL_OK : MAL_ERR_NOMEM;
     for (int k = 0; !rc && k < nc; k++)
         price[k] = x->avail->classes[k].price;
     for (int round = 0; !rc && round < 8 && s <= room; round++) {
         double need = power_needed(x, s, goal, redist);
         if (!isfinite(need))
             break;
-        select_result_t sr = select_add_range(nc, x->class_power, price, x->class_free, s,
-                                              room, need, SELECT_COST, counts);
-        if (sr != SELECT_FOUND) {
-            rc = sr == SELECT_INFEASIBLE ? 0 : -2;
+        bool found = false;
+        mal_status_t st = select_add_range(nc, x->class_power, price, x->class_free, s,
+                                           room, need, SELECT_COST, counts, &found);
+        if (st != MAL_OK || !found) {
+            rc = st;
             break;
         }
         cand_t c = {0};
@@ -622,13 +646,13 @@ static int cheapest_expansion(const ctx_t *x, int s, double goal, double redist,
 /* Lines 7-16: s = 0 (rebalance only) .. room new processes; the suitable sets meet the
  * goal. Efficiency keeps the first (fewest processes); cost the cheapest, from the
  * first size that can meet the goal up. */
-static int expansion_scenarios(const ctx_t *x, double goal, cand_t *best)
+static mal_status_t expansion_scenarios(const ctx_t *x, double goal, cand_t *best)
 {
     cand_t c = {0};
     if (cand_rebalance(x, &c))
-        return cand_free(&c), -2;
+        return cand_free(&c), MAL_ERR_NOMEM;
     if (cand_total(&c) <= goal)
-        return keep_better(x, best, &c), 0;
+        return keep_better(x, best, &c), MAL_OK;
     cand_free(&c);
     int room = expand_room(x);
     /* The move of the last set tried: a larger set moves about as much, so sizes whose
@@ -640,18 +664,19 @@ static int expansion_scenarios(const ctx_t *x, double goal, cand_t *best)
             continue;
         if (x->cfg->constraint == SELECT_COST)
             return cheapest_expansion(x, s, goal, redist, best);
-        int rc = suitable_of_size(x, s, goal, &c, &redist);
-        if (rc < 0)
+        bool found = false;
+        mal_status_t rc = suitable_of_size(x, s, goal, &c, &redist, &found);
+        if (rc != MAL_OK)
             return cand_free(&c), rc;
-        if (rc == 0)
-            return keep_better(x, best, &c), 0;
+        if (found)
+            return keep_better(x, best, &c), MAL_OK;
         cand_free(&c);
     }
-    return 0;
+    return MAL_OK;
 }
 
 /* No set meets the goal: the fastest one, if it beats the current set. */
-static int fastest_expansion(const ctx_t *x, cand_t *best)
+static mal_status_t fastest_expansion(const ctx_t *x, cand_t *best)
 {
     int room = expand_room(x), best_s = 0;
     double best_t = x->current;
@@ -665,14 +690,15 @@ static int fastest_expansion(const ctx_t *x, cand_t *best)
         }
     }
     if (best_s == 0)
-        return 0;
+        return MAL_OK;
     double add = select_max_power(x->avail->nclasses, x->class_power, x->class_free, best_s);
     cand_t c = {0};
-    int rc = best_of_size(x, best_s, add * (1 - 1e-12), &c);
-    if (rc == 0 && cand_total(&c) < x->current)
+    bool found = false;
+    mal_status_t rc = best_of_size(x, best_s, add * (1 - 1e-12), &c, &found);
+    if (rc == MAL_OK && found && cand_total(&c) < x->current)
         keep_better(x, best, &c);
     cand_free(&c);
-    return rc < 0 ? rc : 0;
+    return rc;
 }
 
 /* ---- Algorithm 1: removal ---------------------------------------------------------------- */
@@ -724,49 +750,49 @@ static void removable_free(removable_t *rm)
     free(rm->price);
 }
 
-static int removable_init(const ctx_t *x, removable_t *rm)
+static mal_status_t removable_init(const ctx_t *x, removable_t *rm)
 {
     int nc = x->avail->nclasses;
     rm->count = calloc((size_t)nc, sizeof *rm->count);
     rm->power = calloc((size_t)nc, sizeof *rm->power);
     rm->price = calloc((size_t)nc, sizeof *rm->price);
     if (!rm->count || !rm->power || !rm->price)
-        return -2;
+        return MAL_ERR_NOMEM;
     for (int c = 0; c < nc; c++)
         rm->price[c] = x->avail->classes[c].price;
     rm->total = removable_classes(x, rm->count, rm->power);
     int floor = x->cfg->min_procs > 1 ? x->cfg->min_procs : 1;
     if (rm->total > x->p - floor)
         rm->total = x->p - floor > 0 ? x->p - floor : 0;
-    return 0;
+    return MAL_OK;
 }
 
-/* The r-set to remove that the constraint prefers and that keeps the goal; 1: none. */
-static int removal_of_size(const ctx_t *x, const removable_t *rm, int r, double goal,
-                           cand_t *c, double *redist)
+/* The r-set to remove that the constraint prefers and that keeps the goal, in *c
+ * (*found false when none does). */
+static mal_status_t removal_of_size(const ctx_t *x, const removable_t *rm, int r,
+                                    double goal, cand_t *c, double *redist, bool *found)
 {
+    *found = false;
     double fixed = comm_interval(x, x->p - r) + predict_remove(x->model, r) + *redist;
     if (goal <= fixed)
-        return 1;
+        return MAL_OK;
     double spare = total_power(x) - x->work * x->iters / (goal - fixed);
     int nc = x->avail->nclasses;
     if (select_min_power(nc, rm->power, rm->count, r) > spare)
-        return 1;
+        return MAL_OK;
     int *counts = calloc((size_t)nc, sizeof *counts);
     bool *leaving = calloc((size_t)x->p, sizeof *leaving);
-    int rc = counts && leaving ? 0 : -2;
-    if (!rc) {
-        select_result_t sr = select_remove(nc, rm->power, rm->price, rm->count, r, spare,
-                                           x->cfg->constraint, counts);
-        rc = sr == SELECT_INFEASIBLE ? 1 : sr == SELECT_ERROR ? -2 : 0;
-    }
-    if (!rc) {
+    mal_status_t rc = counts && leaving ? MAL_OK : MAL_ERR_NOMEM;
+    if (!rc)
+        rc = select_remove(nc, rm->power, rm->price, rm->count, r, spare, x->cfg->constraint,
+                           counts, found);
+    if (!rc && *found) {
         mark_leaving(x, counts, leaving);
         rc = cand_shrink(x, leaving, c);
         c->approximate = !select_last_proven();
         if (!rc && cand_total(c) > goal) {
             *redist = fmax(*redist, c->t.redist);
-            rc = 1;
+            *found = false;
         }
     }
     free(counts);
@@ -777,22 +803,23 @@ static int removal_of_size(const ctx_t *x, const removable_t *rm, int r, double 
 /* Cost: of the removals of at most `most` processes that keep the goal, the one that
  * saves the most per hour, one solve over all sizes with the spare power of the largest;
  * a set that then misses the goal lowers the largest size and asks again. */
-static int dearest_removal(const ctx_t *x, const removable_t *rm, int most, double goal,
-                           double redist, cand_t *best)
+static mal_status_t dearest_removal(const ctx_t *x, const removable_t *rm, int most,
+                                    double goal, double redist, cand_t *best)
 {
     const int nc = x->avail->nclasses;
     int *counts = calloc((size_t)nc, sizeof *counts);
     bool *leaving = calloc((size_t)x->p, sizeof *leaving);
-    int rc = counts && leaving ? 0 : -2;
+    mal_status_t rc = counts && leaving ? MAL_OK : MAL_ERR_NOMEM;
     for (int round = 0; !rc && round < 8 && most >= 1; round++) {
         double fixed = comm_interval(x, x->p - most) + predict_remove(x->model, most) + redist;
         if (goal <= fixed)
             break;
         double spare = total_power(x) - x->work * x->iters / (goal - fixed);
-        select_result_t sr = select_remove_range(nc, rm->power, rm->price, rm->count, 1, most,
-                                                 spare, SELECT_COST, counts);
-        if (sr != SELECT_FOUND) {
-            rc = sr == SELECT_INFEASIBLE ? 0 : -2;
+        bool found = false;
+        mal_status_t st = select_remove_range(nc, rm->power, rm->price, rm->count, 1, most,
+                                              spare, SELECT_COST, counts, &found);
+        if (st != MAL_OK || !found) {
+            rc = st;
             break;
         }
         memset(leaving, 0, (size_t)x->p * sizeof *leaving);
@@ -815,20 +842,19 @@ static int dearest_removal(const ctx_t *x, const removable_t *rm, int most, doub
 
 /* Lines 17-25: r = removable .. 1; efficiency keeps the largest r that still meets the
  * goal; cost, from that size down, the set that saves the most per hour. */
-static int removal_scenarios(const ctx_t *x, double goal, cand_t *best)
+static mal_status_t removal_scenarios(const ctx_t *x, double goal, cand_t *best)
 {
     removable_t rm = {0};
-    int rc = removable_init(x, &rm);
+    mal_status_t rc = removable_init(x, &rm);
     double redist = 0; /* as in expansion_scenarios */
     for (int r = rm.total; !rc && r >= 1 && best->n == 0; r--) {
         cand_t c = {0};
-        int got = removal_of_size(x, &rm, r, goal, &c, &redist);
-        if (got == 0 && x->cfg->constraint == SELECT_COST)
+        bool found = false;
+        rc = removal_of_size(x, &rm, r, goal, &c, &redist, &found);
+        if (!rc && found && x->cfg->constraint == SELECT_COST)
             rc = dearest_removal(x, &rm, r, goal, redist, best);
-        else if (got == 0)
+        else if (!rc && found)
             keep_better(x, best, &c);
-        else if (got < 0)
-            rc = got;
         cand_free(&c);
     }
     removable_free(&rm);
@@ -876,10 +902,10 @@ static void say(policy_decision_t *out, const char *fmt, ...)
     va_end(ap);
 }
 
-static int objective_phase(const ctx_t *x, double goal, policy_decision_t *out)
+static mal_status_t objective_phase(const ctx_t *x, double goal, policy_decision_t *out)
 {
     cand_t best = {0};
-    int rc = 0;
+    mal_status_t rc = 0;
     double tol = x->cfg->tolerance;
     if (x->current > goal) {
         rc = expansion_scenarios(x, goal, &best);
@@ -904,11 +930,11 @@ static int objective_phase(const ctx_t *x, double goal, policy_decision_t *out)
         x->current, x->current > goal ? ">" : "<", goal, policy_action_name(out->action),
         x->p, out->procs_after, t, t > goal ? " (goal out of reach: the fastest set)" : "",
         approximate ? " (class mix: the best GLPK found within its node limit)" : "");
-    return 0;
+    return MAL_OK;
 }
 
 /* DMRlib's limits: below min or (without objective) preferred, above max. */
-static int limits_phase(const ctx_t *x, policy_decision_t *out)
+static mal_status_t limits_phase(const ctx_t *x, policy_decision_t *out)
 {
     const policy_config_t *cfg = x->cfg;
     int want = 0, limit = 0;
@@ -917,16 +943,16 @@ static int limits_phase(const ctx_t *x, policy_decision_t *out)
         bool *leaving = calloc((size_t)x->p, sizeof *leaving);
         cand_t c = {0};
         if (leaving == NULL)
-            return -2;
+            return MAL_ERR_NOMEM;
         for (int r = x->p - 1, k = x->p - cfg->max_procs; r >= 1 && k > 0; r--, k--)
             leaving[r] = true;
-        int rc = cand_shrink(x, leaving, &c);
+        mal_status_t rc = cand_shrink(x, leaving, &c);
         free(leaving);
         if (rc)
             return cand_free(&c), rc;
         decide_cand(&c, out);
         say(out, "limits: %d procs above the maximum %d", x->p, cfg->max_procs);
-        return 0;
+        return MAL_OK;
     }
     if (cfg->min_procs > 0 && x->p < cfg->min_procs) {
         want = cfg->min_procs - x->p;
@@ -939,15 +965,16 @@ static int limits_phase(const ctx_t *x, policy_decision_t *out)
     }
     int room = expand_room(x);
     if (want == 0 || room == 0)
-        return 0;
+        return MAL_OK;
     want = want < room ? want : room;
     cand_t c = {0};
-    int rc = best_of_size(x, want, 0, &c);
-    if (rc)
-        return cand_free(&c), rc < 0 ? rc : 0;
+    bool found = false;
+    mal_status_t rc = best_of_size(x, want, 0, &c, &found);
+    if (rc != MAL_OK || !found)
+        return cand_free(&c), rc;
     decide_cand(&c, out);
     say(out, "limits: %d procs %s (%d); adding %d", x->p, why, limit, want);
-    return 0;
+    return MAL_OK;
 }
 
 /* A release or rebalance for the sake of speed must gain more per interval than the
@@ -963,14 +990,14 @@ static bool worth_it(const ctx_t *x, double per_interval)
 
 /* Dyn-MPI: the loaded rank whose release (the rest rebalanced) gains the most over the rest of
  * the run, after paying the release; none when every release loses. */
-static int release_phase(const ctx_t *x, policy_decision_t *out)
+static mal_status_t release_phase(const ctx_t *x, policy_decision_t *out)
 {
     int floor = x->cfg->min_procs > 1 ? x->cfg->min_procs : 1;
     if (x->cfg->mode != POLICY_LOADED || !x->cfg->release || x->p <= floor)
-        return 0;
+        return MAL_OK;
     cand_t keep = {0}, best = {0};
     bool *leaving = calloc((size_t)x->p, sizeof *leaving);
-    int rc = leaving == NULL ? -2 : cand_rebalance(x, &keep);
+    mal_status_t rc = leaving == NULL ? MAL_ERR_NOMEM : cand_rebalance(x, &keep);
     double best_gain = 0;
     for (int r = 1, tried = 0; !rc && r < x->p && tried < RELEASE_TRIES; r++) {
         if (!(x->power[r] < x->nominal[r] * (1 - x->cfg->tolerance)))
@@ -998,7 +1025,7 @@ static int release_phase(const ctx_t *x, policy_decision_t *out)
     decide_cand(&best, out);
     say(out, "release: rank %d slows the iteration; without it the run gains %.3g s after "
         "paying the release", rank, best_gain);
-    return 0;
+    return MAL_OK;
 }
 
 static double imbalance_of(const ctx_t *x)
@@ -1015,13 +1042,13 @@ static double imbalance_of(const ctx_t *x)
 
 /* RCP: rebalance to computing power when the computation times spread too far, and the
  * gain over the rest of the run pays for the move. */
-static int balance_phase(const ctx_t *x, policy_decision_t *out)
+static mal_status_t balance_phase(const ctx_t *x, policy_decision_t *out)
 {
     double spread = imbalance_of(x);
     if (x->cfg->imbalance <= 0 || spread <= x->cfg->imbalance)
-        return 0;
+        return MAL_OK;
     cand_t c = {0};
-    int rc = cand_rebalance(x, &c);
+    mal_status_t rc = cand_rebalance(x, &c);
     double now = x->current - comm_interval(x, x->p);
     double gain = x->left * (now - c.t.comp) - c.t.redist;
     if (rc || gain <= 0 || !worth_it(x, now - c.t.comp))
@@ -1030,7 +1057,7 @@ static int balance_phase(const ctx_t *x, policy_decision_t *out)
     say(out, "balance: computation times spread %.0f%% > %.0f%%; rebalancing to %s power "
         "gains %.3g s", 100 * spread, 100 * x->cfg->imbalance,
         x->cfg->mode == POLICY_LOADED ? "measured" : "nominal", gain);
-    return 0;
+    return MAL_OK;
 }
 
 static bool inhibited(const policy_config_t *cfg, const policy_state_t *st,
@@ -1049,11 +1076,12 @@ static bool inhibited(const policy_config_t *cfg, const policy_state_t *st,
     return false;
 }
 
-static int run_phases(const ctx_t *x, const policy_state_t *st, policy_decision_t *out)
+static mal_status_t run_phases(const ctx_t *x, const policy_state_t *st,
+                               policy_decision_t *out)
 {
     if (inhibited(x->cfg, st, x->in, out))
-        return 0;
-    int rc = limits_phase(x, out);
+        return MAL_OK;
+    mal_status_t rc = limits_phase(x, out);
     if (!rc && out->action == POLICY_NONE && x->cfg->objective != POLICY_OBJECTIVE_NONE &&
         x->left > 0)
         rc = objective_phase(x, out->goal, out);
@@ -1064,16 +1092,17 @@ static int run_phases(const ctx_t *x, const policy_state_t *st, policy_decision_
     return rc;
 }
 
-int policy_decide(const policy_config_t *cfg, const avail_t *avail,
-                  const predict_params_t *model, const policy_input_t *in,
-                  policy_state_t *state, policy_decision_t *out, char *err, size_t errlen)
+mal_status_t policy_decide(const policy_config_t *cfg, const avail_t *avail,
+                           const predict_params_t *model, const policy_input_t *in,
+                           policy_state_t *state, policy_decision_t *out, char *err,
+                           size_t errlen)
 {
     if (out != NULL)
         *out = (policy_decision_t){0};
     if (cfg == NULL || avail == NULL || model == NULL || in == NULL || state == NULL ||
         out == NULL)
-        return fail(err, errlen, -1, "policy_decide: a NULL argument");
-    int rc = policy_config_check(cfg, err, errlen);
+        return fail(err, errlen, MAL_ERR_ARG, "policy_decide: a NULL argument");
+    mal_status_t rc = policy_config_check(cfg, err, errlen);
     if (rc)
         return rc;
     ctx_t x;
@@ -1089,8 +1118,11 @@ int policy_decide(const policy_config_t *cfg, const avail_t *avail,
         out->procs_after = x.p;
         out->price_per_hour = price_now(&x);
         rc = run_phases(&x, &next, out);
-        if (rc == -2)
-            fail(err, errlen, -2, "no memory for a decision over %d processes", x.p);
+        if (rc == MAL_ERR_NOMEM)
+            fail(err, errlen, rc, "no memory for a decision over %d processes", x.p);
+        else if (rc != MAL_OK)
+            fail(err, errlen, rc, "no decision over %d processes: the candidate sets do not "
+                 "fit the free cores", x.p);
     }
     ctx_free(&x);
     if (rc) {
@@ -1108,7 +1140,7 @@ int policy_decide(const policy_config_t *cfg, const avail_t *avail,
         next.last_elapsed = in->elapsed;
     }
     *state = next;
-    return 0;
+    return MAL_OK;
 }
 
 /* ---- the operator's text ------------------------------------------------------------------ */
@@ -1199,17 +1231,20 @@ static char *trim(char *s)
     return s;
 }
 
-int policy_config_parse(const char *text, policy_config_t *c, char *err, size_t errlen)
+mal_status_t policy_config_parse(const char *text, policy_config_t *c, bool *off_out,
+                                 char *err, size_t errlen)
 {
-    if (c == NULL)
-        return fail(err, errlen, -1, "no policy configuration");
+    if (c == NULL || off_out == NULL)
+        return fail(err, errlen, MAL_ERR_ARG, "no policy configuration");
+    *off_out = false;
     if (text == NULL || text[strspn(text, " ")] == '\0')
         return policy_config_check(c, err, errlen);
     char *copy = strdup(text);
     if (copy == NULL)
-        return fail(err, errlen, -1, "no memory to parse the policy");
+        return fail(err, errlen, MAL_ERR_NOMEM, "no memory to parse the policy");
     policy_config_t next = *c;
-    int rc = 0, item = 0;
+    mal_status_t rc = MAL_OK;
+    int item = 0;
     bool off = false;
     for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok != NULL && !rc;
          tok = strtok_r(NULL, ",", &save)) {
@@ -1226,12 +1261,15 @@ int policy_config_parse(const char *text, policy_config_t *c, char *err, size_t 
             *eq = '=';
         }
         if (why != NULL)
-            rc = fail(err, errlen, -1, "item %d ('%s'): %s", item, it, why);
+            rc = fail(err, errlen, MAL_ERR_ARG, "item %d ('%s'): %s", item, it, why);
     }
     free(copy);
-    if (!rc && off)
-        return item == 1 ? 1 : fail(err, errlen, -1, "'off' cannot be combined with other "
-                                    "items");
+    if (!rc && off && item > 1)
+        return fail(err, errlen, MAL_ERR_ARG, "'off' cannot be combined with other items");
+    if (!rc && off) {
+        *off_out = true;
+        return MAL_OK;
+    }
     if (!rc)
         rc = policy_config_check(&next, err, errlen);
     if (!rc)

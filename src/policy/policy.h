@@ -22,6 +22,7 @@
 #define MAL_POLICY_H
 
 #include "avail.h"
+#include "mal_status.h"
 #include "predict.h"
 #include "select.h"
 
@@ -67,24 +68,25 @@ typedef struct {
  * no inhibitors, imbalance 0.10, dedicated, release on, run length unknown. */
 void policy_config_default(policy_config_t *c);
 
-/* 0 when the configuration is usable; -1 and a message naming the field otherwise
- * (e.g. "speedup objective 1.2 must be in (0, 1)", "min_procs 5 > max_procs 4",
+/* MAL_OK when the configuration is usable; MAL_ERR_ARG and a message naming the field
+ * otherwise (e.g. "speedup objective 1.2 must be in (0, 1)", "min_procs 5 > max_procs 4",
  * "an objective needs total_iterations"). */
-int policy_config_check(const policy_config_t *c, char *err, size_t errlen);
+mal_status_t policy_config_check(const policy_config_t *c, char *err, size_t errlen);
 
 /* Parse the operator's policy text (mal_config_t.policy, MAL_POLICY) over *c (fields
  * not named keep their values): comma-separated key=value items, spaces around items
  * allowed:
- *   off                       no decisions at all (returns 1; *c unchanged)
+ *   off                       no decisions at all (*off true; *c unchanged)
  *   speedup=F | time=S        objective: F (0..1) faster than static, or S seconds
  *   constraint=efficiency|cost   tolerance=F   min=N   max=N   preferred=N
  *   inhibit=N (iterations)    inhibit_s=S (seconds)   imbalance=F (0: off)
  *   mode=dedicated|loaded     release=0|1    iterations=N (total_iterations)
- * Returns 0 (then policy_config_check is also satisfied), 1 for "off", -1 with a message
- * naming the item ("item 2 ('mode=fast'): mode must be dedicated or loaded") or the
- * inconsistency found by policy_config_check. NULL or "" changes nothing (returns 0 if
- * *c checks). */
-int policy_config_parse(const char *text, policy_config_t *c, char *err, size_t errlen);
+ * Returns MAL_OK with *off false (then policy_config_check is also satisfied) or, for
+ * "off", true; MAL_ERR_ARG with a message naming the item ("item 2 ('mode=fast'): mode
+ * must be dedicated or loaded") or the inconsistency found by policy_config_check;
+ * MAL_ERR_NOMEM when out of memory. NULL or "" changes nothing (MAL_OK if *c checks). */
+mal_status_t policy_config_parse(const char *text, policy_config_t *c, bool *off, char *err,
+                                 size_t errlen);
 
 /* One process of the current set, as measured over the steady iterations of the
  * interval just ended (means per iteration). */
@@ -157,14 +159,15 @@ typedef struct {
     double last_elapsed;        /* ... at this elapsed time                               */
 } policy_state_t;
 
-/* Decide. Returns 0 with *out filled (free it with policy_decision_free) and *state
- * updated; -1 on unusable input (a message in err naming it: a host index out of range,
- * non-positive work or computation, rows not summing, ...), -2 when out of memory; on
- * error *out is zeroed and *state unchanged. `model` gives communication (Hockney with
+/* Decide. Returns MAL_OK with *out filled (free it with policy_decision_free) and *state
+ * updated; MAL_ERR_ARG on unusable input (a message in err naming it: a host index out
+ * of range, non-positive work or computation, rows not summing, ...), MAL_ERR_NOMEM when
+ * out of memory (err says so); on error *out is zeroed and *state unchanged. `model` gives communication (Hockney with
  * lambda), spawn, removal and redistribution costs. */
-int policy_decide(const policy_config_t *cfg, const avail_t *avail,
-                  const predict_params_t *model, const policy_input_t *in,
-                  policy_state_t *state, policy_decision_t *out, char *err, size_t errlen);
+mal_status_t policy_decide(const policy_config_t *cfg, const avail_t *avail,
+                           const predict_params_t *model, const policy_input_t *in,
+                           policy_state_t *state, policy_decision_t *out, char *err,
+                           size_t errlen);
 
 /* Algorithm 1's calculateGoal: the time the next interval may take so that the
  * objective is met, (deadline - elapsed) / intervals left, where the deadline is

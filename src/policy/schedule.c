@@ -13,8 +13,6 @@
 /* strtoll's range is exactly the iteration's. */
 _Static_assert(LLONG_MAX == INT64_MAX, "long long must be 64 bits");
 
-enum { PARSE_OK = 0, PARSE_REFUSED = -1, PARSE_NO_MEMORY = -2 };
-
 /* Longest entry text quoted in a message, so the reason after it is never cut off. */
 #define QUOTE_MAX 60
 /* Longest weight text: a weight is copied out before strtod so that the parse can never
@@ -34,13 +32,13 @@ typedef struct {
     char why[256]; /* the reason of a refusal */
 } cursor_t;
 
-PRINTF_LIKE(2, 3) static int refuse(cursor_t *c, const char *fmt, ...)
+PRINTF_LIKE(2, 3) static mal_status_t refuse(cursor_t *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->why, sizeof c->why, fmt, ap);
     va_end(ap);
-    return PARSE_REFUSED;
+    return MAL_ERR_ARG;
 }
 
 static bool at(const cursor_t *c, char ch)
@@ -82,7 +80,7 @@ static number_status_t read_decimal(cursor_t *c, long long *value)
     return errno == ERANGE ? NUMBER_TOO_LARGE : NUMBER_OK;
 }
 
-static int parse_iteration(cursor_t *c, int64_t *iteration)
+static mal_status_t parse_iteration(cursor_t *c, int64_t *iteration)
 {
     long long v;
     number_status_t s = read_decimal(c, &v);
@@ -93,11 +91,11 @@ static int parse_iteration(cursor_t *c, int64_t *iteration)
     if (v < 1)
         return refuse(c, "iteration must be at least 1");
     *iteration = v;
-    return PARSE_OK;
+    return MAL_OK;
 }
 
 /* The N of "+N" and "-N". */
-static int parse_count(cursor_t *c, const char *what, int *count)
+static mal_status_t parse_count(cursor_t *c, const char *what, int *count)
 {
     long long v;
     number_status_t s = read_decimal(c, &v);
@@ -108,10 +106,10 @@ static int parse_count(cursor_t *c, const char *what, int *count)
     if (v < 1)
         return refuse(c, "%s must be at least 1", what);
     *count = (int)v;
-    return PARSE_OK;
+    return MAL_OK;
 }
 
-static int parse_rank(cursor_t *c, int *rank)
+static mal_status_t parse_rank(cursor_t *c, int *rank)
 {
     long long v;
     number_status_t s = read_decimal(c, &v);
@@ -120,7 +118,7 @@ static int parse_rank(cursor_t *c, int *rank)
     if (s == NUMBER_TOO_LARGE || v > INT_MAX)
         return refuse(c, "rank exceeds %d", INT_MAX);
     *rank = (int)v;
-    return PARSE_OK;
+    return MAL_OK;
 }
 
 /* Characters of the weight at the cursor: up to the next separator or the entry's end. */
@@ -132,7 +130,7 @@ static size_t weight_length(const cursor_t *c)
     return (size_t)(q - c->p);
 }
 
-static int check_weight(cursor_t *c, const char *text, double w, int strtod_errno)
+static mal_status_t check_weight(cursor_t *c, const char *text, double w, int strtod_errno)
 {
     if (isnan(w))
         return refuse(c, "weight \"%s\" is NaN", text);
@@ -142,10 +140,10 @@ static int check_weight(cursor_t *c, const char *text, double w, int strtod_errn
         return refuse(c, "weight \"%s\" is infinite", text);
     if (signbit(w))
         return refuse(c, "weight \"%s\" is negative", text);
-    return PARSE_OK;
+    return MAL_OK;
 }
 
-static int parse_weight(cursor_t *c, double *weight)
+static mal_status_t parse_weight(cursor_t *c, double *weight)
 {
     char text[WEIGHT_TEXT_MAX];
     size_t len = weight_length(c);
@@ -198,22 +196,23 @@ static bool rank_listed(const int *ranks, int count, int rank)
 }
 
 /* "-@R:R:...", after the "-@". */
-static int parse_rank_list(cursor_t *c, schedule_action_t *a)
+static mal_status_t parse_rank_list(cursor_t *c, schedule_action_t *a)
 {
     a->ranks = malloc(list_capacity(c) * sizeof *a->ranks);
     if (!a->ranks)
-        return PARSE_NO_MEMORY;
+        return MAL_ERR_NOMEM;
     do {
         if (a->count == SCHEDULE_MAX_COUNT)
             return refuse(c, "more than %d ranks", SCHEDULE_MAX_COUNT);
-        int rank = 0, rc = parse_rank(c, &rank);
+        int rank = 0;
+        mal_status_t rc = parse_rank(c, &rank);
         if (rc)
             return rc;
         if (rank_listed(a->ranks, a->count, rank))
             return refuse(c, "rank %d is listed twice", rank);
         a->ranks[a->count++] = rank;
     } while (next_item(c));
-    return PARSE_OK;
+    return MAL_OK;
 }
 
 static bool any_positive(const double *weights, int count)
@@ -225,7 +224,7 @@ static bool any_positive(const double *weights, int count)
 }
 
 /* "w=W:W:...", after the "w". */
-static int parse_weights(cursor_t *c, schedule_action_t *a)
+static mal_status_t parse_weights(cursor_t *c, schedule_action_t *a)
 {
     a->kind = SCHEDULE_REBALANCE;
     skip_spaces(c);
@@ -234,37 +233,37 @@ static int parse_weights(cursor_t *c, schedule_action_t *a)
     skip_spaces(c);
     a->weights = malloc(list_capacity(c) * sizeof *a->weights);
     if (!a->weights)
-        return PARSE_NO_MEMORY;
+        return MAL_ERR_NOMEM;
     do {
         if (a->count == SCHEDULE_MAX_COUNT)
             return refuse(c, "more than %d weights", SCHEDULE_MAX_COUNT);
         double weight = 0.0;
-        int rc = parse_weight(c, &weight);
+        mal_status_t rc = parse_weight(c, &weight);
         if (rc)
             return rc;
         a->weights[a->count++] = weight;
     } while (next_item(c));
     if (!any_positive(a->weights, a->count))
         return refuse(c, "all weights are zero");
-    return PARSE_OK;
+    return MAL_OK;
 }
 
 /* "+N", "+Nb" or "+Np", after the "+". */
-static int parse_expand(cursor_t *c, schedule_action_t *a)
+static mal_status_t parse_expand(cursor_t *c, schedule_action_t *a)
 {
     a->kind = SCHEDULE_EXPAND;
-    int rc = parse_count(c, "process count", &a->count);
+    mal_status_t rc = parse_count(c, "process count", &a->count);
     if (rc)
         return rc;
     if (accept(c, 'b'))
         a->spawn = SCHEDULE_SPAWN_BATCHED;
     else if (accept(c, 'p'))
         a->spawn = SCHEDULE_SPAWN_PER_CALL;
-    return PARSE_OK;
+    return MAL_OK;
 }
 
 /* "-N" or "-@R:R:...", after the "-". */
-static int parse_shrink(cursor_t *c, schedule_action_t *a)
+static mal_status_t parse_shrink(cursor_t *c, schedule_action_t *a)
 {
     a->kind = SCHEDULE_SHRINK;
     if (accept(c, '@'))
@@ -272,7 +271,7 @@ static int parse_shrink(cursor_t *c, schedule_action_t *a)
     return parse_count(c, "rank count", &a->count);
 }
 
-static int parse_action(cursor_t *c, schedule_action_t *a)
+static mal_status_t parse_action(cursor_t *c, schedule_action_t *a)
 {
     if (c->p == c->end)
         return refuse(c, "missing action after ':'");
@@ -285,20 +284,20 @@ static int parse_action(cursor_t *c, schedule_action_t *a)
     return refuse(c, "unknown action (expected +N, -N, -@R:R:... or w=W:W:...)");
 }
 
-static int expect_end(cursor_t *c)
+static mal_status_t expect_end(cursor_t *c)
 {
     skip_spaces(c);
     if (c->p == c->end)
-        return PARSE_OK;
+        return MAL_OK;
     return refuse(c, "unexpected \"%.*s\" after the action", (int)(c->end - c->p), c->p);
 }
 
 /* One "ITER:ACTION" entry into *a (zeroed by the caller; partly filled on failure). */
-static int parse_entry(cursor_t *c, schedule_action_t *a)
+static mal_status_t parse_entry(cursor_t *c, schedule_action_t *a)
 {
     if (c->p == c->end)
         return refuse(c, "empty entry");
-    int rc = parse_iteration(c, &a->iteration);
+    mal_status_t rc = parse_iteration(c, &a->iteration);
     if (rc)
         return rc;
     skip_spaces(c);
@@ -337,24 +336,24 @@ static cursor_t entry_cursor(const char *start, const char *stop)
 }
 
 /* Parses the entry [start, stop) as entry number s->count + 1 and appends it to s. */
-static int append_entry(schedule_t *s, const char *start, const char *stop, char *err,
-                        size_t errlen)
+static mal_status_t append_entry(schedule_t *s, const char *start, const char *stop,
+                                 char *err, size_t errlen)
 {
     cursor_t c = entry_cursor(start, stop);
     const char *text = c.p;
     int text_len = (int)(c.end - c.p);
     schedule_action_t a = {0};
-    int rc = parse_entry(&c, &a);
+    mal_status_t rc = parse_entry(&c, &a);
     const schedule_action_t *prev = s->count ? &s->actions[s->count - 1] : NULL;
-    if (rc == PARSE_OK && prev && a.iteration <= prev->iteration)
+    if (rc == MAL_OK && prev && a.iteration <= prev->iteration)
         rc = refuse(&c, "iteration %lld does not follow the previous entry's %lld",
                     (long long)a.iteration, (long long)prev->iteration);
-    if (rc == PARSE_OK) {
+    if (rc == MAL_OK) {
         s->actions[s->count++] = a;
-        return PARSE_OK;
+        return MAL_OK;
     }
     action_free(&a);
-    if (rc == PARSE_NO_MEMORY)
+    if (rc == MAL_ERR_NOMEM)
         write_error(err, errlen, "out of memory");
     else
         write_error(err, errlen, "entry %zu (\"%.*s%s\"): %s", s->count + 1,
@@ -376,24 +375,24 @@ static size_t count_char(const char *text, char ch)
     return n;
 }
 
-int schedule_parse(const char *text, schedule_t *out, char *err, size_t errlen)
+mal_status_t schedule_parse(const char *text, schedule_t *out, char *err, size_t errlen)
 {
     if (!out) {
         write_error(err, errlen, "no schedule to fill (out is NULL)");
-        return PARSE_REFUSED;
+        return MAL_ERR_ARG;
     }
     *out = (schedule_t){0};
     if (is_blank(text))
-        return PARSE_OK;
+        return MAL_OK;
     schedule_t s = {calloc(count_char(text, ',') + 1, sizeof *s.actions), 0};
     if (!s.actions) {
         write_error(err, errlen, "out of memory");
-        return PARSE_NO_MEMORY;
+        return MAL_ERR_NOMEM;
     }
     for (const char *entry = text;;) {
         const char *comma = strchr(entry, ',');
         const char *stop = comma ? comma : entry + strlen(entry);
-        int rc = append_entry(&s, entry, stop, err, errlen);
+        mal_status_t rc = append_entry(&s, entry, stop, err, errlen);
         if (rc) {
             schedule_free(&s);
             return rc;
@@ -403,7 +402,7 @@ int schedule_parse(const char *text, schedule_t *out, char *err, size_t errlen)
         entry = comma + 1;
     }
     *out = s;
-    return PARSE_OK;
+    return MAL_OK;
 }
 
 void schedule_free(schedule_t *s)

@@ -15,6 +15,8 @@
 #ifndef MAL_SCHEDULE_H
 #define MAL_SCHEDULE_H
 
+#include "mal_status.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,15 +52,16 @@ typedef struct {
 } schedule_t;
 
 /* Parse a plan. *out is overwritten (not freed) in every case.
- * Returns 0 on success: *out holds the actions, the caller frees it with schedule_free.
- * Returns -1 on a malformed plan: *out is {NULL, 0} and err receives a message naming
- * the offending entry by its 1-based position and its text (shortened when long), e.g.
+ * Returns MAL_OK on success: *out holds the actions, the caller frees it with
+ * schedule_free. Returns MAL_ERR_ARG on a malformed plan: *out is {NULL, 0} and err
+ * receives a message naming the offending entry by its 1-based position and its text
+ * (shortened when long), e.g.
  *   entry 2 ("20:-x"): rank count is not a positive integer
- * Returns -2 when out of memory: *out is {NULL, 0}, err says so.
+ * Returns MAL_ERR_NOMEM when out of memory: *out is {NULL, 0}, err says so.
  * err may be NULL; otherwise errlen bytes are available and, when errlen > 0, the
  * message is always NUL-terminated (truncated if needed). Weights are read with strtod,
  * so they follow the current LC_NUMERIC locale ("C" unless the program changed it). */
-int schedule_parse(const char *text, schedule_t *out, char *err, size_t errlen);
+mal_status_t schedule_parse(const char *text, schedule_t *out, char *err, size_t errlen);
 
 /* Release what schedule_parse allocated. Safe on NULL and on an empty or zeroed
  * schedule, and again on a freed one: it always leaves *s as {NULL, 0}. */

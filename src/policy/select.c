@@ -180,20 +180,22 @@ static bool admissible(const program_t *prog, const int *counts)
     return sel->adding ? price <= prog->price_limit : price >= prog->price_limit;
 }
 
-/* Whether any set meets the limit, and if so the greedy extreme set, which is one. */
-static select_result_t feasibility(const selection_t *sel, int *extreme)
+/* Whether any set meets the limit (*feasible), and if so the greedy extreme set, which
+ * is one. MAL_ERR_NOMEM when out of memory. */
+static mal_status_t feasibility(const selection_t *sel, int *extreme, bool *feasible)
 {
+    *feasible = false;
     if (sel->fewest > sum_counts(sel->n, sel->bound))
-        return SELECT_INFEASIBLE;
+        return MAL_OK;
     /* With a range of counts the extreme set is the most power added (the most
      * processes) or the least removed (the fewest). */
     int k = sel->adding ? sel->total : sel->fewest;
     int have = sum_counts(sel->n, sel->bound);
     if (!greedy_counts(sel->n, sel->power, sel->bound, k < have ? k : have, sel->adding,
                        extreme))
-        return SELECT_ERROR;
-    double power = weighted_sum(sel->n, sel->power, extreme);
-    return power_within(sel, power) ? SELECT_FOUND : SELECT_INFEASIBLE;
+        return MAL_ERR_NOMEM;
+    *feasible = power_within(sel, weighted_sum(sel->n, sel->power, extreme));
+    return MAL_OK;
 }
 
 /* Row `row` of the matrix: coef[c] for every class (1 when coef is NULL). ind and val
@@ -262,8 +264,9 @@ static bool build(program_t *prog)
     return prog->lp != NULL;
 }
 
-/* The solver's answer as counts, checked: integral, within the bounds, `total` in all. */
-static select_result_t read_counts(const program_t *prog, int *counts)
+/* The solver's answer as counts; false when it is not integral, within the bounds and
+ * of an allowed total. */
+static bool read_counts(const program_t *prog, int *counts)
 {
     const selection_t *sel = prog->sel;
     long long total = 0;
@@ -271,11 +274,11 @@ static select_result_t read_counts(const program_t *prog, int *counts)
         double x = glp_mip_col_val(prog->lp, c + 1);
         long long k = llround(x);
         if (!(fabs(x - (double)k) < 0.5) || k < 0 || k > sel->bound[c])
-            return SELECT_ERROR;
+            return false;
         counts[c] = (int)k;
         total += k;
     }
-    return total >= sel->fewest && total <= sel->total ? SELECT_FOUND : SELECT_ERROR;
+    return total >= sel->fewest && total <= sel->total;
 }
 
 /* Whether every solve of the latest selection proved its optimum (see select.h). */
@@ -297,12 +300,13 @@ static void node_limit(glp_tree *tree, void *info)
         glp_ios_terminate(tree);
 }
 
-/* One branch-and-bound run, silent. Past the node limit the best set found so far is
- * taken (not proven optimal); with none found the caller falls back to the greedy
- * extreme set, which meets every bound. GLPK's MIP presolver asserts (and aborts the
- * process) on counts near 1e8, so the LP relaxation is solved first and branch and
+/* One branch-and-bound run, silent: true with the set in counts. Past the node limit the
+ * best set found so far is taken (not proven optimal); with none found, or when the
+ * solver fails, false: the caller falls back to the greedy extreme set, which meets
+ * every bound (and the answer is not proven). GLPK's MIP presolver asserts (and aborts
+ * the process) on counts near 1e8, so the LP relaxation is solved first and branch and
  * bound starts from its basis instead. */
-static select_result_t solve(const program_t *prog, int *counts)
+static bool solve(const program_t *prog, int *counts)
 {
     glp_smcp lp_parm;
     glp_init_smcp(&lp_parm);
@@ -336,20 +340,19 @@ static select_result_t solve(const program_t *prog, int *counts)
         rc = GLP_EFAIL;
     glp_term_out(was);
     if (rc == GLP_ENOPFS)
-        return SELECT_INFEASIBLE;
+        return false;
     if (rc == GLP_ESTOP) {
         proven = false;
-        return glp_mip_status(prog->lp) == GLP_FEAS ? read_counts(prog, counts)
-                                                    : SELECT_INFEASIBLE;
+        return glp_mip_status(prog->lp) == GLP_FEAS && read_counts(prog, counts);
     }
-    if (rc != 0)
-        return SELECT_ERROR;
-    int status = glp_mip_status(prog->lp);
+    int status = rc == 0 ? glp_mip_status(prog->lp) : GLP_UNDEF;
     if (status == GLP_NOFEAS)
-        return SELECT_INFEASIBLE;
-    if (status != GLP_OPT)
-        return SELECT_ERROR;
-    return read_counts(prog, counts);
+        return false;
+    /* A failed solve or a malformed answer: the fallback stands in, unproven. */
+    bool found = status == GLP_OPT && read_counts(prog, counts);
+    if (!found)
+        proven = false;
+    return found;
 }
 
 static void copy_counts(int n, const int *from, int *to)
@@ -367,115 +370,116 @@ static void copy_counts(int n, const int *from, int *to)
 
 /* The best set for objective `coef`. `fallback` is a set known to meet every bound: it
  * stands in when the solver finds nothing that does, which can happen only when every
- * feasible set lies within the last margin of the limit. */
-static select_result_t optimise(program_t *prog, const double *coef, const int *fallback,
-                                int *counts)
+ * feasible set lies within the last margin of the limit (or when the solver fails). */
+static void optimise(program_t *prog, const double *coef, const int *fallback, int *counts)
 {
     const selection_t *sel = prog->sel;
     for (int c = 0; c < sel->n; c++)
         glp_set_obj_coef(prog->lp, c + 1, coef[c]);
-    select_result_t rc = solve(prog, counts);
+    bool found = solve(prog, counts);
     double margin = MARGIN_FIRST * (1.0 + fabs(sel->limit));
-    for (int tries = 0; rc == SELECT_FOUND && !admissible(prog, counts) &&
-                        tries < MARGIN_TRIES; tries++) {
+    for (int tries = 0; found && !admissible(prog, counts) && tries < MARGIN_TRIES;
+         tries++) {
         bound_power(prog->lp, sel, margin);
-        rc = solve(prog, counts);
+        found = solve(prog, counts);
         margin *= MARGIN_GROWTH;
     }
     bound_power(prog->lp, sel, 0.0);
-    if (rc == SELECT_ERROR)
-        return rc;
-    if (rc != SELECT_FOUND || !admissible(prog, counts))
+    if (!found || !admissible(prog, counts))
         copy_counts(sel->n, fallback, counts);
-    return SELECT_FOUND;
 }
 
 /* Cost first, then power among the sets within PRICE_TIE of the best price: two solves,
  * since one weighted objective cannot keep the order exact for every magnitude. */
-static select_result_t optimise_cost(program_t *prog, const int *extreme, int *counts)
+static mal_status_t optimise_cost(program_t *prog, const int *extreme, int *counts)
 {
     const selection_t *sel = prog->sel;
     int *cheapest = malloc((size_t)sel->n * sizeof *cheapest);
     if (!cheapest)
-        return SELECT_ERROR;
-    select_result_t rc = optimise(prog, sel->price, extreme, cheapest);
-    if (rc == SELECT_FOUND) {
-        double best = weighted_sum(sel->n, sel->price, cheapest);
-        double tie = PRICE_TIE * fmax(1.0, best);
-        prog->price_row = ROW_PRICE;
-        prog->price_limit = sel->adding ? best + tie : best - tie;
-        if (sel->adding)
-            glp_set_row_bnds(prog->lp, ROW_PRICE, GLP_UP, 0.0, prog->price_limit);
-        else
-            glp_set_row_bnds(prog->lp, ROW_PRICE, GLP_LO, prog->price_limit, 0.0);
-        rc = optimise(prog, sel->power, cheapest, counts);
-    }
+        return MAL_ERR_NOMEM;
+    optimise(prog, sel->price, extreme, cheapest);
+    double best = weighted_sum(sel->n, sel->price, cheapest);
+    double tie = PRICE_TIE * fmax(1.0, best);
+    prog->price_row = ROW_PRICE;
+    prog->price_limit = sel->adding ? best + tie : best - tie;
+    if (sel->adding)
+        glp_set_row_bnds(prog->lp, ROW_PRICE, GLP_UP, 0.0, prog->price_limit);
+    else
+        glp_set_row_bnds(prog->lp, ROW_PRICE, GLP_LO, prog->price_limit, 0.0);
+    optimise(prog, sel->power, cheapest, counts);
     free(cheapest);
-    return rc;
+    return MAL_OK;
 }
 
-static select_result_t run(const selection_t *sel, const int *extreme, int *counts)
+static mal_status_t run(const selection_t *sel, const int *extreme, int *counts)
 {
     program_t prog = {.sel = sel};
     if (!build(&prog))
-        return SELECT_ERROR;
-    select_result_t rc = sel->goal == SELECT_COST ? optimise_cost(&prog, extreme, counts)
-                                                  : optimise(&prog, sel->power, extreme, counts);
+        return MAL_ERR_NOMEM;
+    mal_status_t st = MAL_OK;
+    if (sel->goal == SELECT_COST)
+        st = optimise_cost(&prog, extreme, counts);
+    else
+        optimise(&prog, sel->power, extreme, counts);
     glp_delete_prob(prog.lp);
-    return rc;
+    return st;
 }
 
 /* Scratch arrays, so that counts stay untouched unless a set is found. */
-static select_result_t select_counts(const selection_t *sel, int *counts)
+static mal_status_t select_counts(const selection_t *sel, int *counts, bool *found)
 {
     proven = true;
-    if (!selection_valid(sel, counts))
-        return SELECT_ERROR;
+    if (!selection_valid(sel, counts) || !found)
+        return MAL_ERR_ARG;
+    *found = false;
     int *extreme = malloc((size_t)sel->n * sizeof *extreme);
-    int *found = malloc((size_t)sel->n * sizeof *found);
-    select_result_t rc = extreme && found ? feasibility(sel, extreme) : SELECT_ERROR;
-    if (rc == SELECT_FOUND && sel->total > 0)
-        rc = run(sel, extreme, found);
-    else if (rc == SELECT_FOUND)
-        copy_counts(sel->n, extreme, found); /* all zero */
-    if (rc == SELECT_FOUND)
-        copy_counts(sel->n, found, counts);
+    int *best = malloc((size_t)sel->n * sizeof *best);
+    bool feasible = false;
+    mal_status_t st = extreme && best ? feasibility(sel, extreme, &feasible) : MAL_ERR_NOMEM;
+    if (st == MAL_OK && feasible && sel->total > 0)
+        st = run(sel, extreme, best);
+    else if (st == MAL_OK && feasible)
+        copy_counts(sel->n, extreme, best); /* all zero */
+    if (st == MAL_OK && feasible) {
+        copy_counts(sel->n, best, counts);
+        *found = true;
+    }
     free(extreme);
-    free(found);
-    return rc;
+    free(best);
+    return st;
 }
 
-select_result_t select_add(int n, const double *power, const double *price, const int *avail,
-                           int s, double need, select_goal_t goal, int *counts)
+mal_status_t select_add(int n, const double *power, const double *price, const int *avail,
+                        int s, double need, select_goal_t goal, int *counts, bool *found)
 {
     selection_t sel = {n, power, price, avail, s, s, need, true, goal};
-    return select_counts(&sel, counts);
+    return select_counts(&sel, counts, found);
 }
 
-select_result_t select_add_range(int n, const double *power, const double *price,
-                                 const int *avail, int fewest, int most, double need,
-                                 select_goal_t goal, int *counts)
+mal_status_t select_add_range(int n, const double *power, const double *price,
+                              const int *avail, int fewest, int most, double need,
+                              select_goal_t goal, int *counts, bool *found)
 {
     if (fewest > most)
-        return SELECT_ERROR;
+        return MAL_ERR_ARG;
     selection_t sel = {n, power, price, avail, most, fewest, need, true, goal};
-    return select_counts(&sel, counts);
+    return select_counts(&sel, counts, found);
 }
 
-select_result_t select_remove(int n, const double *power, const double *price,
-                              const int *removable, int r, double spare, select_goal_t goal,
-                              int *counts)
+mal_status_t select_remove(int n, const double *power, const double *price,
+                           const int *removable, int r, double spare, select_goal_t goal,
+                           int *counts, bool *found)
 {
     selection_t sel = {n, power, price, removable, r, r, spare, false, goal};
-    return select_counts(&sel, counts);
+    return select_counts(&sel, counts, found);
 }
 
-select_result_t select_remove_range(int n, const double *power, const double *price,
-                                    const int *removable, int fewest, int most, double spare,
-                                    select_goal_t goal, int *counts)
+mal_status_t select_remove_range(int n, const double *power, const double *price,
+                                 const int *removable, int fewest, int most, double spare,
+                                 select_goal_t goal, int *counts, bool *found)
 {
     if (fewest > most)
-        return SELECT_ERROR;
+        return MAL_ERR_ARG;
     selection_t sel = {n, power, price, removable, most, fewest, spare, false, goal};
-    return select_counts(&sel, counts);
+    return select_counts(&sel, counts, found);
 }

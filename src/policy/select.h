@@ -6,6 +6,8 @@
 #ifndef MAL_SELECT_H
 #define MAL_SELECT_H
 
+#include "mal_status.h"
+
 #include <stdbool.h>
 
 typedef enum {
@@ -14,18 +16,18 @@ typedef enum {
     SELECT_COST            /* cheapest in $ per hour                                       */
 } select_goal_t;
 
-/* Outcome of a selection. */
-typedef enum { SELECT_FOUND = 0, SELECT_INFEASIBLE = 1, SELECT_ERROR = -1 } select_result_t;
-
 /* Add exactly `s` processes, counts[c] in 0..avail[c] of class c, with total added power
  * sum counts[c] * power[c] >= need (need <= 0: any set of s). Objective:
  *   SELECT_EFFICIENCY: minimise the added power (closest to need from above);
  *   SELECT_COST: minimise sum counts[c] * price[c]; ties go to the smaller added power.
- * Returns SELECT_FOUND with counts filled, SELECT_INFEASIBLE (counts untouched) when no
- * s-set reaches need or s > sum avail, SELECT_ERROR on bad arguments (n < 1, s < 0, a
- * negative or non-finite power, price or avail) or a solver failure. */
-select_result_t select_add(int n, const double *power, const double *price, const int *avail,
-                           int s, double need, select_goal_t goal, int *counts);
+ * Returns MAL_OK with *found true and counts filled, or *found false (counts untouched)
+ * when no s-set reaches need or s > sum avail: infeasibility is an answer, not an error.
+ * MAL_ERR_ARG on bad arguments (n < 1, s < 0, a negative or non-finite power, price or
+ * avail, found NULL), MAL_ERR_NOMEM when out of memory. Should the solver fail, the
+ * greedy extreme set (which meets every bound) is the answer and select_last_proven()
+ * says false. */
+mal_status_t select_add(int n, const double *power, const double *price, const int *avail,
+                        int s, double need, select_goal_t goal, int *counts, bool *found);
 
 /* Remove exactly `r` processes, counts[c] in 0..removable[c] of class c, such that the
  * removed power sum counts[c] * power[c] <= spare (the power the set can lose and still
@@ -33,20 +35,20 @@ select_result_t select_add(int n, const double *power, const double *price, cons
  *   SELECT_EFFICIENCY: maximise the removed power (what remains is closest to need);
  *   SELECT_COST: maximise the removed price sum counts[c] * price[c]; ties go to the
  *                larger removed power.
- * Returns as select_add. r == 0 gives all-zero counts (SELECT_FOUND when spare >= 0). */
-select_result_t select_remove(int n, const double *power, const double *price,
-                              const int *removable, int r, double spare, select_goal_t goal,
-                              int *counts);
+ * Returns as select_add. r == 0 gives all-zero counts (found when spare >= 0). */
+mal_status_t select_remove(int n, const double *power, const double *price,
+                           const int *removable, int r, double spare, select_goal_t goal,
+                           int *counts, bool *found);
 
 /* The same with the count free in [fewest, most] (0 <= fewest <= most): the cheapest set
  * of any size in the range, for the cost constraint, which would otherwise ask once per
- * size. SELECT_ERROR for fewest > most. */
-select_result_t select_add_range(int n, const double *power, const double *price,
-                                 const int *avail, int fewest, int most, double need,
-                                 select_goal_t goal, int *counts);
-select_result_t select_remove_range(int n, const double *power, const double *price,
-                                    const int *removable, int fewest, int most, double spare,
-                                    select_goal_t goal, int *counts);
+ * size. MAL_ERR_ARG for fewest > most. */
+mal_status_t select_add_range(int n, const double *power, const double *price,
+                              const int *avail, int fewest, int most, double need,
+                              select_goal_t goal, int *counts, bool *found);
+mal_status_t select_remove_range(int n, const double *power, const double *price,
+                                 const int *removable, int fewest, int most, double spare,
+                                 select_goal_t goal, int *counts, bool *found);
 
 /* Each GLPK solve stops after this many branch-and-bound nodes: with many classes and
  * large counts, near-ties between mixes can make it run for minutes, and a decision must
@@ -56,7 +58,8 @@ select_result_t select_remove_range(int n, const double *power, const double *pr
 #define SELECT_NODE_LIMIT 2000
 
 /* Whether the latest select_add / select_remove proved its optimum (false: it stopped at
- * the node limit). Not thread-safe: one static flag. */
+ * the node limit, or the solver failed and the greedy set stood in). Not thread-safe:
+ * one static flag. */
 bool select_last_proven(void);
 
 /* The largest power any s-set can add: the s most powerful available processes (greedy,

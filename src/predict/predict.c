@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,7 @@ typedef struct {
 } parse_state_t;
 
 PRINTF_LIKE(3, 4)
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+static mal_status_t fail(char *err, size_t errlen, const char *fmt, ...)
 {
     if (err && errlen > 0) {
         va_list ap;
@@ -128,7 +129,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
         vsnprintf(err, errlen, fmt, ap);
         va_end(ap);
     }
-    return -1;
+    return MAL_ERR_ARG;
 }
 
 static char *trim(char *s)
@@ -142,19 +143,19 @@ static char *trim(char *s)
 }
 
 /* The whole text must be the number: "1.0x" is a typo, not 1.0. */
-static int parse_finite(const char *text, double *x)
+static bool parse_finite(const char *text, double *x)
 {
     char *end;
     if (*text == '\0')
-        return -1;
+        return false;
     *x = strtod(text, &end);
-    return *end == '\0' && isfinite(*x) ? 0 : -1;
+    return *end == '\0' && isfinite(*x);
 }
 
-static int store_value(parse_state_t *s, const field_t *f, const char *value)
+static mal_status_t store_value(parse_state_t *s, const field_t *f, const char *value)
 {
     double x;
-    if (parse_finite(value, &x) < 0)
+    if (!parse_finite(value, &x))
         return fail(s->err, s->errlen, "%s:%d: '%s' is not a number: '%.*s'", s->name,
                     s->line, f->key, QUOTE_MAX, value);
     switch (f->kind) {
@@ -173,18 +174,18 @@ static int store_value(parse_state_t *s, const field_t *f, const char *value)
             return fail(s->err, s->errlen, "%s:%d: '%s' must be an integer >= 1: '%.*s'",
                         s->name, s->line, f->key, QUOTE_MAX, value);
         *int_field(&s->values, f) = (int)x;
-        return 0;
+        return MAL_OK;
     }
     *double_field(&s->values, f) = x;
-    return 0;
+    return MAL_OK;
 }
 
-static int parse_line(parse_state_t *s, char *text)
+static mal_status_t parse_line(parse_state_t *s, char *text)
 {
     text[strcspn(text, "#")] = '\0';
     char *key = trim(text);
     if (*key == '\0')
-        return 0;
+        return MAL_OK;
     char *eq = strchr(key, '=');
     if (!eq || eq == key)
         return fail(s->err, s->errlen, "%s:%d: expected 'key = value'", s->name, s->line);
@@ -202,22 +203,24 @@ static int parse_line(parse_state_t *s, char *text)
     return store_value(s, f, trim(eq + 1));
 }
 
-/* 1: a line is in buf (newline removed); 0: end of input; -1: the line does not fit.
- * A line of exactly MAX_LINE_CHARS fills the buffer, so the next character decides. */
-static int read_line(FILE *in, char *buf, size_t size)
+typedef enum { LINE_READ, LINE_END, LINE_TOO_LONG } line_t;
+
+/* LINE_READ: a line is in buf (newline removed). A line of exactly MAX_LINE_CHARS fills
+ * the buffer, so the next character decides whether it was too long. */
+static line_t read_line(FILE *in, char *buf, size_t size)
 {
     if (!fgets(buf, (int)size, in))
-        return 0;
+        return LINE_END;
     size_t len = strlen(buf);
     if (len > 0 && buf[len - 1] == '\n') {
         buf[len - 1] = '\0';
-        return 1;
+        return LINE_READ;
     }
     int next = getc(in);
-    return next == EOF || next == '\n' ? 1 : -1;
+    return next == EOF || next == '\n' ? LINE_READ : LINE_TOO_LONG;
 }
 
-static int check_complete(parse_state_t *s)
+static mal_status_t check_complete(parse_state_t *s)
 {
     for (size_t i = 0; i < NFIELDS; i++) {
         if (s->first_line[i])
@@ -228,41 +231,44 @@ static int check_complete(parse_state_t *s)
         }
         return fail(s->err, s->errlen, "%s: missing key '%s'", s->name, fields[i].key);
     }
-    return 0;
+    return MAL_OK;
 }
 
-int predict_params_parse(FILE *in, const char *name, predict_params_t *out, char *err,
-                         size_t errlen)
+mal_status_t predict_params_parse(FILE *in, const char *name, predict_params_t *out,
+                                  char *err, size_t errlen)
 {
     parse_state_t s = {.name = name, .err = err, .errlen = errlen};
     char buf[MAX_LINE_CHARS + 1];
     for (;;) {
-        int got = read_line(in, buf, sizeof buf);
-        if (got == 0)
+        line_t got = read_line(in, buf, sizeof buf);
+        if (got == LINE_END)
             break;
         s.line++;
-        if (got < 0)
+        if (got == LINE_TOO_LONG)
             return fail(err, errlen, "%s:%d: line longer than %d characters", name, s.line,
                         MAX_LINE_CHARS);
-        if (parse_line(&s, buf) < 0)
-            return -1;
+        mal_status_t st = parse_line(&s, buf);
+        if (st != MAL_OK)
+            return st;
     }
     if (ferror(in))
         return fail(err, errlen, "%s: read error after line %d", name, s.line);
-    if (check_complete(&s) < 0)
-        return -1;
+    mal_status_t st = check_complete(&s);
+    if (st != MAL_OK)
+        return st;
     *out = s.values;
-    return 0;
+    return MAL_OK;
 }
 
-int predict_params_read(const char *path, predict_params_t *out, char *err, size_t errlen)
+mal_status_t predict_params_read(const char *path, predict_params_t *out, char *err,
+                                 size_t errlen)
 {
     FILE *in = fopen(path, "r");
     if (!in)
         return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    int rc = predict_params_parse(in, path, out, err, errlen);
+    mal_status_t st = predict_params_parse(in, path, out, err, errlen);
     fclose(in);
-    return rc;
+    return st;
 }
 
 /* Each line of `header` becomes one '#' line; a final newline adds no empty line. */
@@ -286,14 +292,14 @@ static void write_field(FILE *out, const predict_params_t *p, const field_t *f)
         fprintf(out, "%-19s = %.17g  # %s\n", f->key, read_double(p, f), f->unit);
 }
 
-int predict_params_write(FILE *out, const predict_params_t *p, const char *header)
+mal_status_t predict_params_write(FILE *out, const predict_params_t *p, const char *header)
 {
     if (header)
         write_comment(out, header);
     for (size_t i = 0; i < NFIELDS; i++)
         write_field(out, p, &fields[i]);
     /* Errors stick to the stream, so one check after a flush sees any of them. */
-    return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+    return fflush(out) == 0 && !ferror(out) ? MAL_OK : MAL_ERR_ARG;
 }
 
 /* ---- communication ---------------------------------------------------------------- */
@@ -494,16 +500,18 @@ static void add_share(predict_load_t *rank, int64_t rows, int64_t row_bytes)
     rank->ops++;
 }
 
-void predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
-                       int64_t row_bytes, predict_rma_mode_t mode, predict_load_t *load)
+mal_status_t predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds,
+                               int nparts, int64_t row_bytes, predict_rma_mode_t mode,
+                               predict_load_t *load)
 {
     if (nparts < 1)
-        return;
+        return MAL_ERR_ARG;
     size_t count = (size_t)nparts;
     partition_segment_t *segs = malloc(count * sizeof *segs);
     int64_t *in = malloc(count * sizeof *in);
     int64_t *out = malloc(count * sizeof *out);
-    if (segs && in && out) {
+    mal_status_t st = segs && in && out ? MAL_OK : MAL_ERR_NOMEM;
+    if (st == MAL_OK) {
         partition_flows(old_bounds, new_bounds, nparts, in, out);
         for (int d = 0; d < nparts; d++) {
             size_t n = partition_plan_recv(old_bounds, nparts, new_bounds, nparts, d, segs);
@@ -520,6 +528,7 @@ void predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds, int
     free(segs);
     free(in);
     free(out);
+    return st;
 }
 
 static double copy_seconds(const predict_params_t *m, const predict_load_t *rank)

@@ -7,6 +7,8 @@
 #ifndef MAL_PREDICT_H
 #define MAL_PREDICT_H
 
+#include "mal_status.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,21 +41,24 @@ void predict_params_default(predict_params_t *p);
 
 /* Read a calibration file: "key = value" lines, '#' starts a comment, blank lines are
  * ignored; every key of predict_params_t must appear exactly once, with a finite number
- * (>= 0; > 0 for the bandwidths; cores an integer >= 1). On error returns -1, leaves
- * *out unchanged and writes to err (errlen bytes) a message naming the file and line:
+ * (>= 0; > 0 for the bandwidths; cores an integer >= 1). Returns MAL_OK; or MAL_ERR_ARG,
+ * leaving *out unchanged and writing to err (errlen bytes; err may be NULL) a message
+ * naming the file and line:
  * "FILE:LINE: unknown key 'x'", "FILE:LINE: 'alpha' is not a number: 'abc'",
  * "FILE:LINE: 'beta' appears twice (first on line 3)", "FILE:LINE: expected 'key =
  * value'", "FILE: missing key 'gamma'" (a partial file), "FILE: cannot open: ...".
- * Returns 0 on success. predict_params_parse does the same for an open stream (name is
- * used in messages only). */
-int predict_params_read(const char *path, predict_params_t *out, char *err, size_t errlen);
-int predict_params_parse(FILE *in, const char *name, predict_params_t *out, char *err,
-                         size_t errlen);
+ * predict_params_parse does the same for an open stream (name is used in messages
+ * only). */
+mal_status_t predict_params_read(const char *path, predict_params_t *out, char *err,
+                                 size_t errlen);
+mal_status_t predict_params_parse(FILE *in, const char *name, predict_params_t *out,
+                                  char *err, size_t errlen);
 
 /* Write every key, one per line with a comment giving its unit, in a form
- * predict_params_read reads back to the same values (%.17g). Returns 0, or -1 on a write
- * error. `header` (may be NULL) is written first as '#' comment lines. */
-int predict_params_write(FILE *out, const predict_params_t *p, const char *header);
+ * predict_params_read reads back to the same values (%.17g). `header` (may be NULL) is
+ * written first as '#' comment lines. Returns MAL_OK, or MAL_ERR_ARG when the stream
+ * `out` reports a write error (errno says which). */
+mal_status_t predict_params_write(FILE *out, const predict_params_t *p, const char *header);
 
 /* ---- communication (Hockney model over MPICH's algorithms) ------------------------- */
 
@@ -159,9 +164,12 @@ typedef struct {
  * are empty parts), executed in `mode`: for each segment of partition_plan_recv, the
  * rank that copies a share gets its bytes and one op (a share of 0 rows costs nothing).
  * Rows that stay on their rank are not counted (whether they need a local copy is the
- * caller's knowledge). `load` is accumulated, not cleared, so several structures add up. */
-void predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
-                       int64_t row_bytes, predict_rma_mode_t mode, predict_load_t *load);
+ * caller's knowledge). `load` is accumulated, not cleared, so several structures add up.
+ * Returns MAL_OK; MAL_ERR_ARG for nparts < 1, MAL_ERR_NOMEM when its scratch arrays
+ * cannot be allocated (load is then unchanged). */
+mal_status_t predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds,
+                               int nparts, int64_t row_bytes, predict_rma_mode_t mode,
+                               predict_load_t *load);
 
 /* Time of a redistribution: epoch_seconds + windows * window_seconds + window_bytes *
  * window_byte_seconds + the copy time, where rank r needs

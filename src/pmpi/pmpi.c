@@ -1,11 +1,15 @@
-/* PMPI interposition: the application's communication, timed for the monitor.
+/* libmal-pmpi: PMPI interposition, the application's communication timed for libmal's
+ * monitor (include/mal_pmpi.h says who links it and what changes without it).
  *
- * libmal defines the MPI calls the examples (and typical iterative codes) use; each one
- * forwards to its PMPI_ entry point and, while the monitor counts (between mal_step
- * calls, outside libmal's own calls), adds its time and its size as the prediction model
- * counts it (predict_op_t). Point-to-point completion calls (receives, waits) add time
- * only: the message was counted when it was sent. */
-#include "engine.h"
+ * It defines the MPI calls the examples (and typical iterative codes) use; each one
+ * forwards to its PMPI_ entry point and, while the monitor counts, reports its time and
+ * its size as the prediction model counts it (mal_comm_op_t) through
+ * mal_monitor_record_comm, the library's only way into libmal. Point-to-point completion
+ * calls (receives, waits) add time only: the message was counted when it was sent.
+ * Everything else here is static: the library exports MPI_ names and nothing more. */
+#include "mal_pmpi.h"
+
+#include <mpi.h>
 
 /* libmal is compiled with hidden visibility; these wrappers work only if exported, so
  * that the application's MPI calls bind to them before libmpi. */
@@ -44,18 +48,18 @@ static double sum_counts(const int *counts, MPI_Comm comm)
 /* Forward the call; when counting, time it and record `bytes` (evaluated afterwards). */
 #define MAL_TIMED(op, is_call, bytes, call)                                             \
     do {                                                                                \
-        if (!engine_monitor_counting())                                                 \
+        if (!mal_monitor_counting())                                                    \
             return call;                                                                \
         double t0_ = PMPI_Wtime();                                                      \
         int rc_ = call;                                                                 \
-        engine_monitor_comm(op, bytes, PMPI_Wtime() - t0_, is_call);                     \
+        mal_monitor_record_comm(op, bytes, PMPI_Wtime() - t0_, is_call);                \
         return rc_;                                                                     \
     } while (0)
 
 MAL_PMPI_EXPORT
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_SEND, true, type_bytes(type, count),
+    MAL_TIMED(MAL_COMM_SEND, true, type_bytes(type, count),
               PMPI_Send(buf, count, type, dest, tag, comm));
 }
 
@@ -63,7 +67,7 @@ MAL_PMPI_EXPORT
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
               MPI_Comm comm, MPI_Request *request)
 {
-    MAL_TIMED(PREDICT_OP_SEND, true, type_bytes(type, count),
+    MAL_TIMED(MAL_COMM_SEND, true, type_bytes(type, count),
               PMPI_Isend(buf, count, type, dest, tag, comm, request));
 }
 
@@ -71,14 +75,14 @@ MAL_PMPI_EXPORT
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    MAL_TIMED(PREDICT_OP_SEND, false, 0, PMPI_Recv(buf, count, type, source, tag, comm, status));
+    MAL_TIMED(MAL_COMM_SEND, false, 0, PMPI_Recv(buf, count, type, source, tag, comm, status));
 }
 
 MAL_PMPI_EXPORT
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    MAL_TIMED(PREDICT_OP_SEND, false, 0,
+    MAL_TIMED(MAL_COMM_SEND, false, 0,
               PMPI_Irecv(buf, count, type, source, tag, comm, request));
 }
 
@@ -87,7 +91,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                  int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    MAL_TIMED(PREDICT_OP_SEND, true, type_bytes(sendtype, sendcount),
+    MAL_TIMED(MAL_COMM_SEND, true, type_bytes(sendtype, sendcount),
               PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                             recvtype, source, recvtag, comm, status));
 }
@@ -95,25 +99,25 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 MAL_PMPI_EXPORT
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    MAL_TIMED(PREDICT_OP_SEND, false, 0, PMPI_Wait(request, status));
+    MAL_TIMED(MAL_COMM_SEND, false, 0, PMPI_Wait(request, status));
 }
 
 MAL_PMPI_EXPORT
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
-    MAL_TIMED(PREDICT_OP_SEND, false, 0, PMPI_Waitall(count, requests, statuses));
+    MAL_TIMED(MAL_COMM_SEND, false, 0, PMPI_Waitall(count, requests, statuses));
 }
 
 MAL_PMPI_EXPORT
 int MPI_Barrier(MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_BARRIER, true, 0, PMPI_Barrier(comm));
+    MAL_TIMED(MAL_COMM_BARRIER, true, 0, PMPI_Barrier(comm));
 }
 
 MAL_PMPI_EXPORT
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_BCAST, true, type_bytes(type, count),
+    MAL_TIMED(MAL_COMM_BCAST, true, type_bytes(type, count),
               PMPI_Bcast(buf, count, type, root, comm));
 }
 
@@ -121,7 +125,7 @@ MAL_PMPI_EXPORT
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                int root, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_REDUCE, true, type_bytes(type, count),
+    MAL_TIMED(MAL_COMM_REDUCE, true, type_bytes(type, count),
               PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
 }
 
@@ -129,7 +133,7 @@ MAL_PMPI_EXPORT
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                   MPI_Op op, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_ALLREDUCE, true, type_bytes(type, count),
+    MAL_TIMED(MAL_COMM_ALLREDUCE, true, type_bytes(type, count),
               PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm));
 }
 
@@ -137,7 +141,7 @@ MAL_PMPI_EXPORT
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_ALLGATHER, true, type_bytes(recvtype, recvcount * comm_procs(comm)),
+    MAL_TIMED(MAL_COMM_ALLGATHER, true, type_bytes(recvtype, recvcount * comm_procs(comm)),
               PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                              comm));
 }
@@ -147,7 +151,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_ALLGATHER, true, type_bytes(recvtype, sum_counts(recvcounts, comm)),
+    MAL_TIMED(MAL_COMM_ALLGATHER, true, type_bytes(recvtype, sum_counts(recvcounts, comm)),
               PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                               recvtype, comm));
 }
@@ -158,7 +162,7 @@ MAL_PMPI_EXPORT
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_GATHER, true,
+    MAL_TIMED(MAL_COMM_GATHER, true,
               sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount * comm_procs(comm))
                                       : type_bytes(sendtype, sendcount * comm_procs(comm)),
               PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -170,7 +174,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_GATHER, true,
+    MAL_TIMED(MAL_COMM_GATHER, true,
               sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, sum_counts(recvcounts, comm))
                                       : type_bytes(sendtype, sendcount * comm_procs(comm)),
               PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -181,7 +185,7 @@ MAL_PMPI_EXPORT
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_SCATTER, true,
+    MAL_TIMED(MAL_COMM_SCATTER, true,
               recvbuf == MPI_IN_PLACE ? type_bytes(sendtype, sendcount * comm_procs(comm))
                                       : type_bytes(recvtype, recvcount * comm_procs(comm)),
               PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -193,7 +197,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_SCATTER, true,
+    MAL_TIMED(MAL_COMM_SCATTER, true,
               recvbuf == MPI_IN_PLACE ? type_bytes(sendtype, sum_counts(sendcounts, comm))
                                       : type_bytes(recvtype, recvcount * comm_procs(comm)),
               PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
@@ -204,7 +208,7 @@ MAL_PMPI_EXPORT
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_ALLTOALL, true,
+    MAL_TIMED(MAL_COMM_ALLTOALL, true,
               sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount * comm_procs(comm))
                                       : type_bytes(sendtype, sendcount * comm_procs(comm)),
               PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -216,7 +220,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MAL_TIMED(PREDICT_OP_ALLTOALL, true,
+    MAL_TIMED(MAL_COMM_ALLTOALL, true,
               sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, sum_counts(recvcounts, comm))
                                       : type_bytes(sendtype, sum_counts(sendcounts, comm)),
               PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,

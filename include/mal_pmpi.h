@@ -1,0 +1,74 @@
+/**
+ * @file mal_pmpi.h
+ * @brief The hook between libmal's monitor and the optional PMPI wrapper library.
+ *
+ * libmal itself defines no MPI_ function. Programs that want the policy and the
+ * prediction model to see their communication link the wrapper library libmal-pmpi
+ * (CMake: mal::pmpi; by hand: -lmal-pmpi -lmal, before the MPI library). It defines
+ * MPI_Send, MPI_Recv, MPI_Sendrecv, MPI_Isend, MPI_Irecv, MPI_Wait, MPI_Waitall,
+ * MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather(v), MPI_Gather(v),
+ * MPI_Scatter(v) and MPI_Alltoall(v); each forwards to its PMPI_ entry point and, while
+ * the monitor counts, reports the call here. libmal's own calls use the PMPI_ names and
+ * are never counted.
+ *
+ * Without the wrapper library the monitor still runs: the communication of an iteration
+ * is 0, so the whole iteration counts as computation (waiting for a slower rank
+ * included), the communication profile is empty and the model predicts no
+ * communication. mal_monitor_read() then reports comm_seconds = comm_calls = 0. The
+ * loaded-mode balancing, which compares the ranks' computation times, needs the wrapper
+ * library to tell waiting from computing.
+ *
+ * Another PMPI tool can be used instead: it reports what it intercepts through the same
+ * two calls. Only one library may define each MPI_ function of a program.
+ */
+#ifndef MAL_PMPI_H
+#define MAL_PMPI_H
+
+#include "mal_status.h" /* MAL_API */
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Kinds of communication the prediction model tells apart. Bytes per call are, by kind:
+ *  SEND: the message (a send, a receive or a sendrecv half, counted once per message);
+ *  BARRIER: 0; BCAST, REDUCE, ALLREDUCE: the buffer; ALLGATHER, GATHER, SCATTER: all
+ *  the gathered (scattered) bytes together; ALLTOALL: the bytes one process sends. */
+typedef enum {
+    MAL_COMM_SEND = 0,
+    MAL_COMM_BARRIER,
+    MAL_COMM_BCAST,
+    MAL_COMM_REDUCE,
+    MAL_COMM_ALLREDUCE,
+    MAL_COMM_ALLGATHER,
+    MAL_COMM_GATHER,
+    MAL_COMM_SCATTER,
+    MAL_COMM_ALLTOALL
+} mal_comm_op_t;
+
+/**
+ * @brief Whether the monitor counts the application's communication now (between
+ *        mal_init() and mal_finalize(), outside libmal's own calls).
+ * @note Local; cheap enough to ask before every MPI call, so that a wrapper times the
+ *       call only when it counts.
+ */
+MAL_API bool mal_monitor_counting(void);
+
+/**
+ * @brief Report one intercepted MPI call of the application to the monitor.
+ * @param op      what kind of communication it was
+ * @param bytes   its size as the model counts it (see ::mal_comm_op_t)
+ * @param seconds the wall time spent in the call
+ * @param call    true for a call that is one message or collective; false for time
+ *                only (a receive or a wait completing a message counted when sent)
+ * @note Local. Ignored while the monitor does not count, and for an unknown op.
+ */
+MAL_API void mal_monitor_record_comm(mal_comm_op_t op, double bytes, double seconds, bool call);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MAL_PMPI_H */
