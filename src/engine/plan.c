@@ -197,7 +197,8 @@ static void fill_plan(const engine_reconfig_t *rc, engine_move_t *m)
     int n = rc->n_u;
     bool replicated = a->distribution == MAL_REPLICATED;
     partition_flows(m->old_bounds, m->new_bounds, n, m->flows, m->flows + n);
-    m->tp = engine_transport_choose(rc->xfer->method, replicated);
+    m->tp = rc->transport ? rc->transport
+                          : engine_transport_choose(rc->xfer->method, replicated);
     m->plan = (engine_plan_t){
         .comm = rc->u, .me = rc->me_u, .nprocs = n,
         .old_bounds = m->old_bounds, .new_bounds = m->new_bounds,

@@ -42,6 +42,8 @@ typedef struct {
     mal_action_t action;        /* MAL_ACTION_REBALANCE, _EXPAND or _SHRINK          */
     engine_registry_t *reg;     /* the structures to move                          */
     const engine_transfer_t *xfer; /* the transport's settings                      */
+    const engine_transport_t *transport; /* NULL: engine_transport_choose; else the
+                                 * table every structure moves through (a test's)   */
     int64_t min_rows;           /* mal_config_t.min_rows                           */
     MPI_Comm u;                 /* spans every process that gives or gets data     */
     int me_u, n_u;
