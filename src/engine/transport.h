@@ -99,6 +99,14 @@ engine_rma_mode_t engine_transport_mode(mal_redist_t method, mal_action_t action
 /* Whether `method` moves rows one-sidedly (rma, rma-get or shmem). */
 bool engine_method_one_sided(mal_redist_t method);
 
+/* Table entries shared by the transports that keep no scratch, open no epoch or leave
+ * nothing pending after pull (transport_rma.c). */
+mal_status_t engine_transport_no_scratch(engine_plan_t *plan);
+void engine_transport_free_scratch(engine_plan_t *plan);
+mal_status_t engine_transport_no_epoch(engine_plan_t *plan, engine_side_t side);
+mal_status_t engine_transport_none_pending(engine_plan_t *plan, engine_side_t side,
+                                           bool close);
+
 /* Copy the rows that stay on this rank from its old part to its new one (all
  * transports share it; nothing when they are kept in place). */
 void engine_copy_local(const engine_plan_t *plan);

@@ -15,24 +15,6 @@ static mal_status_t coll_allocate(engine_plan_t *plan)
                                                 "of %d ranks", plan->nprocs);
 }
 
-static mal_status_t coll_expose(engine_plan_t *plan, engine_side_t side)
-{
-    (void)plan, (void)side;
-    return MAL_OK;
-}
-
-static mal_status_t coll_complete(engine_plan_t *plan, engine_side_t side, bool close)
-{
-    (void)plan, (void)side, (void)close;
-    return MAL_OK;
-}
-
-static void coll_free(engine_plan_t *plan)
-{
-    free(plan->scratch);
-    plan->scratch = NULL;
-}
-
 /* Alltoallv counts and displacements in rows (the rank's own rows are copied apart). */
 static void fill_counts(const partition_segment_t *segs, size_t n, int me, bool use_src,
                         int *counts, int *displs)
@@ -167,8 +149,8 @@ static mal_status_t coll_pull(engine_plan_t *plan)
 const engine_transport_t engine_transport_alltoallv = {
     .name = "alltoallv",
     .allocate = coll_allocate,
-    .expose = coll_expose,
+    .expose = engine_transport_no_epoch,
     .pull = coll_pull,
-    .complete = coll_complete,
-    .free = coll_free,
+    .complete = engine_transport_none_pending,
+    .free = engine_transport_free_scratch,
 };

@@ -84,29 +84,11 @@ static mal_status_t p2p_pull(engine_plan_t *plan)
     return engine_mpi_check(PMPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
-static mal_status_t p2p_expose(engine_plan_t *plan, engine_side_t side)
-{
-    (void)plan, (void)side;
-    return MAL_OK;
-}
-
-static mal_status_t p2p_complete(engine_plan_t *plan, engine_side_t side, bool close)
-{
-    (void)plan, (void)side, (void)close;
-    return MAL_OK;
-}
-
-static void p2p_free(engine_plan_t *plan)
-{
-    free(plan->scratch);
-    plan->scratch = NULL;
-}
-
 const engine_transport_t engine_transport_p2p = {
     .name = "p2p",
     .allocate = p2p_allocate,
-    .expose = p2p_expose,
+    .expose = engine_transport_no_epoch,
     .pull = p2p_pull,
-    .complete = p2p_complete,
-    .free = p2p_free,
+    .complete = engine_transport_none_pending,
+    .free = engine_transport_free_scratch,
 };

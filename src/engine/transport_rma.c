@@ -119,9 +119,28 @@ static mal_status_t rma_transfer(const engine_plan_t *plan, bool put, char *buf,
     return MAL_OK;
 }
 
-static mal_status_t rma_allocate(engine_plan_t *plan)
+mal_status_t engine_transport_no_scratch(engine_plan_t *plan)
 {
-    (void)plan;
+    plan->scratch = NULL;
+    return MAL_OK;
+}
+
+void engine_transport_free_scratch(engine_plan_t *plan)
+{
+    free(plan->scratch);
+    plan->scratch = NULL;
+}
+
+mal_status_t engine_transport_no_epoch(engine_plan_t *plan, engine_side_t side)
+{
+    (void)plan, (void)side;
+    return MAL_OK;
+}
+
+mal_status_t engine_transport_none_pending(engine_plan_t *plan, engine_side_t side,
+                                           bool close)
+{
+    (void)plan, (void)side, (void)close;
     return MAL_OK;
 }
 
@@ -166,16 +185,11 @@ static mal_status_t rma_complete(engine_plan_t *plan, engine_side_t side, bool c
     return engine_mpi_check(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
 }
 
-static void rma_free(engine_plan_t *plan)
-{
-    (void)plan;
-}
-
 const engine_transport_t engine_transport_rma = {
     .name = "rma",
-    .allocate = rma_allocate,
+    .allocate = engine_transport_no_scratch,
     .expose = rma_expose,
     .pull = rma_pull,
     .complete = rma_complete,
-    .free = rma_free,
+    .free = engine_transport_free_scratch,
 };

@@ -15,18 +15,6 @@ static mal_status_t shmem_transfer(const engine_plan_t *plan, bool put, char *bu
     return engine_shmem_transfer(put, buf, at->base + disp, bytes, peer);
 }
 
-static mal_status_t shmem_allocate(engine_plan_t *plan)
-{
-    (void)plan;
-    return MAL_OK;
-}
-
-static mal_status_t shmem_expose(engine_plan_t *plan, engine_side_t side)
-{
-    (void)plan, (void)side;
-    return MAL_OK;
-}
-
 static mal_status_t shmem_pull(engine_plan_t *plan)
 {
     mal_status_t st = engine_one_sided_walk(plan, shmem_transfer);
@@ -41,16 +29,11 @@ static mal_status_t shmem_complete(engine_plan_t *plan, engine_side_t side, bool
     return engine_shmem_quiet();
 }
 
-static void shmem_free(engine_plan_t *plan)
-{
-    (void)plan;
-}
-
 const engine_transport_t engine_transport_shmem = {
     .name = "shmem",
-    .allocate = shmem_allocate,
-    .expose = shmem_expose,
+    .allocate = engine_transport_no_scratch,
+    .expose = engine_transport_no_epoch,
     .pull = shmem_pull,
     .complete = shmem_complete,
-    .free = shmem_free,
+    .free = engine_transport_free_scratch,
 };
