@@ -300,8 +300,9 @@ double *engine_even_weights(int n);
 /* One finite, non-negative weight per rank, at least one positive (not NULL). */
 mal_status_t engine_check_weights(const double *weights, int n, const char *call);
 
-/* ---- The OpenSHMEM runtime (shmem.c; its transfers are declared in transport.h). A libmal built without OpenSHMEM answers
- * MAL_ERR_UNSUPPORTED to every call that needs it. ---- */
+/* ---- The OpenSHMEM runtime (shmem.c; its transfers are declared in transport.h). A
+ * libmal built without OpenSHMEM answers MAL_ERR_UNSUPPORTED to every call that needs
+ * it. ---- */
 
 /* Start SHMEM for mal_init over `comm`, which must span every process of the job
  * (shmem_init is collective over all of them). Idempotent within a process. */
