@@ -7,19 +7,12 @@
 #include "policy.h"
 #include "predict.h"
 #include "schedule.h"
+#include "transport.h"
 
 #include <stdint.h>
 #include <sys/types.h>
 
 #define ENGINE_NAME_MAX 64
-
-/* Where a rank's direct buffer is: its process, the buffer's address there and its
- * size (a transfer past it is refused, never a write into the peer's other memory). */
-typedef struct {
-    int64_t pid;
-    uint64_t base;
-    uint64_t size;
-} engine_peer_mem_t;
 
 /* One of the two buffers of a structure: memory other ranks can pull from without any
  * setup at rebalance time. Direct memory (every rank on one node: private memory that
@@ -285,10 +278,6 @@ void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor);
  * addresses. On failure `b` holds nothing on any rank. */
 mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes);
 void engine_direct_free(engine_buffer_t *b);
-/* Copy `bytes` between local `buf` and byte `disp` of rank `peer`'s direct buffer
- * (put: to it). Complete on return. */
-mal_status_t engine_direct_transfer(const engine_peer_mem_t *peers, bool put, char *buf,
-                                    int64_t bytes, int peer, int64_t disp);
 /* Seconds per byte of this process's last population of at least 1 MiB of direct
  * memory, 0 before any: the model prices the next one with it. */
 double engine_direct_populate_cost(void);
@@ -302,54 +291,8 @@ int64_t engine_grown_capacity(int64_t rows);
 /* Where this rank's local part starts in buffer `b` of `a`. */
 char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows);
 
-/* One structure's transfer plan as the executors (redist.c) see it. Offsets in segments
- * are rows relative to the part starts; all ranks compute the same plan data. */
-typedef struct {
-    MPI_Comm comm;             /* the communicator of both layouts: ranks are parts  */
-    int me;                    /* this rank in comm                                  */
-    int nprocs;                /* size of comm = parts of both layouts               */
-    const int64_t *old_bounds; /* layouts of every rank: decisions that must agree */
-    const int64_t *new_bounds; /* across ranks are taken from these, not the segments */
-    const partition_segment_t *recv;
-    size_t nrecv;
-    const partition_segment_t *send;
-    size_t nsend;
-    int64_t row_bytes;
-    char *src;                  /* this rank's old part                              */
-    char *dst;                  /* this rank's new part                              */
-    MPI_Win src_win;            /* window holding every rank's old part              */
-    const engine_peer_mem_t *src_peers; /* or its direct memory (then src_win is NULL) */
-    char *src_base;             /* SHMEM: symmetric address of that buffer           */
-    const int64_t *src_offsets; /* where each rank's old part starts in src_win, rows */
-    MPI_Win dst_win;            /* window holding every rank's new part              */
-    const engine_peer_mem_t *dst_peers; /* or its direct memory                        */
-    char *dst_base;             /* SHMEM: symmetric address of that buffer           */
-    const int64_t *dst_offsets; /* where each rank's new part starts in dst_win, rows */
-    const int64_t *in_rows;     /* rows arriving at / leaving each rank: how the     */
-    const int64_t *out_rows;    /* copy work of a segment is shared (RMA push)       */
-    bool kept_in_place;         /* rows that stay are already at their new address   */
-    int *counts;                /* 4 * nparts ints of scratch (alltoallv)            */
-    MPI_Request *requests;      /* engine_p2p_messages(plan) requests (p2p)          */
-} engine_plan_t;
-
-/* Messages the p2p executor posts for this plan, so the plan can hold the requests
- * before the collective part begins (no allocation can fail half-way through it). */
-size_t engine_p2p_messages(const engine_plan_t *plan);
-
-/* Who copies a segment: both sides sharing it (a rebalance, where every rank has both
- * windows), the destination alone (a shrink: only the old windows span everyone), or
- * the source alone (an expansion: only the new windows span everyone). */
-typedef enum { ENGINE_RMA_SPLIT, ENGINE_RMA_PULL, ENGINE_RMA_PUSH } engine_rma_mode_t;
-
-/* Whether the method moves rows one-sidedly (rma, rma-get or shmem). */
+/* Whether the method in effect moves rows one-sidedly (rma, rma-get or shmem). */
 bool engine_one_sided(void);
-
-/* One step of a passive-target epoch on `win`, the same for rebalances and
- * reconfigurations. OPEN (lock_all NOCHECK + win_sync) before the agreement that orders
- * the user's stores before any remote access; FLUSH completes this rank's gets and puts
- * at origin and target; CLOSE syncs first so remote puts are visible to local loads. */
-typedef enum { EPOCH_OPEN, EPOCH_FLUSH, EPOCH_CLOSE } epoch_step_t;
-mal_status_t engine_epoch(MPI_Win win, epoch_step_t step);
 
 /* n weights of 1 (malloc'd, NULL without memory): what NULL weights mean. */
 double *engine_even_weights(int n);
@@ -357,16 +300,9 @@ double *engine_even_weights(int n);
 /* One finite, non-negative weight per rank, at least one positive (not NULL). */
 mal_status_t engine_check_weights(const double *weights, int n, const char *call);
 
-/* Issue the one-sided calls of the plan inside epochs already open on the windows the
- * mode uses: MPI_Get on src_win for the pulled share of every incoming segment, MPI_Put
- * on dst_win for the pushed share of every outgoing one. */
-mal_status_t engine_redist_rma(const engine_plan_t *plan, engine_rma_mode_t mode);
-mal_status_t engine_redist_alltoallv(const engine_plan_t *plan);
-mal_status_t engine_redist_p2p(const engine_plan_t *plan);
-void engine_copy_local(const engine_plan_t *plan);
-
-/* ---- The OpenSHMEM transport (shmem.c). A libmal built without OpenSHMEM answers
- * MAL_ERR_UNSUPPORTED to every call that needs it. ---- */
+/* ---- The OpenSHMEM runtime (shmem.c; its transfers are declared in transport.h). A
+ * libmal built without OpenSHMEM answers MAL_ERR_UNSUPPORTED to every call that needs
+ * it. ---- */
 
 /* Start SHMEM for mal_init over `comm`, which must span every process of the job
  * (shmem_init is collective over all of them). Idempotent within a process. */
@@ -377,11 +313,6 @@ bool engine_shmem_active(void);
  * error naming the heap limit. */
 mal_status_t engine_shmem_alloc(size_t bytes, char **out);
 void engine_shmem_free(char *base);
-/* Non-blocking get (or put) of `bytes` between local `buf` and `remote`, a symmetric
- * address, on mal_comm() rank `peer`; completed by engine_shmem_quiet. */
-mal_status_t engine_shmem_transfer(bool put, char *buf, char *remote, int64_t bytes,
-                                   int peer);
-mal_status_t engine_shmem_quiet(void);
 
 /* Settings (dpm.c). */
 mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t *out);
@@ -422,53 +353,6 @@ mal_status_t engine_join_children(MPI_Comm pair, MPI_Comm *joined);
 void engine_park(bool report);
 /* A spawned process whose expansion was abandoned: finalize and exit. */
 _Noreturn void engine_leave_abandoned(MPI_Comm *comm);
-
-/* One structure in a reconfiguration: its layouts over the union communicator U (the
- * old one for a shrink, the merged one for an expansion), where its new part goes in
- * the window created over the new communicator N, and the plan between them. */
-typedef struct {
-    mal_array_t *array;
-    int64_t *old_bounds;        /* n_u + 1: old parts, empty for joiners         */
-    int64_t *new_bounds;        /* n_u + 1: new parts, empty for leavers         */
-    int64_t *new_bounds_n;      /* n_n + 1: the same over N                      */
-    int64_t *new_offsets;       /* n_u: part starts in the target window, rows   */
-    int64_t *new_offsets_n;     /* n_n: the same over N                          */
-    int64_t *caps;              /* n_n: target capacities                        */
-    int64_t *flows;             /* 2 n_u                                         */
-    partition_segment_t *segs;  /* 2 n_u                                         */
-    engine_buffer_t target;     /* the new window (none on a leaver)             */
-    engine_plan_t plan;
-} engine_carry_t;
-
-typedef struct {
-    mal_action_t action;
-    MPI_Comm u;                 /* spans every process that gives or gets data   */
-    int me_u, n_u;
-    MPI_Comm n;                 /* the new communicator; MPI_COMM_NULL on leavers */
-    int me_n, n_n;
-    int *n_of_u;                /* N rank of each U rank, -1 for a leaver        */
-    int old_procs;              /* U ranks below it held the old layout          */
-    const double *weights;      /* n_n weights of the new layout, NULL = even    */
-    engine_carry_t *carries;
-    int count;
-    int64_t bytes_in;           /* bytes this rank received                      */
-    double t_windows, t_redist; /* seconds                                       */
-} engine_reconfig_t;
-
-/* One carry per registered structure, in registry order, and n_of_u as the identity
- * (an expansion keeps every rank; a shrink overwrites it). Released by
- * engine_reconfig_release, also on failure. */
-mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc);
-/* Reconfiguration data phase (reconfig.c), run by every process of U with the same
- * structures in the same order: plan, create the new windows over N, move, agree over
- * U. `local` is this rank's status so far (a failure is agreed, not acted on alone).
- * On failure the new windows are gone and the old ones untouched. */
-mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local);
-/* Free what engine_reconfig_move planned (not the structures or windows it kept). */
-void engine_reconfig_release(engine_reconfig_t *rc);
-/* Give the structures their new windows and layouts over N; the old windows are freed
- * (collective over the old communicator on the processes that had them). */
-void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old);
 
 /* ---- CSR matrices (csr.c) ---- */
 

@@ -9,6 +9,7 @@
  * take part in the remaining joins of the expansion and in its data phase, which
  * writes their partitions into their new windows; mal_alloc_window hands those back. */
 #include "engine.h"
+#include "plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -492,7 +493,8 @@ static mal_status_t join_data(MPI_Comm comm, const join_header_t *h)
 {
     int n = (int)h->new_procs;
     engine_reconfig_t rc = {
-        .action = MAL_ACTION_EXPAND, .u = comm, .n = comm, .n_u = n, .n_n = n,
+        .action = MAL_ACTION_EXPAND, .reg = &engine.reg, .xfer = &engine.xfer,
+        .min_rows = engine.config.min_rows, .u = comm, .n = comm, .n_u = n, .n_n = n,
         .old_procs = (int)h->old_procs, .weights = h->weights,
     };
     MPI_Comm_rank(comm, &rc.me_u);

@@ -1,5 +1,6 @@
 /* mal_expand and mal_shrink: change the process set, then move the data (reconfig.c). */
 #include "engine.h"
+#include "plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -111,8 +112,10 @@ static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mod
                                 const double *weights, double t0, double spawn)
 {
     int n = engine.size + count;
-    engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .u = merged, .n = merged,
-                            .me_u = engine.rank, .me_n = engine.rank, .n_u = n, .n_n = n,
+    engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .reg = &engine.reg,
+                            .xfer = &engine.xfer, .min_rows = engine.config.min_rows,
+                            .u = merged, .n = merged, .me_u = engine.rank,
+                            .me_n = engine.rank, .n_u = n, .n_n = n,
                             .old_procs = engine.size, .weights = weights};
     mal_status_t st = engine_reconfig_prepare(&rc);
     /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
@@ -210,14 +213,6 @@ static mal_status_t leaving_set(int count, const int *ranks, bool *leaving)
     return MAL_OK;
 }
 
-/* The source epochs of the pulls: opened before the first agreement so the user's last
- * stores into the current buffers are visible to every get (as in mal_rebalance). */
-static void source_epochs(epoch_step_t step)
-{
-    for (mal_array_t *a = engine.reg.arrays; a != NULL && engine_one_sided(); a = a->next)
-        engine_epoch(a->buf[a->current].win, step);
-}
-
 static void leave(void)
 {
     while (engine.reg.arrays != NULL) {
@@ -234,8 +229,10 @@ static void leave(void)
 static mal_status_t shrink_data(const bool *leaving, const double *weights, double t0)
 {
     int p = engine.size, stay = 0;
-    engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .u = engine.comm, .me_u = engine.rank,
-                            .n_u = p, .old_procs = p, .weights = weights};
+    engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .reg = &engine.reg,
+                            .xfer = &engine.xfer, .min_rows = engine.config.min_rows,
+                            .u = engine.comm, .me_u = engine.rank, .n_u = p, .old_procs = p,
+                            .weights = weights};
     mal_status_t st = engine_reconfig_prepare(&rc);
     for (int r = 0; r < p; r++) {
         if (rc.n_of_u != NULL)
@@ -254,7 +251,6 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
         MPI_Comm_rank(rc.n, &rc.me_n);
     }
     st = engine_reconfig_move(&rc, st);
-    source_epochs(EPOCH_CLOSE);
     mal_reconfig_stats_t s = {
         .action = MAL_ACTION_SHRINK, .iteration = engine.iteration, .procs_before = p,
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
@@ -290,12 +286,10 @@ mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
                  : engine_fail(MAL_ERR_NOMEM, "no memory for %d flags", engine.size);
     if (!st)
         st = check_new_weights(weights, engine.size - count, "mal_shrink");
-    source_epochs(EPOCH_OPEN);
     st = engine_agree(st, st ? 0 : resize_fingerprint(count, 0, ranks, weights,
                                                       engine.size - count),
                       "mal_shrink");
     if (st) {
-        source_epochs(EPOCH_CLOSE);
         free(leaving);
         report_abandoned(MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);
         return st;

@@ -1,7 +1,7 @@
-/* The OpenSHMEM transport: structures on the symmetric heap, rebalances pulled with
- * shmem_getmem_nbi and completed with shmem_quiet. MPI stays in charge of everything
- * else (agreement, plans, the baselines): Open MPI's oshmem runs on the same runtime,
- * so one program uses both.
+/* The OpenSHMEM runtime under the shmem transport (transport_shmem.c): structures on the
+ * symmetric heap, rows pulled with shmem_getmem_nbi and completed with shmem_quiet. MPI
+ * stays in charge of everything else (agreement, plans, the baselines): Open MPI's
+ * oshmem runs on the same runtime, so one program uses both.
  *
  * Two facts of Open MPI 4.1's oshmem shape this file:
  * - shmem_finalize finalizes MPI itself, and MPI_Finalize before or after it crashes.

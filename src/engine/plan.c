@@ -1,0 +1,459 @@
+/* The planner of every reconfiguration (plan.h): per structure, the layouts over U, the
+ * segments between them, where the new parts go, the transport that moves them and what
+ * the model predicts it costs. */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool rebalancing(const engine_reconfig_t *rc)
+{
+    return rc->action == MAL_ACTION_REBALANCE;
+}
+
+void engine_plan_layouts(const int64_t *old_bounds, int old_procs, const int *n_of_u,
+                         int n_u, const int64_t *new_bounds_n, int64_t *old_u,
+                         int64_t *new_u)
+{
+    new_u[0] = 0;
+    for (int r = 0; r < n_u; r++) {
+        int k = n_of_u[r];
+        int64_t rows = k < 0 ? 0 : new_bounds_n[k + 1] - new_bounds_n[k];
+        new_u[r + 1] = new_u[r] + rows;
+    }
+    for (int r = 0; r <= n_u; r++)
+        old_u[r] = old_bounds[r <= old_procs ? r : old_procs];
+}
+
+mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
+{
+    for (mal_array_t *a = rc->reg->arrays; a != NULL; a = a->next)
+        rc->count++;
+    rc->moves = calloc(rc->count ? (size_t)rc->count : 1, sizeof *rc->moves);
+    rc->n_of_u = malloc((size_t)rc->n_u * sizeof *rc->n_of_u);
+    if (rc->moves == NULL || rc->n_of_u == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory to plan a %s", rebalancing(rc)
+                           ? "rebalance" : "reconfiguration");
+    for (int r = 0; r < rc->n_u; r++)
+        rc->n_of_u[r] = r;
+    int i = 0;
+    for (mal_array_t *a = rc->reg->arrays; a != NULL; a = a->next) {
+        rc->moves[i].target.win = MPI_WIN_NULL;
+        rc->moves[i++].array = a;
+    }
+    return MAL_OK;
+}
+
+/* shmem reaches only symmetric memory, rma and rma-get only windows. */
+static mal_status_t check_memory(const engine_reconfig_t *rc, const mal_array_t *a)
+{
+    mal_redist_t method = rc->xfer->method;
+    bool symmetric = a->buf[a->current].symmetric;
+    bool shmem = method == MAL_REDIST_SHMEM;
+    if (!rebalancing(rc) || shmem == symmetric || !engine_method_one_sided(method))
+        return MAL_OK;
+    return engine_fail(MAL_ERR_UNSUPPORTED, "mal_rebalance: \"%s\" lives in %s, which "
+                       "method %s cannot reach (allocate it under %s, or use alltoallv or "
+                       "p2p)", a->name, symmetric ? "the SHMEM symmetric heap"
+                                                  : "MPI windows or direct memory",
+                       mal_redist_name(method), symmetric ? "shmem" : "rma or rma-get");
+}
+
+static mal_status_t alloc_move(const engine_reconfig_t *rc, engine_move_t *m)
+{
+    size_t nu = (size_t)rc->n_u, nn = (size_t)rc->n_n;
+    m->old_bounds = malloc((nu + 1) * sizeof(int64_t));
+    m->new_bounds = malloc((nu + 1) * sizeof(int64_t));
+    m->new_bounds_n = malloc((nn + 1) * sizeof(int64_t));
+    m->new_offsets = malloc(nu * sizeof(int64_t));
+    m->new_offsets_n = malloc(nn * sizeof(int64_t));
+    m->caps = malloc(nn * sizeof(int64_t));
+    m->flows = malloc(2 * nu * sizeof(int64_t));
+    m->segs = malloc(2 * nu * sizeof(partition_segment_t));
+    if (!m->old_bounds || !m->new_bounds || !m->new_bounds_n || !m->new_offsets ||
+        !m->new_offsets_n || !m->caps || !m->flows || !m->segs)
+        return engine_fail(MAL_ERR_NOMEM, "no memory to plan \"%s\"", m->array->name);
+    return MAL_OK;
+}
+
+/* The new layout over N from the weights (even when NULL), or the matrix's. */
+static mal_status_t new_layout_n(const engine_reconfig_t *rc, engine_move_t *m)
+{
+    mal_array_t *a = m->array;
+    if (a->layout != ENGINE_LAYOUT_OWN) {
+        memcpy(m->new_bounds_n, engine_csr_next_bounds(a),
+               ((size_t)rc->n_n + 1) * sizeof(int64_t));
+        return MAL_OK;
+    }
+    double *even = rc->weights ? NULL : engine_even_weights(rc->n_n);
+    const double *w = rc->weights ? rc->weights : even;
+    if (w == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d weights", rc->n_n);
+    /* min_rows is a rule for block parts; a replicated structure has none. */
+    int64_t min_rows = a->distribution == MAL_BLOCK ? rc->min_rows : 0;
+    mal_status_t err = partition_block(a->global_rows, rc->n_n, w, min_rows,
+                                   m->new_bounds_n);
+    free(even);
+    if (!err)
+        return MAL_OK;
+    if (rebalancing(rc))
+        return engine_fail(MAL_ERR_ARG, "mal_rebalance: min_rows %lld for every positive "
+                           "weight exceeds the %lld rows of \"%s\"", (long long)rc->min_rows,
+                           (long long)a->global_rows, a->name);
+    return engine_fail(MAL_ERR_ARG, "reconfiguration: min_rows %lld for each of %d "
+                       "processes exceeds the %lld rows of \"%s\"", (long long)rc->min_rows,
+                       rc->n_n, (long long)a->global_rows, a->name);
+}
+
+/* Where rank r's new part goes in a buffer with `cap` rows: at the old offset shifted by
+ * the move of its first row, so rows it keeps keep their address (and rows it gains land
+ * beside them, never on rows others are still reading). A rank that held nothing is
+ * centred. The result may fall outside [0, cap - rows]: the caller checks or clamps. */
+static int64_t shifted_offset(const mal_array_t *a, const int64_t *nb, int r, int64_t cap)
+{
+    int64_t rows = nb[r + 1] - nb[r];
+    if (a->bounds[r + 1] == a->bounds[r])
+        return (cap - rows) / 2;
+    return a->offsets[r] + (nb[r] - a->bounds[r]);
+}
+
+/* In place when every rank's shifted part fits its current buffer: all ranks see the
+ * same capacities and layouts, so they all reach the same answer. */
+static bool fits_in_place(const mal_array_t *a, int p, const int64_t *nb, int64_t *offsets)
+{
+    const int64_t *caps = a->buf[a->current].caps;
+    for (int r = 0; r < p; r++) {
+        int64_t rows = nb[r + 1] - nb[r], off = shifted_offset(a, nb, r, caps[r]);
+        if (off < 0 || off + rows > caps[r])
+            return false;
+        offsets[r] = off;
+    }
+    return true;
+}
+
+/* Where the new parts go: a new buffer over N laid out like a fresh allocation, or (a
+ * rebalance) the current buffer when they fit there; the spare is placed later
+ * (engine_plan_targets), once it has grown. */
+static void place(const engine_reconfig_t *rc, engine_move_t *m)
+{
+    mal_array_t *a = m->array;
+    if (rebalancing(rc)) {
+        m->in_place = fits_in_place(a, rc->n_u, m->new_bounds, m->new_offsets);
+        m->spare = m->in_place ? a->current : 1 - a->current;
+        return;
+    }
+    engine_initial_place(a->distribution, a->global_rows, m->new_bounds_n, rc->n_n, m->caps,
+                         m->new_offsets_n);
+    for (int r = 0; r < rc->n_u; r++) {
+        int k = rc->n_of_u[r];
+        m->new_offsets[r] = k < 0 ? 0 : m->new_offsets_n[k];
+    }
+}
+
+/* Where this rank's old part is: nowhere on a joiner. */
+static char *old_part(const engine_reconfig_t *rc, const mal_array_t *a)
+{
+    if (rc->me_u >= rc->old_procs || !engine_buffer_present(&a->buf[a->current]))
+        return NULL;
+    return engine_part_base(a, a->current, a->offsets[rc->me_u]);
+}
+
+/* Replicated rows across communicators: a process that stays copies its own rows, and
+ * in an expansion every old owner writes an even slice of the rows into every joiner's
+ * copy, so the work is shared by the old owners. */
+static void replicated_segments(const engine_reconfig_t *rc, engine_move_t *m)
+{
+    const mal_array_t *a = m->array;
+    int p = rc->old_procs, me = rc->me_u;
+    engine_plan_t *plan = &m->plan;
+    plan->recv = m->segs;
+    plan->send = m->segs + rc->n_u;
+    if (me >= p || rc->n_of_u[me] < 0)
+        return;
+    m->segs[plan->nrecv++] = (partition_segment_t){.peer = me, .rows = a->global_rows};
+    if (rc->action != MAL_ACTION_EXPAND || a->global_rows == 0)
+        return;
+    int64_t q = a->global_rows / p, extra = a->global_rows % p;
+    int64_t lo = q * me + (me < extra ? me : extra), hi = lo + q + (me < extra);
+    for (int j = p; j < rc->n_u; j++)
+        m->segs[rc->n_u + plan->nsend++] = (partition_segment_t){
+            .peer = j, .src_offset = lo, .dst_offset = lo, .rows = hi - lo};
+}
+
+static void block_segments(const engine_reconfig_t *rc, engine_move_t *m)
+{
+    int n = rc->n_u, me = rc->me_u;
+    engine_plan_t *plan = &m->plan;
+    plan->recv = m->segs;
+    plan->nrecv = partition_plan_recv(m->old_bounds, n, m->new_bounds, n, me, m->segs);
+    plan->send = m->segs + n;
+    plan->nsend = partition_plan_send(m->old_bounds, n, m->new_bounds, n, me, m->segs + n);
+}
+
+static void fill_plan(const engine_reconfig_t *rc, engine_move_t *m)
+{
+    mal_array_t *a = m->array;
+    const engine_buffer_t *cur = &a->buf[a->current];
+    int n = rc->n_u;
+    bool replicated = a->distribution == MAL_REPLICATED;
+    partition_flows(m->old_bounds, m->new_bounds, n, m->flows, m->flows + n);
+    m->tp = rc->transport ? rc->transport
+                          : engine_transport_choose(rc->xfer->method, replicated);
+    m->plan = (engine_plan_t){
+        .comm = rc->u, .me = rc->me_u, .nprocs = n,
+        .old_bounds = m->old_bounds, .new_bounds = m->new_bounds,
+        .row_bytes = a->row_bytes, .count_limit = rc->xfer->count_limit,
+        .src = old_part(rc, a),
+        .src_at = {.win = cur->win, .peers = cur->peers, .base = cur->base,
+                   .offsets = a->offsets},
+        .dst_at = {.win = MPI_WIN_NULL, .offsets = m->new_offsets},
+        .in_rows = m->flows, .out_rows = m->flows + n,
+        .kept_in_place = m->in_place,
+        .mode = engine_transport_mode(rc->xfer->method, rc->action),
+    };
+    if (replicated)
+        replicated_segments(rc, m);
+    else
+        block_segments(rc, m);
+}
+
+/* Bytes that arrive at this rank from others (the report's bytes_moved). */
+static int64_t bytes_in(const engine_reconfig_t *rc, const engine_move_t *m)
+{
+    const mal_array_t *a = m->array;
+    if (a->distribution == MAL_REPLICATED) {
+        bool joiner = rc->me_u >= rc->old_procs && rc->n_of_u[rc->me_u] >= 0;
+        return joiner && rc->action == MAL_ACTION_EXPAND ? a->global_rows * a->row_bytes : 0;
+    }
+    int64_t bytes = 0;
+    for (size_t k = 0; k < m->plan.nrecv; k++)
+        if (m->plan.recv[k].peer != rc->me_u)
+            bytes += m->plan.recv[k].rows * a->row_bytes;
+    return bytes;
+}
+
+static mal_status_t plan_move(engine_reconfig_t *rc, engine_move_t *m)
+{
+    mal_array_t *a = m->array;
+    /* A rebalance moves block rows only: a replicated structure has no layout. */
+    if (rebalancing(rc) && a->distribution != MAL_BLOCK)
+        return MAL_OK;
+    mal_status_t st = check_memory(rc, a);
+    if (st || (st = alloc_move(rc, m)) || (st = new_layout_n(rc, m)))
+        return st;
+    engine_plan_layouts(a->bounds, rc->old_procs, rc->n_of_u, rc->n_u, m->new_bounds_n,
+                        m->old_bounds, m->new_bounds);
+    m->moves = !rebalancing(rc) || !partition_same(m->old_bounds, m->new_bounds, rc->n_u);
+    if (!m->moves)
+        return MAL_OK;
+    place(rc, m);
+    fill_plan(rc, m);
+    /* Everything a transport needs is allocated now, before the collective part. */
+    if ((st = m->tp->allocate(&m->plan)))
+        return st;
+    m->allocated = true;
+    rc->bytes_in += bytes_in(rc, m);
+    rc->changed = true;
+    return MAL_OK;
+}
+
+mal_status_t engine_plan_all(engine_reconfig_t *rc)
+{
+    mal_status_t st = MAL_OK;
+    for (int i = 0; i < rc->count && !st; i++)
+        st = plan_move(rc, &rc->moves[i]);
+    return st;
+}
+
+/* The rows rank r keeps (in both layouts over U). */
+static int64_t kept_rows(const engine_move_t *m, int r)
+{
+    int64_t lo = m->old_bounds[r] > m->new_bounds[r] ? m->old_bounds[r] : m->new_bounds[r];
+    int64_t hi = m->old_bounds[r + 1] < m->new_bounds[r + 1] ? m->old_bounds[r + 1]
+                                                             : m->new_bounds[r + 1];
+    return hi > lo ? hi - lo : 0;
+}
+
+/* A rebalance: the plan's copies, and the local copy of the rows that stay when the
+ * part moves to the spare buffer. */
+static void predict_rebalance(const engine_reconfig_t *rc, const engine_move_t *m)
+{
+    const mal_array_t *a = m->array;
+    bool cold = !a->buf[a->current].crossed || (!m->in_place && !a->buf[1 - a->current].crossed);
+    engine_monitor_plan(m->old_bounds, m->new_bounds, rc->n_u, a->row_bytes,
+                        m->plan.mode == ENGINE_RMA_PULL ? PREDICT_RMA_PULL
+                                                         : PREDICT_RMA_SPLIT, cold);
+    for (int r = 0; r < rc->n_u && !m->in_place; r++) {
+        int64_t stay = kept_rows(m, r);
+        if (stay > 0)
+            engine_monitor_copy(r, stay * a->row_bytes, 0, false);
+    }
+}
+
+/* New memory across communicators: a process that held the structure in direct memory
+ * reuses its spare where the new part fits (engine_plan_targets), the others map their
+ * target. Indexed by U rank: the old processes keep their current ranks, joiners come
+ * after. */
+static void predict_new_buffer(const engine_reconfig_t *rc, const engine_move_t *m)
+{
+    const mal_array_t *a = m->array;
+    const engine_buffer_t *spare = &a->buf[1 - a->current];
+    int64_t *mapped = calloc((size_t)rc->n_u, sizeof *mapped);
+    for (int u = 0; u < rc->n_u && mapped != NULL; u++) {
+        int k = rc->n_of_u[u];
+        if (k < 0)
+            continue;
+        bool reused = u < rc->old_procs && engine_buffer_holds(spare, u, m->caps[k]);
+        mapped[u] = reused ? 0 : m->caps[k] * a->row_bytes;
+    }
+    if (mapped != NULL)
+        engine_monitor_window(mapped, rc->n_u);
+    free(mapped);
+}
+
+/* Across communicators: one-sided copies of block rows (the old owners push in an
+ * expansion, the new ones pull in a shrink), the replicated rows the old owners push to
+ * joiners, local copies into the new buffer, and the buffer itself. */
+static void predict_across(const engine_reconfig_t *rc, const engine_move_t *m)
+{
+    const mal_array_t *a = m->array;
+    bool expand = rc->action == MAL_ACTION_EXPAND;
+    int64_t rb = a->row_bytes;
+    predict_new_buffer(rc, m);
+    /* Pushes land in new targets (cold); pulls read the old buffers. */
+    bool cold = expand || !a->buf[a->current].crossed;
+    if (a->distribution == MAL_BLOCK)
+        engine_monitor_plan(m->old_bounds, m->new_bounds, rc->n_u, rb,
+                            expand ? PREDICT_RMA_PUSH : PREDICT_RMA_PULL, cold);
+    for (int r = 0; r < rc->old_procs; r++) {
+        if (rc->n_of_u[r] < 0)
+            continue;
+        int64_t stay = a->global_rows;
+        if (a->distribution == MAL_BLOCK) {
+            stay = kept_rows(m, r);
+        } else if (expand) { /* an even slice to every joiner */
+            int64_t joiners = rc->n_u - rc->old_procs;
+            engine_monitor_copy(r, (a->global_rows / rc->old_procs + 1) * rb * joiners,
+                                joiners, true);
+        }
+        engine_monitor_copy(r, stay * rb, 0, false);
+    }
+}
+
+void engine_plan_predict(const engine_reconfig_t *rc)
+{
+    for (int i = 0; i < rc->count; i++) {
+        const engine_move_t *m = &rc->moves[i];
+        if (!m->moves)
+            continue;
+        if (rebalancing(rc))
+            predict_rebalance(rc, m);
+        else
+            predict_across(rc, m);
+    }
+}
+
+/* Give the spare buffer room for the new local part. Every rank knows every rank's
+ * capacity and new layout, so all take the same decision without communicating; only
+ * when some rank's part outgrows its spare is memory allocated (collectively). */
+static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
+{
+    mal_array_t *a = m->array;
+    engine_buffer_t *spare = &a->buf[m->spare];
+    int p = rc->n_u;
+    bool fits = engine_buffer_present(spare);
+    for (int r = 0; r < p && fits; r++)
+        fits = m->new_bounds[r + 1] - m->new_bounds[r] <= spare->caps[r];
+    if (fits)
+        return MAL_OK;
+    int64_t *caps = malloc((size_t)p * sizeof *caps);
+    for (int r = 0; r < p && caps != NULL; r++) {
+        int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r];
+        /* Only a present buffer's capacities are known alike on every rank (kept
+         * memory's are not: a joiner has none), and capacities must agree. */
+        int64_t old = engine_buffer_present(spare) ? spare->caps[r] : 0;
+        caps[r] = rows <= old ? old : engine_grown_capacity(rows);
+    }
+    /* Direct memory is kept where it still fits; a window is freed first, so growing
+     * never needs room for three buffers. A NULL caps still takes part in the
+     * collective allocation, as a failure. */
+    int64_t *mapped = calloc((size_t)p, sizeof *mapped);
+    for (int r = 0; r < p && caps != NULL && mapped != NULL; r++)
+        mapped[r] = engine_buffer_holds(spare, r, caps[r]) ? 0 : caps[r] * a->row_bytes;
+    if (mapped != NULL)
+        engine_monitor_window(mapped, p);
+    free(mapped);
+    mal_status_t st = engine_buffer_regrow(spare, a->row_bytes, caps,
+                                           a->buf[a->current].symmetric);
+    free(caps);
+    rc->windows_created += !st;
+    return st;
+}
+
+/* Parts that do not fit in place go to the spare buffer at their shifted offset clamped
+ * into it: rows keep their relative alignment, so the next move is likelier to fit in
+ * place (a part that shrinks and grows back stays where it was). */
+static void place_in_spare(const engine_reconfig_t *rc, engine_move_t *m)
+{
+    mal_array_t *a = m->array;
+    const int64_t *caps = a->buf[m->spare].caps;
+    for (int r = 0; r < rc->n_u; r++) {
+        int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r];
+        int64_t off = shifted_offset(a, m->new_bounds, r, caps[r]);
+        int64_t last = caps[r] - rows;
+        m->new_offsets[r] = off < 0 ? 0 : off > last ? last : off;
+    }
+}
+
+static void set_destination(engine_move_t *m, engine_buffer_t *b, int me)
+{
+    m->plan.dst = b->base == NULL ? NULL : b->base + m->new_offsets[me] * m->array->row_bytes;
+    m->plan.dst_at.win = b->win;
+    m->plan.dst_at.peers = b->peers;
+    m->plan.dst_at.base = b->base;
+}
+
+/* A rebalance's target: the current buffer, or the spare grown where needed. */
+static mal_status_t spare_target(engine_reconfig_t *rc, engine_move_t *m)
+{
+    if (!m->in_place) {
+        mal_status_t st = ensure_spare(rc, m);
+        if (st)
+            return st;
+        place_in_spare(rc, m);
+    }
+    set_destination(m, &m->array->buf[m->spare], rc->me_u);
+    return MAL_OK;
+}
+
+/* A new buffer over N, in registry order on every process of N. A process that held
+ * the structure gives its spare's memory to it when it is direct and large enough:
+ * only what is missing is mapped. */
+static mal_status_t new_target(engine_reconfig_t *rc, engine_move_t *m)
+{
+    mal_array_t *a = m->array;
+    engine_buffer_t *spare = rc->me_u < rc->old_procs ? &a->buf[1 - a->current] : NULL;
+    mal_status_t st = engine_buffer_alloc_in(rc->n, &m->target, a->row_bytes, m->caps, spare);
+    if (!st)
+        set_destination(m, &m->target, rc->me_u);
+    return st;
+}
+
+mal_status_t engine_plan_targets(engine_reconfig_t *rc)
+{
+    mal_status_t st = MAL_OK;
+    for (int i = 0; i < rc->count && !st; i++) {
+        engine_move_t *m = &rc->moves[i];
+        if (rebalancing(rc))
+            st = m->moves ? spare_target(rc, m) : MAL_OK;
+        else if (rc->n != MPI_COMM_NULL)
+            st = new_target(rc, m);
+    }
+    return st;
+}
+
+void engine_plan_free_targets(engine_reconfig_t *rc)
+{
+    for (int i = 0; rc->moves != NULL && i < rc->count; i++)
+        engine_buffer_free(&rc->moves[i].target);
+}
