@@ -316,7 +316,7 @@ static int fail(char *err, const char *fmt, ...)
     return -1;
 }
 
-/* How the engine carries a layout change: in a reconfiguration (src/engine/reconfig.c)
+/* How the engine carries a layout change: in a reconfiguration (src/engine/reconf/reconfig.c)
  * the old owners push to joiners, the new owners pull from leavers, and every process
  * copies into a new window, its staying rows locally; a rebalance (rebalance.c, default
  * method rma) splits each segment between its two sides and is assumed in place. */

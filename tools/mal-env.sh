@@ -15,7 +15,7 @@
 #   shared-memory segments per job: 40-50 kB instead of ~200 kB of memory per spawned job
 #   in every process, and no lost spawn start measured with it (docs/design.md).
 # - OpenSHMEM (MAL_REDIST=shmem, launched with MPIEXEC=oshrun): its finalize crashed
-#   under osc rdma until libmal pinned the UCX library of its hook (src/engine/shmem.c);
+#   under osc rdma until libmal pinned the UCX library of its hook (src/engine/transport/shmem.c);
 #   osc ucx above avoids it anyway. The symmetric heap is 256 MiB
 #   unless SMA_SYMMETRIC_SIZE says otherwise: too small for the benchmark, whose all-to-one
 #   pattern needs about 2.25x its --size per PE at 2 PEs (see README). 8G covers

@@ -8,7 +8,7 @@ set -eu
 nm=$1 lib=$2
 
 # The PMPI interposition wrappers of src/engine/pmpi.c (the monitor counts the
-# application's communication through them) and MPI_Finalize of src/engine/shmem.c
+# application's communication through them) and MPI_Finalize of src/engine/transport/shmem.c
 # (built with OpenSHMEM only): exported on purpose. Add one here only with its wrapper.
 wrappers="MPI_Allgather MPI_Allgatherv MPI_Allreduce MPI_Alltoall MPI_Alltoallv
 MPI_Barrier MPI_Bcast MPI_Gather MPI_Gatherv MPI_Irecv MPI_Isend MPI_Recv MPI_Reduce

@@ -1,4 +1,4 @@
-/* The checks of the MPI library and launcher (src/engine/platform.c): run under plain
+/* The checks of the MPI library and launcher (src/engine/transport/platform.c): run under plain
  * mpiexec (tools/plainrun: Debian's osc sm/rdma, pml ob1, no oversubscription) each
  * combination that would hang must be refused at once with MAL_ERR_UNSUPPORTED and a
  * message naming the call and the fix; under tools/malrun the same set-up is accepted.

@@ -32,7 +32,7 @@ if(NOT documented STREQUAL markdown)
   else()
     file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/settings_reference.md "${markdown}")
     message(FATAL_ERROR "README.md's settings reference differs from the table in "
-      "src/engine/settings.c; the table prints:\n${markdown}\n"
+      "src/engine/core/settings.c; the table prints:\n${markdown}\n"
       "Update it with: cmake --build <build> --target readme-settings")
   endif()
 endif()

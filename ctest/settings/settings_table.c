@@ -1,4 +1,4 @@
-/* Prints libmal's settings table (src/engine/settings.c): --markdown the README's
+/* Prints libmal's settings table (src/engine/core/settings.c): --markdown the README's
  * reference, --fields the mal_config_t members it covers, --env the environment variables
  * it reads. check_settings.cmake compares them with README.md, include/mal.h and the
  * getenv calls of src/. */
