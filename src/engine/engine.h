@@ -190,6 +190,9 @@ typedef struct {
 
 extern engine_state_t engine;
 
+/* The state of this process's libmal (api/context.c): for the API layer only. */
+engine_state_t *engine_context(void);
+
 /* Record (and log once) an error found on this rank; returns `status`. The message
  * starts with the public call the user made (engine_enter), unless it names it first
  * already: a helper shared by several calls need not know which one reached it. */

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-engine_state_t engine = {.comm = MPI_COMM_NULL};
-
 mal_status_t mal_config_init(mal_config_t *config)
 {
     engine_enter("mal_config_init");
