@@ -7,8 +7,11 @@
 # B.o defines (nm). Includes: every header and source under SRC_DIR is a node; an edge
 # A -> B means A includes "B". coreutils' tsort finds the cycles of each graph. With
 # MAL_LAYERS_VERBOSE=1 the call graph is printed as "user -> provider: symbols".
-# Exit status: 0 without a cycle, 1 with one (the cycle's files are printed), 2 on bad
-# usage.
+# Layers: a file of src/engine/<layer>/ may call only files of layers before its own in
+# MAL_LAYERS below (and the pure modules, src/partition, src/predict, src/policy, which
+# come first); a call the other way is reported as upward even where it closes no cycle.
+# Exit status: 0 without a cycle or an upward call, 1 otherwise (the files are printed),
+# 2 on bad usage.
 set -eu
 
 if [ $# -lt 1 ] || [ ! -f "$1" ]; then
@@ -47,7 +50,30 @@ if [ "${MAL_LAYERS_VERBOSE:-0}" = 1 ]; then
         "$work/calls" | sort
 fi
 
+# The layer of every file: its folder's position in the order (pure modules 0).
+layers=${MAL_LAYERS:-"core transport registry monitor reconf procs decide api"}
+find "$src" -name '*.c' | while read -r file; do
+    dir=$(basename "$(dirname "$file")")
+    rank=0 i=1
+    for l in $layers; do
+        [ "$l" = "$dir" ] && rank=$i
+        i=$((i + 1))
+    done
+    echo "$(basename "$file" .c) $rank $dir"
+done | sort >"$work/layer_of"
+
 status=0
+# Upward calls: the caller's layer is before the callee's.
+sort "$work/call_edges" | join - "$work/layer_of" | sort -k2,2 |
+    join -1 2 -2 1 - "$work/layer_of" |
+    awk '$3 < $5 { printf "  %s (%s) -> %s (%s)\n", $2, $4, $1, $6 }' >"$work/upward"
+if [ -s "$work/upward" ]; then
+    echo "layers: UPWARD calls ($(wc -l <"$work/upward")):"
+    cat "$work/upward"
+    status=1
+else
+    echo "layers: every call goes down the order: $layers"
+fi
 for graph in call include; do
     edges="$work/${graph}_edges"
     nodes=$(awk '{ print $1; print $2 }' "$edges" | sort -u | wc -l)
