@@ -325,7 +325,8 @@ uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash);
 /* Dynamic process management (dpm.c). */
 /* On rank 0 only: spawn `n` processes over MPI_COMM_SELF (a failure there cannot leave
  * other ranks inside MPI_Comm_spawn) and merge with them into *pair (rank 0 = this). */
-mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair);
+mal_status_t engine_spawn(const engine_procs_t *procs, int n, int call_index, MPI_Comm *inter,
+                          MPI_Comm *pair);
 
 /* ---- bounded spawns (spawnguard.c) ---- */
 #define ENGINE_MAX_SIBLINGS 256
@@ -352,10 +353,11 @@ void engine_spawn_end_stuck(void);
 mal_status_t engine_join_members(MPI_Comm members, MPI_Comm pair, MPI_Comm *joined);
 /* The children's side of engine_join_members. */
 mal_status_t engine_join_children(MPI_Comm pair, MPI_Comm *joined);
-/* Wait, without spinning, until every process of this MPI job reaches this call. */
-void engine_park(bool report);
-/* A spawned process whose expansion was abandoned: finalize and exit. */
-_Noreturn void engine_leave_abandoned(MPI_Comm *comm);
+/* Wait, without spinning, until every process of this MPI job (procs->job) reaches this
+ * call; `report`: say (summary, report) how long this process waited. */
+void engine_park(const engine_procs_t *procs, bool report);
+/* A spawned process whose expansion was abandoned: free *comm, finalize and exit. */
+_Noreturn void engine_leave_abandoned(engine_procs_t *procs, MPI_Comm *comm);
 
 /* ---- CSR matrices (csr.c) ---- */
 
@@ -398,13 +400,23 @@ void engine_array_unlink(mal_array_t *a);
 int64_t engine_row_bytes(MPI_Datatype type, int64_t row_len, int64_t global_rows,
                          const char *call);
 
-/* Joining (join.c): mal_init of a process started by an expansion. */
-mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg);
-/* Rank 0's side: send what a child needs to join, `remaining` joins after its own. */
-mal_status_t engine_send_join_info(MPI_Comm pair, int remaining, int new_procs,
-                                   const double *weights);
+/* Joining (join.c): mal_init of a process started by an expansion; `e` is reset to
+ * the state the join brings (a process that cannot join leaves MPI and exits). */
+mal_status_t engine_join(engine_state_t *e, MPI_Comm parent, const mal_config_t *cfg);
+/* Rank 0's side: send what a child needs to join `e`'s processes, `remaining` joins
+ * after its own. */
+mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair, int remaining,
+                                   int new_procs, const double *weights);
 /* Tell children that their spawn is abandoned (before they joined). */
 void engine_send_join_abort(MPI_Comm pair);
+
+/* Expansion and shrink (procs/resize.c) of `e`'s processes, for mal_expand, mal_shrink,
+ * a plan and the policy: the public calls' arguments, checked and agreed here; the
+ * caller has checked that libmal is initialised. Collective over e->comm. */
+mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
+                           const double *weights);
+mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
+                           const double *weights);
 
 /* ---- monitoring and prediction (monitor.c) ---- */
 
@@ -464,13 +476,15 @@ uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash);
 /* At the end of a sampling interval: decide on rank 0, broadcast, carry it out.
  * Collective. Returns MAL_CONTINUE, MAL_RECONFIGURED, MAL_REMOVED or an error. */
 mal_status_t engine_policy_step(void);
-/* A rebalance reported like the other reconfigurations (step.c). */
-mal_status_t engine_reported_rebalance(const double *weights, int count, int64_t plan_iteration);
+/* A plan's or the policy's rebalance to `count` weights (which must be e->size),
+ * reported like the other reconfigurations (procs/resize.c). */
+mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights, int count,
+                                       int64_t plan_iteration);
 /* The summary lines of the decision behind the reconfiguration (decide.c). */
 void engine_decision_summary(void);
 /* Host name of the index-th process an expansion would spawn next (malloc'd), NULL
  * when no host list is configured. */
-char *engine_spawn_host(int index);
+char *engine_spawn_host(const engine_procs_t *procs, int index);
 /* "expand", "shrink", "rebalance" or "none". */
 const char *engine_action_name(mal_action_t a);
 
@@ -504,7 +518,7 @@ bool engine_platform_probed(void);
 void engine_platform_announce(void);
 
 /* Free the registered and carried values (step.c). */
-void engine_free_values(void);
+void engine_free_values(engine_registry_t *reg);
 
 /* Reconfiguration report (step.c): reduce the figures over `comm`, store them, and on
  * its rank 0 write the JSON line and the summary. */

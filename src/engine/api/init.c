@@ -104,32 +104,77 @@ static mal_status_t resolve_all(const mal_config_t *cfg, engine_transfer_t *xfer
 /* The SHMEM transport: started once every rank agreed on it. Its PE set is fixed (for
  * the rest of the process, even in a later mal_init on MPI), so a plan that adds or
  * releases processes is refused now rather than at its iteration. */
-static mal_status_t start_transport(mal_redist_t method)
+static mal_status_t start_transport(const engine_state_t *e, mal_redist_t method)
 {
     if (method != MAL_REDIST_SHMEM && !engine_shmem_active())
         return MAL_OK;
-    for (size_t i = 0; i < engine.pol.schedule.count; i++)
-        if (engine.pol.schedule.actions[i].kind != SCHEDULE_REBALANCE)
+    const schedule_t *plan = &e->pol.schedule;
+    for (size_t i = 0; i < plan->count; i++)
+        if (plan->actions[i].kind != SCHEDULE_REBALANCE)
             return engine_fail(MAL_ERR_UNSUPPORTED, "mal_init: plan entry %zu (iteration %lld) "
                                "adds or releases processes, which SHMEM (MAL_REDIST=shmem) "
                                "cannot: its PE set is fixed", i + 1,
-                               (long long)engine.pol.schedule.actions[i].iteration);
-    return method == MAL_REDIST_SHMEM ? engine_shmem_start(engine.comm) : MAL_OK;
+                               (long long)plan->actions[i].iteration);
+    return method == MAL_REDIST_SHMEM ? engine_shmem_start(e->comm) : MAL_OK;
 }
 
-static void release_state(void)
+static void release_state(engine_state_t *e)
 {
-    engine_settings_free(&engine.procs.settings);
-    schedule_free(&engine.pol.schedule);
-    engine_free_values();
+    engine_settings_free(&e->procs.settings);
+    schedule_free(&e->pol.schedule);
+    engine_free_values(&e->reg);
+}
+
+/* Settings, plan and transport, validated and agreed over `dup`, which `e` takes; the
+ * job communicator. On failure `e` is left empty (dup freed). */
+static mal_status_t start_initial(engine_state_t *e, MPI_Comm comm, MPI_Comm dup,
+                                  const mal_config_t *cfg)
+{
+    *e = (engine_state_t){.comm = dup, .config = *cfg, .procs.initial = true};
+    MPI_Comm_rank(dup, &e->rank);
+    MPI_Comm_size(dup, &e->size);
+    /* Validate after the duplication, so a rank with a bad setting fails together with
+     * the others instead of leaving them in a collective. */
+    engine_transfer_t xfer = {.method = MAL_REDIST_RMA};
+    mal_status_t st = resolve_all(cfg, &xfer, &e->procs.settings, &e->pol.schedule);
+    e->xfer.direct = xfer.direct;
+    uint64_t fp = st ? 0 : engine_settings_fingerprint(
+        &e->procs.settings, settings_fingerprint(cfg, xfer.method, xfer.count_limit));
+    st = engine_agree_in(e->comm, st, fp,
+                         "mal_init (config, MAL_REDIST, MAL_MAX_COUNT, plan, spawn)");
+    if (!st)
+        st = engine_agree_in(e->comm, start_transport(e, xfer.method), 0,
+                             "mal_init (SHMEM transport)");
+    if (!st)
+        st = engine_mpi_check(MPI_Comm_dup(comm, &e->procs.job), "mal_init: MPI_Comm_dup");
+    if (st) {
+        release_state(e);
+        MPI_Comm_free(&e->comm);
+        *e = (engine_state_t){.comm = MPI_COMM_NULL};
+        return st;
+    }
+    e->initialized = true;
+    e->xfer = xfer;
+    e->stats.last.method = xfer.method;
+    return MAL_OK;
+}
+
+/* Rank 0's lines at mal_init, with summaries on. */
+static void announce(const engine_state_t *e)
+{
+    if (e->rank == 0 && e->procs.settings.summary && engine_platform_probed())
+        engine_platform_announce();
+    if (e->rank == 0 && e->procs.settings.summary)
+        engine_spawn_bound_notice();
 }
 
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
 {
+    engine_state_t *e = engine_context();
     mal_config_t cfg;
     mal_config_init(&cfg);
     engine_enter("mal_init"); /* after mal_config_init, which names itself */
-    if (engine.initialized)
+    if (e->initialized)
         return engine_fail(MAL_ERR_ALREADY_INITIALIZED, "mal_init called twice");
     if (config != NULL)
         cfg = *config;
@@ -141,77 +186,43 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     if (!st)
         MPI_Comm_get_parent(&parent);
     if (!st && parent != MPI_COMM_NULL)
-        return engine_join(parent, &cfg);
+        return engine_join(e, parent, &cfg);
     if (st || (st = engine_mpi_check(MPI_Comm_dup(comm, &dup), "mal_init: MPI_Comm_dup")))
         return st;
     /* Errors inside libmal become status codes, not aborts: a failed rebalance must
      * leave the application running with its data. */
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    engine = (engine_state_t){.comm = dup, .config = cfg, .procs.initial = true};
-    MPI_Comm_rank(dup, &engine.rank);
-    MPI_Comm_size(dup, &engine.size);
-    /* Validate after the duplication, so a rank with a bad setting fails together with
-     * the others instead of leaving them in a collective. */
-    engine_transfer_t xfer = {.method = MAL_REDIST_RMA};
-    st = resolve_all(&cfg, &xfer, &engine.procs.settings, &engine.pol.schedule);
-    engine.xfer.direct = xfer.direct;
-    uint64_t fp = st ? 0 : engine_settings_fingerprint(
-        &engine.procs.settings, settings_fingerprint(&cfg, xfer.method, xfer.count_limit));
-    st = engine_agree(st, fp, "mal_init (config, MAL_REDIST, MAL_MAX_COUNT, plan, spawn)");
-    if (!st)
-        st = engine_agree(start_transport(xfer.method), 0, "mal_init (SHMEM transport)");
-    if (!st)
-        st = engine_mpi_check(MPI_Comm_dup(comm, &engine.procs.job), "mal_init: MPI_Comm_dup");
-    if (st) {
-        release_state();
-        MPI_Comm_free(&engine.comm);
-        engine = (engine_state_t){.comm = MPI_COMM_NULL};
+    if ((st = start_initial(e, comm, dup, &cfg)))
         return st;
-    }
-    engine.initialized = true;
-    engine.xfer = xfer;
-    engine.stats.last.method = xfer.method;
-    engine_monitor_init(&engine.procs.settings.params, true);
-    if (engine.rank == 0 && engine.procs.settings.summary && engine_platform_probed())
-        engine_platform_announce();
-    if (engine.rank == 0 && engine.procs.settings.summary)
-        engine_spawn_bound_notice();
-    engine.pol.start_seconds = MPI_Wtime();
+    engine_monitor_init(&e->procs.settings.params, true);
+    announce(e);
+    e->pol.start_seconds = MPI_Wtime();
     return MAL_OK;
 }
 
 mal_status_t mal_finalize(void)
 {
+    engine_state_t *e = engine_context();
     engine_enter("mal_finalize");
-    if (!engine.initialized)
+    if (!e->initialized)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_finalize called before mal_init");
-    while (engine.reg.arrays != NULL) {
-        mal_array_t *a = engine.reg.arrays;
-        engine.reg.arrays = a->next;
+    while (e->reg.arrays != NULL) {
+        mal_array_t *a = e->reg.arrays;
+        e->reg.arrays = a->next;
         engine_array_destroy(a);
     }
     engine_csr_free_all();
     engine_monitor_finalize();
     engine_spawn_end_stuck();
-    if (engine.comm != MPI_COMM_NULL)
-        MPI_Comm_free(&engine.comm);
+    if (e->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&e->comm);
     /* MPI finalizes whole jobs: meet the rest of this one (parked if released). */
-    engine_park(engine.procs.removed);
-    MPI_Comm_free(&engine.procs.job);
-    release_state();
-    engine = (engine_state_t){.comm = MPI_COMM_NULL};
+    engine_park(&e->procs, e->procs.removed);
+    MPI_Comm_free(&e->procs.job);
+    release_state(e);
+    *e = (engine_state_t){.comm = MPI_COMM_NULL};
     engine_set_logging(true);
     return MAL_OK;
-}
-
-bool mal_is_initialized(void)
-{
-    return engine.initialized;
-}
-
-MPI_Comm mal_comm(void)
-{
-    return engine.initialized ? engine.comm : MPI_COMM_NULL;
 }
 
 mal_status_t mal_set_redist(mal_redist_t method)
@@ -220,47 +231,15 @@ mal_status_t mal_set_redist(mal_redist_t method)
     mal_redist_t resolved = MAL_REDIST_RMA;
     if (st || (st = engine_resolve_method(method, &resolved, "mal_set_redist: method")))
         return st;
-    if (resolved == MAL_REDIST_SHMEM && !engine.xfer.shmem)
+    engine_transfer_t *xfer = &engine_context()->xfer;
+    if (resolved == MAL_REDIST_SHMEM && !xfer->shmem)
         return engine_fail(MAL_ERR_UNSUPPORTED, "mal_set_redist: shmem is chosen at mal_init "
                            "(MAL_REDIST=shmem or config->redist), which starts SHMEM and puts "
                            "structures on the symmetric heap%s",
                            mal_redist_supported(MAL_REDIST_SHMEM)
                                ? "" : "; this libmal was built without OpenSHMEM");
-    engine.xfer.method = resolved;
+    xfer->method = resolved;
     return MAL_OK;
-}
-
-mal_redist_t mal_get_redist(void)
-{
-    return engine.initialized ? engine.xfer.method : MAL_REDIST_DEFAULT;
-}
-
-mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats)
-{
-    mal_status_t st = engine_require_init("mal_last_rebalance");
-    if (st)
-        return st;
-    if (stats == NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_last_rebalance: stats is NULL");
-    *stats = engine.stats.last;
-    return MAL_OK;
-}
-
-int mal_buffer_count(void)
-{
-    return engine.initialized ? engine.reg.windows : 0;
-}
-
-const char *mal_memory_name(const mal_array_t *array)
-{
-    if (!engine.initialized || array == NULL)
-        return "none";
-    return engine_buffer_kind(&array->buf[array->current]);
-}
-
-const char *mal_csr_memory_name(const mal_csr_t *matrix)
-{
-    return mal_memory_name(matrix != NULL ? matrix->values : NULL);
 }
 
 uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes)

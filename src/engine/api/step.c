@@ -6,30 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t mal_iteration(void)
+static engine_value_t *find_value(const engine_registry_t *reg, const char *name)
 {
-    return engine.initialized ? engine.iteration : 0;
-}
-
-bool mal_is_initial_process(void)
-{
-    return !engine.initialized || engine.procs.initial;
-}
-
-mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats)
-{
-    engine_enter("mal_last_reconfig");
-    if (!engine.initialized)
-        return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_last_reconfig called before mal_init");
-    if (stats == NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_last_reconfig: stats is NULL");
-    *stats = engine.stats.reconfig;
-    return MAL_OK;
-}
-
-static engine_value_t *find_value(const char *name)
-{
-    for (engine_value_t *v = engine.reg.values; v != NULL; v = v->next)
+    for (engine_value_t *v = reg->values; v != NULL; v = v->next)
         if (strcmp(v->name, name) == 0)
             return v;
     return NULL;
@@ -42,6 +21,7 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes)
     mal_status_t st = engine_require_init("mal_register_value");
     if (st)
         return st;
+    engine_registry_t *reg = &engine_context()->reg;
     if (name == NULL || value == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_register_value: %s is NULL",
                            name == NULL ? "name" : "value");
@@ -52,7 +32,7 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes)
     if (bytes == 0 || bytes > ENGINE_MAX_VALUE)
         return engine_fail(MAL_ERR_ARG, "mal_register_value(\"%s\"): %zu bytes, must be in "
                            "1..%u", name, bytes, ENGINE_MAX_VALUE);
-    engine_value_t *v = find_value(name);
+    engine_value_t *v = find_value(reg, name);
     if (v != NULL && v->carried != NULL && v->bytes != bytes)
         return engine_fail(MAL_ERR_MISMATCH, "mal_register_value(\"%s\"): %zu bytes, but %zu "
                            "were carried", name, bytes, v->bytes);
@@ -60,8 +40,8 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes)
         if ((v = calloc(1, sizeof *v)) == NULL)
             return engine_fail(MAL_ERR_NOMEM, "no memory to register \"%s\"", name);
         strcpy(v->name, name);
-        v->next = engine.reg.values;
-        engine.reg.values = v;
+        v->next = reg->values;
+        reg->values = v;
     }
     if (v->carried != NULL) { /* a joining process: the value arrived with the join */
         memcpy(value, v->carried, bytes);
@@ -73,11 +53,11 @@ mal_status_t mal_register_value(const char *name, void *value, size_t bytes)
     return MAL_OK;
 }
 
-void engine_free_values(void)
+void engine_free_values(engine_registry_t *reg)
 {
-    while (engine.reg.values != NULL) {
-        engine_value_t *v = engine.reg.values;
-        engine.reg.values = v->next;
+    while (reg->values != NULL) {
+        engine_value_t *v = reg->values;
+        reg->values = v->next;
         free(v->carried);
         free(v);
     }
@@ -159,73 +139,52 @@ void engine_report(MPI_Comm comm, mal_reconfig_stats_t *local)
         print_summary(&s);
 }
 
-/* A plan's or the policy's rebalance, reported like the other reconfigurations. */
-mal_status_t engine_reported_rebalance(const double *weights, int count, int64_t plan_iteration)
-{
-    double t0 = MPI_Wtime();
-    mal_status_t st;
-    if (count != engine.size)
-        st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
-                         "processes", (long long)plan_iteration, count, engine.size);
-    else {
-        engine_monitor_predict(MAL_ACTION_REBALANCE, 0, NULL, engine.size, weights);
-        st = mal_rebalance(weights);
-    }
-    mal_rebalance_stats_t r = engine.stats.last;
-    mal_reconfig_stats_t s = {
-        .action = MAL_ACTION_REBALANCE, .iteration = engine.iteration,
-        .procs_before = engine.size, .procs_after = engine.size,
-        .bytes_moved = st ? 0 : r.bytes_received, .redist_seconds = st ? 0 : r.seconds,
-        .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(engine.comm, &s);
-    return st ? st : MAL_RECONFIGURED;
-}
-
-static mal_status_t run_action(const schedule_action_t *act)
+static mal_status_t run_action(engine_state_t *e, const schedule_action_t *act)
 {
     switch (act->kind) {
     case SCHEDULE_EXPAND: {
         mal_spawn_mode_t mode = act->spawn == SCHEDULE_SPAWN_BATCHED    ? MAL_SPAWN_BATCHED
                                 : act->spawn == SCHEDULE_SPAWN_PER_CALL ? MAL_SPAWN_PER_CALL
                                                                         : MAL_SPAWN_DEFAULT;
-        return mal_expand(act->count, mode, NULL);
+        return engine_expand(e, act->count, mode, NULL);
     }
     case SCHEDULE_SHRINK:
-        return mal_shrink(act->count, act->ranks, NULL);
+        return engine_shrink(e, act->count, act->ranks, NULL);
     case SCHEDULE_REBALANCE:
-        return engine_reported_rebalance(act->weights, act->count, act->iteration);
+        return engine_reported_rebalance(e, act->weights, act->count, act->iteration);
     }
     return engine_fail(MAL_ERR_ARG, "plan entry of unknown kind %d", (int)act->kind);
 }
 
 /* The plan's action for the iteration that just ended, if any. */
-static mal_status_t planned_action(void)
+static mal_status_t planned_action(engine_state_t *e)
 {
-    const schedule_t *plan = &engine.pol.schedule;
-    while (engine.pol.next_action < plan->count &&
-           plan->actions[engine.pol.next_action].iteration < engine.iteration)
-        engine.pol.next_action++;
-    if (engine.pol.next_action >= plan->count ||
-        plan->actions[engine.pol.next_action].iteration != engine.iteration)
+    const schedule_t *plan = &e->pol.schedule;
+    while (e->pol.next_action < plan->count &&
+           plan->actions[e->pol.next_action].iteration < e->iteration)
+        e->pol.next_action++;
+    if (e->pol.next_action >= plan->count ||
+        plan->actions[e->pol.next_action].iteration != e->iteration)
         return MAL_CONTINUE;
-    return run_action(&plan->actions[engine.pol.next_action++]);
+    return run_action(e, &plan->actions[e->pol.next_action++]);
 }
 
 mal_status_t mal_step(void)
 {
-    if (engine.initialized && engine.procs.removed)
+    engine_state_t *e = engine_context();
+    if (e->initialized && e->procs.removed)
         return MAL_REMOVED;
     mal_status_t st = engine_require_init("mal_step");
     if (st)
         return st;
     engine_enclose(true); /* the calls a plan or the policy makes are this one */
     engine_monitor_end_iteration();
-    engine.iteration++;
+    e->iteration++;
     /* Between sampling intervals and plan entries a step communicates nothing; a plan
      * overrides the policy. A failed gather (agreed) acts on nothing this step. */
     st = engine_monitor_step();
     if (!st)
-        st = engine.pol.schedule.count > 0 ? planned_action()
+        st = e->pol.schedule.count > 0 ? planned_action(e)
              : engine_monitor_closed() ? engine_policy_step() : MAL_CONTINUE;
     if (st != MAL_REMOVED)
         engine_monitor_begin_iteration();

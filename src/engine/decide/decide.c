@@ -322,7 +322,8 @@ static mal_status_t carry_out(const decision_msg_t *m, const decision_arrays_t *
     case MAL_ACTION_SHRINK:
         return mal_shrink(m->count, arr->ranks, arr->weights);
     case MAL_ACTION_REBALANCE:
-        return engine_reported_rebalance(arr->weights, m->d.procs_after, engine.iteration);
+        return engine_reported_rebalance(&engine, arr->weights, m->d.procs_after,
+                                         engine.iteration);
     case MAL_ACTION_NONE:
         break;
     }

@@ -650,7 +650,7 @@ static void new_hosts(const int *old_of_new, int n, double *hosts, double *cores
         }
         hosts[k] = mon.all[0].host;
         cores[k] = mon.all[0].cores;
-        char *h = engine_spawn_host(spawned++);
+        char *h = engine_spawn_host(&engine.procs, spawned++);
         if (h != NULL)
             hosts[k] = engine_host_hash(h);
         free(h);

@@ -192,16 +192,16 @@ static char *host_for(const char *hosts, int index)
 }
 
 /* The policy's hosts for the expansion under way, else the configured list. */
-static char *spawn_host_at(int64_t index)
+static char *spawn_host_at(const engine_procs_t *procs, int64_t index)
 {
-    if (engine.procs.spawn_hosts != NULL)
-        return host_for(engine.procs.spawn_hosts, (int)(index - engine.procs.spawn_hosts_base));
-    return host_for(engine.procs.settings.hosts, (int)index);
+    if (procs->spawn_hosts != NULL)
+        return host_for(procs->spawn_hosts, (int)(index - procs->spawn_hosts_base));
+    return host_for(procs->settings.hosts, (int)index);
 }
 
-char *engine_spawn_host(int index)
+char *engine_spawn_host(const engine_procs_t *procs, int index)
 {
-    return spawn_host_at(engine.procs.spawned + index);
+    return spawn_host_at(procs, procs->spawned + index);
 }
 
 /* Whether the name resolves. An unknown host is refused here rather than by the MPI
@@ -221,16 +221,16 @@ static mal_status_t check_host(const char *host)
 
 /* MPI_Info "host" for the spawn of `n` processes starting at call `index`: one host per
  * call, or the next n hosts of the list for a batch. */
-static mal_status_t host_info(int n, int index, MPI_Info info)
+static mal_status_t host_info(const engine_procs_t *procs, int n, int index, MPI_Info info)
 {
-    const char *hosts = engine.procs.spawn_hosts != NULL ? engine.procs.spawn_hosts : engine.procs.settings.hosts;
+    const char *hosts = procs->spawn_hosts != NULL ? procs->spawn_hosts : procs->settings.hosts;
     if (hosts == NULL)
         return MAL_OK;
     size_t cap = (size_t)n * (strlen(hosts) + 1) + 1;
     char *list = calloc(cap, 1);
     mal_status_t st = MAL_OK;
     for (int i = 0; list != NULL && i < n && !st; i++) {
-        char *host = spawn_host_at(index + i);
+        char *host = spawn_host_at(procs, index + i);
         if (host == NULL) {
             free(list);
             list = NULL;
@@ -255,13 +255,13 @@ static mal_status_t host_info(int n, int index, MPI_Info info)
 
 /* The spawn's MPI_Info: the hosts, and the mark that tells a child libmal spawned it
  * (spawnguard.c). */
-static mal_status_t spawn_info(int n, int index, MPI_Info *info)
+static mal_status_t spawn_info(const engine_procs_t *procs, int n, int index, MPI_Info *info)
 {
     mal_status_t st = engine_mpi_check(MPI_Info_create(info), "mal_expand: MPI_Info_create");
     if (!st)
         st = engine_spawn_mark(*info);
     if (!st)
-        st = host_info(n, index, *info);
+        st = host_info(procs, n, index, *info);
     if (st && *info != MPI_INFO_NULL)
         MPI_Info_free(info);
     return st;
@@ -269,9 +269,9 @@ static mal_status_t spawn_info(int n, int index, MPI_Info *info)
 
 /* A second after a lost start, then two: the attempt right after one failed at once
  * ("does not support spawn") in a measured run. */
-static void pause_before_retry(int attempts)
+static void pause_before_retry(bool summary, int attempts)
 {
-    if (engine.procs.settings.summary)
+    if (summary)
         printf("libmal: spawn lost by the MPI runtime; trying again (attempt %d of %d)\n",
                attempts + 1, ENGINE_SPAWN_ATTEMPTS);
     struct timespec ts = {attempts, 0};
@@ -282,13 +282,13 @@ static void pause_before_retry(int attempts)
  * start. Any process a failed spawn left on this host is recorded (ended at
  * mal_finalize): an attempt right after a lost start failed at once but had started a
  * child, which failed in MPI_Init at the end of the run and made mpirun exit 1. */
-static int spawn_once(const char *program, int n, MPI_Info info, MPI_Comm *inter,
-                      bool *timed_out)
+static int spawn_once(const char *program, char **argv, int n, MPI_Info info,
+                      MPI_Comm *inter, bool *timed_out)
 {
     pid_t before[ENGINE_MAX_SIBLINGS];
     int nbefore = engine_spawn_siblings(before, ENGINE_MAX_SIBLINGS);
     double t0 = MPI_Wtime();
-    int rc = MPI_Comm_spawn(program, engine.procs.settings.argv, n, info, 0, MPI_COMM_SELF, inter,
+    int rc = MPI_Comm_spawn(program, argv, n, info, 0, MPI_COMM_SELF, inter,
                             MPI_ERRCODES_IGNORE);
     int bound = engine_spawn_bound();
     *timed_out = rc != MPI_SUCCESS && bound > 0 && MPI_Wtime() - t0 >= bound - 1.0;
@@ -313,14 +313,15 @@ static mal_status_t spawn_failed(int rc, int n, const char *program, bool lost,
                        program, msg);
 }
 
-mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair)
+mal_status_t engine_spawn(const engine_procs_t *procs, int n, int call_index, MPI_Comm *inter,
+                          MPI_Comm *pair)
 {
-    const char *program = engine.procs.settings.program;
+    const char *program = procs->settings.program;
     if (access(program, X_OK) != 0)
         return engine_fail(MAL_ERR_SPAWN, "mal_expand: cannot spawn '%s': %s (mpiexec would "
                            "abort the job)", program, strerror(errno));
     MPI_Info info;
-    mal_status_t st = spawn_info(n, call_index, &info);
+    mal_status_t st = spawn_info(procs, n, call_index, &info);
     if (st)
         return st;
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
@@ -330,9 +331,9 @@ mal_status_t engine_spawn(int n, int call_index, MPI_Comm *inter, MPI_Comm *pair
     int rc = MPI_SUCCESS, attempts = 0;
     do {
         if (attempts > 0)
-            pause_before_retry(attempts);
+            pause_before_retry(procs->settings.summary, attempts);
         bool timed_out = false;
-        rc = spawn_once(program, n, info, inter, &timed_out);
+        rc = spawn_once(program, procs->settings.argv, n, info, inter, &timed_out);
         lost = lost || timed_out;
         attempts++;
     } while (rc != MPI_SUCCESS && lost && attempts < ENGINE_SPAWN_ATTEMPTS);
@@ -392,36 +393,36 @@ static void backoff(long *ns)
         *ns *= 2;
 }
 
-static void say_parked(double wall, double cpu)
+static void say_parked(const engine_procs_t *procs, double wall, double cpu)
 {
-    if (engine.procs.settings.summary)
+    if (procs->settings.summary)
         printf("libmal: released %s process parked %.3f s until its job finalized, "
-               "CPU %.4f s (%.2f%%)\n", engine.procs.initial ? "initial" : "spawned", wall, cpu,
+               "CPU %.4f s (%.2f%%)\n", procs->initial ? "initial" : "spawned", wall, cpu,
                wall > 0 ? 100.0 * cpu / wall : 0.0);
-    if (engine.procs.settings.report != NULL)
-        report_parked(engine.procs.settings.report, engine.procs.initial, wall, cpu);
+    if (procs->settings.report != NULL)
+        report_parked(procs->settings.report, procs->initial, wall, cpu);
 }
 
-void engine_park(bool report)
+void engine_park(const engine_procs_t *procs, bool report)
 {
     double t0 = MPI_Wtime(), c0 = cpu_seconds();
     MPI_Request req;
-    if (MPI_Ibarrier(engine.procs.job, &req) != MPI_SUCCESS)
+    if (MPI_Ibarrier(procs->job, &req) != MPI_SUCCESS)
         return;
     int done = 0;
     long ns = 50000;
     while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
         backoff(&ns);
     if (report)
-        say_parked(MPI_Wtime() - t0, cpu_seconds() - c0);
+        say_parked(procs, MPI_Wtime() - t0, cpu_seconds() - c0);
 }
 
-_Noreturn void engine_leave_abandoned(MPI_Comm *comm)
+_Noreturn void engine_leave_abandoned(engine_procs_t *procs, MPI_Comm *comm)
 {
     if (*comm != MPI_COMM_NULL)
         MPI_Comm_free(comm);
-    engine_park(false);
-    MPI_Comm_free(&engine.procs.job);
+    engine_park(procs, false);
+    MPI_Comm_free(&procs->job);
     MPI_Finalize();
     exit(0);
 }

@@ -93,14 +93,14 @@ static char *get_str(unpack_t *u)
     return s;
 }
 
-static void pack_settings(pack_t *p)
+static void pack_settings(pack_t *p, const engine_state_t *e)
 {
-    const engine_settings_t *s = &engine.procs.settings;
-    put(p, &engine.config.headroom, sizeof engine.config.headroom);
-    put_i64(p, engine.config.min_rows);
-    put_i64(p, engine.xfer.method);
-    put_i64(p, engine.xfer.count_limit);
-    put_i64(p, engine.xfer.direct);
+    const engine_settings_t *s = &e->procs.settings;
+    put(p, &e->config.headroom, sizeof e->config.headroom);
+    put_i64(p, e->config.min_rows);
+    put_i64(p, e->xfer.method);
+    put_i64(p, e->xfer.count_limit);
+    put_i64(p, e->xfer.direct);
     put_i64(p, s->spawn_mode);
     put_i64(p, s->summary);
     put_i64(p, s->sample_interval);
@@ -121,13 +121,13 @@ static void pack_settings(pack_t *p)
 }
 
 /* Matrices first: the structures name theirs by position in this list. */
-static void pack_matrices(pack_t *p)
+static void pack_matrices(pack_t *p, const engine_registry_t *reg)
 {
     int64_t count = 0;
-    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next)
+    for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next)
         count++;
     put_i64(p, count);
-    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next) {
+    for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next) {
         put_str(p, m->name);
         put_i64(p, m->global_rows);
         put_i64(p, m->global_cols);
@@ -135,22 +135,23 @@ static void pack_matrices(pack_t *p)
     }
 }
 
-static int64_t matrix_index(const mal_csr_t *target)
+static int64_t matrix_index(const engine_registry_t *reg, const mal_csr_t *target)
 {
     int64_t i = 0;
-    for (const mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next, i++)
+    for (const mal_csr_t *m = reg->matrices; m != NULL; m = m->next, i++)
         if (m == target)
             return i;
     return -1;
 }
 
-static void pack_arrays(pack_t *p)
+/* `nprocs`: the current process count (every structure has nprocs + 1 bounds). */
+static void pack_arrays(pack_t *p, const engine_registry_t *reg, int nprocs)
 {
     int64_t count = 0;
-    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
+    for (mal_array_t *a = reg->arrays; a != NULL; a = a->next)
         count++;
     put_i64(p, count);
-    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next) {
+    for (mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
         put_str(p, a->name);
         put_i64(p, a->distribution);
         put_i64(p, a->global_rows);
@@ -158,18 +159,18 @@ static void pack_arrays(pack_t *p)
         put_i64(p, a->row_bytes);
         put_i64(p, a->layout);
         put_i64(p, a->part);
-        put_i64(p, matrix_index(a->matrix));
-        put(p, a->bounds, ((size_t)engine.size + 1) * sizeof *a->bounds);
+        put_i64(p, matrix_index(reg, a->matrix));
+        put(p, a->bounds, ((size_t)nprocs + 1) * sizeof *a->bounds);
     }
 }
 
-static void pack_values(pack_t *p)
+static void pack_values(pack_t *p, const engine_registry_t *reg)
 {
     int64_t count = 0;
-    for (engine_value_t *v = engine.reg.values; v != NULL; v = v->next)
+    for (engine_value_t *v = reg->values; v != NULL; v = v->next)
         count += v->ptr != NULL;
     put_i64(p, count);
-    for (engine_value_t *v = engine.reg.values; v != NULL; v = v->next)
+    for (engine_value_t *v = reg->values; v != NULL; v = v->next)
         if (v->ptr != NULL) {
             put_str(p, v->name);
             put_i64(p, (int64_t)v->bytes);
@@ -217,24 +218,24 @@ void engine_send_join_abort(MPI_Comm pair)
     send_message(pair, NULL, 0);
 }
 
-mal_status_t engine_send_join_info(MPI_Comm pair, int remaining, int new_procs,
-                                   const double *weights)
+mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair, int remaining,
+                                   int new_procs, const double *weights)
 {
     pack_t p = {0};
     put_i64(&p, JOIN_MAGIC);
     put_i64(&p, remaining);
-    put_i64(&p, engine.size);
+    put_i64(&p, e->size);
     put_i64(&p, new_procs);
-    put_i64(&p, engine.iteration);
-    put_i64(&p, (int64_t)engine.pol.next_action);
-    put_i64(&p, engine.procs.spawned + (new_procs - engine.size)); /* once this one succeeds */
-    pack_settings(&p);
+    put_i64(&p, e->iteration);
+    put_i64(&p, (int64_t)e->pol.next_action);
+    put_i64(&p, e->procs.spawned + (new_procs - e->size)); /* once this one succeeds */
+    pack_settings(&p, e);
     put_i64(&p, weights != NULL);
     if (weights != NULL)
         put(&p, weights, (size_t)new_procs * sizeof *weights);
-    pack_matrices(&p);
-    pack_arrays(&p);
-    pack_values(&p);
+    pack_matrices(&p, &e->reg);
+    pack_arrays(&p, &e->reg, e->size);
+    pack_values(&p, &e->reg);
     mal_status_t st = MAL_OK;
     if (p.failed || p.len > (size_t)INT32_MAX) {
         st = engine_fail(MAL_ERR_NOMEM, "cannot pack the join information (%zu bytes)", p.len);
@@ -253,14 +254,14 @@ typedef struct {
     double *weights;
 } join_header_t;
 
-static void unpack_settings(unpack_t *u)
+static void unpack_settings(unpack_t *u, engine_state_t *e)
 {
-    engine_settings_t *s = &engine.procs.settings;
-    get(u, &engine.config.headroom, sizeof engine.config.headroom);
-    engine.config.min_rows = get_i64(u);
-    engine.xfer.method = (mal_redist_t)get_i64(u);
-    engine.xfer.count_limit = get_i64(u);
-    engine.xfer.direct = get_i64(u) != 0;
+    engine_settings_t *s = &e->procs.settings;
+    get(u, &e->config.headroom, sizeof e->config.headroom);
+    e->config.min_rows = get_i64(u);
+    e->xfer.method = (mal_redist_t)get_i64(u);
+    e->xfer.count_limit = get_i64(u);
+    e->xfer.direct = get_i64(u) != 0;
     s->spawn_mode = (mal_spawn_mode_t)get_i64(u);
     s->summary = get_i64(u) != 0;
     s->sample_interval = (int)get_i64(u);
@@ -280,10 +281,10 @@ static void unpack_settings(unpack_t *u)
         u->failed = true;
 }
 
-static void unpack_matrices(unpack_t *u)
+static void unpack_matrices(unpack_t *u, engine_registry_t *reg)
 {
     int64_t count = get_i64(u);
-    mal_csr_t **tail = &engine.reg.matrices;
+    mal_csr_t **tail = &reg->matrices;
     for (int64_t i = 0; i < count && !u->failed; i++) {
         mal_csr_t *m = calloc(1, sizeof *m);
         char *name = get_str(u);
@@ -304,18 +305,19 @@ static void unpack_matrices(unpack_t *u)
     }
 }
 
-static mal_csr_t *matrix_at(int64_t index)
+static mal_csr_t *matrix_at(const engine_registry_t *reg, int64_t index)
 {
-    mal_csr_t *m = engine.reg.matrices;
+    mal_csr_t *m = reg->matrices;
     for (int64_t i = 0; m != NULL && i < index; i++)
         m = m->next;
     return index < 0 ? NULL : m;
 }
 
 /* Point a structure at its matrix, and a matrix at its parts. */
-static void link_matrix(unpack_t *u, mal_array_t *a, int64_t index)
+static void link_matrix(unpack_t *u, const engine_registry_t *reg, mal_array_t *a,
+                        int64_t index)
 {
-    a->matrix = matrix_at(index);
+    a->matrix = matrix_at(reg, index);
     if ((a->layout != ENGINE_LAYOUT_OWN || a->part != CSR_PART_NONE) && a->matrix == NULL) {
         u->failed = true;
         return;
@@ -329,7 +331,7 @@ static void link_matrix(unpack_t *u, mal_array_t *a, int64_t index)
     a->adoptable = false; /* handed back by mal_alloc_csr, not mal_alloc_window */
 }
 
-static mal_array_t *unpack_array(unpack_t *u, int64_t old_procs)
+static mal_array_t *unpack_array(unpack_t *u, const engine_registry_t *reg, int64_t old_procs)
 {
     mal_array_t *a = calloc(1, sizeof *a);
     char *name = get_str(u);
@@ -355,17 +357,17 @@ static mal_array_t *unpack_array(unpack_t *u, int64_t old_procs)
         get(u, a->bounds, ((size_t)old_procs + 1) * sizeof *a->bounds);
     a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
     a->adoptable = true;
-    link_matrix(u, a, matrix);
+    link_matrix(u, reg, a, matrix);
     return a;
 }
 
 /* Structures in the sender's registry order, which every later collective follows. */
-static void unpack_arrays(unpack_t *u, int64_t old_procs)
+static void unpack_arrays(unpack_t *u, engine_registry_t *reg, int64_t old_procs)
 {
     int64_t count = get_i64(u);
-    mal_array_t **tail = &engine.reg.arrays;
+    mal_array_t **tail = &reg->arrays;
     for (int64_t i = 0; i < count && !u->failed; i++) {
-        mal_array_t *a = unpack_array(u, old_procs);
+        mal_array_t *a = unpack_array(u, reg, old_procs);
         if (a != NULL) {
             *tail = a;
             tail = &a->next;
@@ -373,7 +375,7 @@ static void unpack_arrays(unpack_t *u, int64_t old_procs)
     }
 }
 
-static void unpack_values(unpack_t *u)
+static void unpack_values(unpack_t *u, engine_registry_t *reg)
 {
     int64_t count = get_i64(u);
     for (int64_t i = 0; i < count && !u->failed; i++) {
@@ -391,22 +393,22 @@ static void unpack_values(unpack_t *u)
         free(name);
         v->bytes = (size_t)bytes;
         get(u, v->carried, v->bytes);
-        v->next = engine.reg.values;
-        engine.reg.values = v;
+        v->next = reg->values;
+        reg->values = v;
     }
 }
 
-static void unpack_join_info(unpack_t *u, join_header_t *h)
+static void unpack_join_info(unpack_t *u, engine_state_t *e, join_header_t *h)
 {
     if (get_i64(u) != JOIN_MAGIC)
         u->failed = true;
     h->remaining = get_i64(u);
     h->old_procs = get_i64(u);
     h->new_procs = get_i64(u);
-    engine.iteration = get_i64(u);
-    engine.pol.next_action = (size_t)get_i64(u);
-    engine.procs.spawned = get_i64(u);
-    unpack_settings(u);
+    e->iteration = get_i64(u);
+    e->pol.next_action = (size_t)get_i64(u);
+    e->procs.spawned = get_i64(u);
+    unpack_settings(u, e);
     if (get_i64(u) && !u->failed) {
         h->weights = malloc((size_t)h->new_procs * sizeof *h->weights);
         if (h->weights == NULL)
@@ -414,9 +416,9 @@ static void unpack_join_info(unpack_t *u, join_header_t *h)
         else
             get(u, h->weights, (size_t)h->new_procs * sizeof *h->weights);
     }
-    unpack_matrices(u);
-    unpack_arrays(u, h->old_procs);
-    unpack_values(u);
+    unpack_matrices(u, &e->reg);
+    unpack_arrays(u, &e->reg, h->old_procs);
+    unpack_values(u, &e->reg);
 }
 
 /* A testing knob: MAL_FAULT_JOIN=nomem or unpack makes this joining process fail to
@@ -428,14 +430,14 @@ static bool join_fault(const char *what)
 }
 
 /* Receive the message into `data` and unpack it: JOIN_READ or JOIN_UNREADABLE. */
-static int read_message(MPI_Comm pair, unsigned char *data, int64_t len, join_header_t *h,
-                        int *rc)
+static int read_message(MPI_Comm pair, unsigned char *data, int64_t len, engine_state_t *e,
+                        join_header_t *h, int *rc)
 {
     *rc = PMPI_Bcast(data, (int)len, MPI_BYTE, 0, pair);
     if (*rc != MPI_SUCCESS || join_fault("unpack"))
         return JOIN_UNREADABLE;
     unpack_t u = {.data = data, .len = (size_t)len};
-    unpack_join_info(&u, h);
+    unpack_join_info(&u, e, h);
     return u.failed ? JOIN_UNREADABLE : JOIN_READ;
 }
 
@@ -449,12 +451,12 @@ static const char *why_not(int answer, bool mine, int64_t len)
     return why;
 }
 
-/* The message from rank 0, unpacked into the engine and `h`. Returns NULL when every
+/* The message from rank 0, unpacked into `e` and `h`. Returns NULL when every
  * child of this spawn has read it, "" when rank 0 abandoned the spawn before sending
  * it, else why this process cannot join. The children answer rank 0 after receiving
  * the length and after reading (children_answer), so one that cannot go on stops
  * every process of this spawn, and rank 0, before anyone waits in the join. */
-static const char *receive_join_info(MPI_Comm pair, join_header_t *h)
+static const char *receive_join_info(MPI_Comm pair, engine_state_t *e, join_header_t *h)
 {
     int64_t len = 0;
     int rc = PMPI_Bcast(&len, 1, MPI_INT64_T, 0, pair);
@@ -464,7 +466,7 @@ static const char *receive_join_info(MPI_Comm pair, join_header_t *h)
     int mine = data != NULL ? JOIN_READ : JOIN_NO_MEMORY;
     int answer = children_answer(pair, mine, &rc);
     if (answer == JOIN_READ) {
-        mine = read_message(pair, data, len, h, &rc);
+        mine = read_message(pair, data, len, e, h, &rc);
         answer = children_answer(pair, mine, &rc);
     }
     free(data);
@@ -472,13 +474,13 @@ static const char *receive_join_info(MPI_Comm pair, join_header_t *h)
 }
 
 /* The remaining joins of a one-per-call expansion, as an existing member. */
-static mal_status_t follow_joins(int64_t remaining, MPI_Comm *comm)
+static mal_status_t follow_joins(engine_procs_t *procs, int64_t remaining, MPI_Comm *comm)
 {
     for (int64_t i = 0; i < remaining; i++) {
         int ok = 0;
         PMPI_Bcast(&ok, 1, MPI_INT, 0, *comm);
         if (!ok)
-            engine_leave_abandoned(comm);
+            engine_leave_abandoned(procs, comm);
         MPI_Comm next;
         mal_status_t st = engine_join_members(*comm, MPI_COMM_NULL, &next);
         MPI_Comm_free(comm);
@@ -489,12 +491,12 @@ static mal_status_t follow_joins(int64_t remaining, MPI_Comm *comm)
     return MAL_OK;
 }
 
-static mal_status_t join_data(MPI_Comm comm, const join_header_t *h)
+static mal_status_t join_data(engine_state_t *e, MPI_Comm comm, const join_header_t *h)
 {
     int n = (int)h->new_procs;
     engine_reconfig_t rc = {
-        .action = MAL_ACTION_EXPAND, .reg = &engine.reg, .xfer = &engine.xfer,
-        .min_rows = engine.config.min_rows, .u = comm, .n = comm, .n_u = n, .n_n = n,
+        .action = MAL_ACTION_EXPAND, .reg = &e->reg, .xfer = &e->xfer,
+        .min_rows = e->config.min_rows, .u = comm, .n = comm, .n_u = n, .n_n = n,
         .old_procs = (int)h->old_procs, .weights = h->weights,
     };
     MPI_Comm_rank(comm, &rc.me_u);
@@ -502,7 +504,7 @@ static mal_status_t join_data(MPI_Comm comm, const join_header_t *h)
     /* A planning failure is agreed with the parents inside engine_reconfig_move. */
     mal_status_t st = engine_reconfig_move(&rc, engine_reconfig_prepare(&rc));
     mal_reconfig_stats_t stats = {
-        .action = MAL_ACTION_EXPAND, .iteration = engine.iteration,
+        .action = MAL_ACTION_EXPAND, .iteration = e->iteration,
         .procs_before = (int)h->old_procs, .procs_after = st ? (int)h->old_procs : n,
         .bytes_moved = rc.bytes_in, .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .status = st,
@@ -517,50 +519,61 @@ static mal_status_t join_data(MPI_Comm comm, const join_header_t *h)
 /* A spawned process that cannot take part: say why (unless its spawn was abandoned by
  * rank 0, who reports that), release the spawn's communicators as rank 0 does, and
  * leave MPI with the rest of this MPI job (engine_leave_abandoned exits). */
-static _Noreturn void leave_unjoined(MPI_Comm *parent, MPI_Comm *pair, const char *why)
+static _Noreturn void leave_unjoined(engine_procs_t *procs, MPI_Comm *parent, MPI_Comm *pair,
+                                     const char *why)
 {
     if (*why != '\0')
         fprintf(stderr, "libmal: mal_init on a process spawned by an expansion: %s; it "
                 "leaves without joining (the application goes on without it)\n", why);
     if (*parent != MPI_COMM_NULL)
         MPI_Comm_disconnect(parent);
-    engine_leave_abandoned(pair);
+    engine_leave_abandoned(procs, pair);
 }
 
-mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg)
+/* Through the spawn's pair communicator into the application's communicator *comm
+ * (with the joins that follow in a one-per-call expansion); `e` receives the join
+ * information. A process that cannot join leaves MPI here. */
+static void enter_application(engine_state_t *e, MPI_Comm parent, MPI_Comm *comm,
+                              join_header_t *h)
 {
-    engine = (engine_state_t){.comm = MPI_COMM_NULL, .config = *cfg};
-    MPI_Comm_dup(MPI_COMM_WORLD, &engine.procs.job);
-    MPI_Comm pair = MPI_COMM_NULL, comm = MPI_COMM_NULL;
+    MPI_Comm pair = MPI_COMM_NULL;
     MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
     MPI_Intercomm_merge(parent, 1, &pair);
-    join_header_t h = {0};
-    const char *why = receive_join_info(pair, &h);
+    const char *why = receive_join_info(pair, e, h);
     if (why != NULL)
-        leave_unjoined(&parent, &pair, why);
-    mal_status_t st = engine_join_children(pair, &comm);
+        leave_unjoined(&e->procs, &parent, &pair, why);
+    mal_status_t st = engine_join_children(pair, comm);
     MPI_Comm_free(&pair);
     MPI_Comm_disconnect(&parent);
     if (!st)
-        st = follow_joins(h.remaining, &comm);
+        st = follow_joins(&e->procs, h->remaining, comm);
     if (st) {
         char reason[600];
         snprintf(reason, sizeof reason, "joining the application failed (%s)",
                  mal_error_message());
-        leave_unjoined(&parent, &comm, reason);
+        leave_unjoined(&e->procs, &parent, comm, reason);
     }
-    engine.comm = comm;
-    MPI_Comm_rank(comm, &engine.rank);
-    MPI_Comm_size(comm, &engine.size);
+}
+
+mal_status_t engine_join(engine_state_t *e, MPI_Comm parent, const mal_config_t *cfg)
+{
+    *e = (engine_state_t){.comm = MPI_COMM_NULL, .config = *cfg};
+    MPI_Comm_dup(MPI_COMM_WORLD, &e->procs.job);
+    MPI_Comm comm = MPI_COMM_NULL;
+    join_header_t h = {0};
+    enter_application(e, parent, &comm, &h);
+    e->comm = comm;
+    MPI_Comm_rank(comm, &e->rank);
+    MPI_Comm_size(comm, &e->size);
     engine_set_logging(cfg->log_errors);
-    schedule_parse(engine.procs.settings.plan, &engine.pol.schedule, NULL, 0);
-    engine_monitor_init(&engine.procs.settings.params, false);
-    st = join_data(comm, &h);
+    schedule_parse(e->procs.settings.plan, &e->pol.schedule, NULL, 0);
+    engine_monitor_init(&e->procs.settings.params, false);
+    mal_status_t st = join_data(e, comm, &h);
     engine_monitor_begin_iteration(); /* the first iteration starts now */
     free(h.weights);
     if (st)
-        engine_leave_abandoned(&engine.comm);
-    engine.initialized = true;
-    engine.stats.last.method = engine.xfer.method;
+        engine_leave_abandoned(&e->procs, &e->comm);
+    e->initialized = true;
+    e->stats.last.method = e->xfer.method;
     return MAL_OK;
 }

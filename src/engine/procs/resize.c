@@ -1,4 +1,6 @@
-/* mal_expand and mal_shrink: change the process set, then move the data (reconfig.c). */
+/* Expand and shrink (mal_expand, mal_shrink, a plan's or the policy's): change the
+ * process set, then move the data (reconfig.c); and the reported rebalance, the third
+ * reconfiguration a plan or the policy carries out. */
 #include "engine.h"
 #include "plan.h"
 
@@ -13,10 +15,10 @@ static mal_status_t check_new_weights(const double *weights, int n, const char *
     return weights == NULL ? MAL_OK : engine_check_weights(weights, n, call);
 }
 
-static uint64_t resize_fingerprint(int count, int mode, const int *ranks,
-                                   const double *weights, int n)
+static uint64_t resize_fingerprint(const engine_state_t *e, int count, int mode,
+                                   const int *ranks, const double *weights, int n)
 {
-    int head[3] = {count, mode, (int)engine.xfer.method};
+    int head[3] = {count, mode, (int)e->xfer.method};
     uint64_t h = engine_hash(ENGINE_HASH_SEED, head, sizeof head);
     if (ranks != NULL)
         h = engine_hash(h, ranks, (size_t)count * sizeof *ranks);
@@ -26,27 +28,28 @@ static uint64_t resize_fingerprint(int count, int mode, const int *ranks,
 }
 
 /* Figures of a reconfiguration that stopped before moving data. */
-static void report_abandoned(mal_action_t action, mal_spawn_mode_t mode, mal_status_t st,
-                             double t0, double spawn)
+static void report_abandoned(const engine_state_t *e, mal_action_t action,
+                             mal_spawn_mode_t mode, mal_status_t st, double t0, double spawn)
 {
     mal_reconfig_stats_t s = {.action = action, .spawn_mode = mode,
-                              .iteration = engine.iteration,
-                              .procs_before = engine.size, .procs_after = engine.size,
+                              .iteration = e->iteration,
+                              .procs_before = e->size, .procs_after = e->size,
                               .spawn_seconds = spawn, .total_seconds = MPI_Wtime() - t0,
                               .status = st};
-    engine_report(engine.comm, &s);
+    engine_report(e->comm, &s);
 }
 
 /* ---- expand ----------------------------------------------------------------------- */
 
-static mal_status_t check_expand(int count, mal_spawn_mode_t mode, const double *weights)
+static mal_status_t check_expand(const engine_state_t *e, int count, mal_spawn_mode_t mode,
+                                 const double *weights)
 {
     if (count < 1 || count > ENGINE_MAX_CHANGE)
         return engine_fail(MAL_ERR_ARG, "mal_expand: count is %d, must be in 1..%d", count,
                            ENGINE_MAX_CHANGE);
     if (mode != MAL_SPAWN_PER_CALL && mode != MAL_SPAWN_BATCHED)
         return engine_fail(MAL_ERR_ARG, "mal_expand: spawn mode %d is unknown", (int)mode);
-    return check_new_weights(weights, engine.size + count, "mal_expand");
+    return check_new_weights(weights, e->size + count, "mal_expand");
 }
 
 /* The status of a spawn that failed on rank 0, seen from another rank. The outcome sent
@@ -62,22 +65,23 @@ static mal_status_t spawn_failed_elsewhere(double waited)
 }
 
 /* Rank 0 spawns; everyone learns whether it worked before the collective join. */
-static mal_status_t spawn_step(MPI_Comm members, int per_call, int index, int remaining,
-                               int new_procs, const double *weights, MPI_Comm *joined)
+static mal_status_t spawn_step(const engine_state_t *e, MPI_Comm members, int per_call,
+                               int index, int remaining, int new_procs, const double *weights,
+                               MPI_Comm *joined)
 {
     MPI_Comm inter = MPI_COMM_NULL, pair = MPI_COMM_NULL;
     mal_status_t st = MAL_OK;
     double t0 = MPI_Wtime();
-    if (engine.rank == 0) {
-        st = engine_spawn(per_call, index, &inter, &pair);
+    if (e->rank == 0) {
+        st = engine_spawn(&e->procs, per_call, index, &inter, &pair);
         if (!st)
-            st = engine_send_join_info(pair, remaining, new_procs, weights);
+            st = engine_send_join_info(e, pair, remaining, new_procs, weights);
     }
     int ok = !st;
     PMPI_Bcast(&ok, 1, MPI_INT, 0, members);
     if (ok)
         st = engine_join_members(members, pair, joined);
-    else if (engine.rank != 0)
+    else if (e->rank != 0)
         st = spawn_failed_elsewhere(MPI_Wtime() - t0);
     if (pair != MPI_COMM_NULL) {
         MPI_Comm_free(&pair);
@@ -88,51 +92,52 @@ static mal_status_t spawn_step(MPI_Comm members, int per_call, int index, int re
 
 /* Spawn and merge: one call per process or one for all. The processes of earlier calls
  * take part in the later joins; on failure they are told (ok = 0) and exit. */
-static mal_status_t spawn_and_join(int count, mal_spawn_mode_t mode, const double *weights,
-                                   MPI_Comm *merged)
+static mal_status_t spawn_and_join(const engine_state_t *e, int count, mal_spawn_mode_t mode,
+                                   const double *weights, MPI_Comm *merged)
 {
     int calls = mode == MAL_SPAWN_PER_CALL ? count : 1;
-    MPI_Comm m = engine.comm;
+    MPI_Comm m = e->comm;
     mal_status_t st = MAL_OK;
     for (int i = 0; i < calls && !st; i++) {
         MPI_Comm next = MPI_COMM_NULL;
         /* Hosts are used in turn across expansions, not from the first at each. */
-        int host_index = (int)(engine.procs.spawned + (int64_t)i * (count / calls));
-        st = spawn_step(m, count / calls, host_index, calls - 1 - i, engine.size + count,
+        int host_index = (int)(e->procs.spawned + (int64_t)i * (count / calls));
+        st = spawn_step(e, m, count / calls, host_index, calls - 1 - i, e->size + count,
                         weights, &next);
-        if (m != engine.comm)
+        if (m != e->comm)
             MPI_Comm_free(&m);
-        m = st ? engine.comm : next;
+        m = st ? e->comm : next;
     }
     *merged = m;
     return st;
 }
 
-static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mode,
-                                const double *weights, double t0, double spawn)
+static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged, int count,
+                                mal_spawn_mode_t mode, const double *weights, double t0,
+                                double spawn)
 {
-    int n = engine.size + count;
-    engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .reg = &engine.reg,
-                            .xfer = &engine.xfer, .min_rows = engine.config.min_rows,
-                            .u = merged, .n = merged, .me_u = engine.rank,
-                            .me_n = engine.rank, .n_u = n, .n_n = n,
-                            .old_procs = engine.size, .weights = weights};
+    int n = e->size + count;
+    engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .reg = &e->reg,
+                            .xfer = &e->xfer, .min_rows = e->config.min_rows,
+                            .u = merged, .n = merged, .me_u = e->rank,
+                            .me_n = e->rank, .n_u = n, .n_n = n,
+                            .old_procs = e->size, .weights = weights};
     mal_status_t st = engine_reconfig_prepare(&rc);
     /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
     st = engine_reconfig_move(&rc, st);
     mal_reconfig_stats_t s = {
-        .action = MAL_ACTION_EXPAND, .spawn_mode = mode, .iteration = engine.iteration,
-        .procs_before = engine.size, .procs_after = st ? engine.size : n,
+        .action = MAL_ACTION_EXPAND, .spawn_mode = mode, .iteration = e->iteration,
+        .procs_before = e->size, .procs_after = st ? e->size : n,
         .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .process_seconds = spawn,
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st};
     engine_report(merged, &s);
     if (!st) {
         engine_reconfig_commit(&rc, true);
-        MPI_Comm_free(&engine.comm);
-        engine.comm = merged;
-        MPI_Comm_size(merged, &engine.size);
-        engine.procs.spawned += count;
+        MPI_Comm_free(&e->comm);
+        e->comm = merged;
+        MPI_Comm_size(merged, &e->size);
+        e->procs.spawned += count;
     } else {
         MPI_Comm_free(&merged); /* the joiners leave on their own */
     }
@@ -141,10 +146,10 @@ static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mod
 }
 
 /* The model's prediction before processes come or go: new rank k was old_of_new[k]. */
-static void predict_resize(mal_action_t action, int count, const bool *leaving,
-                           const double *weights)
+static void predict_resize(const engine_state_t *e, mal_action_t action, int count,
+                           const bool *leaving, const double *weights)
 {
-    int p = engine.size, n = action == MAL_ACTION_EXPAND ? p + count : p - count, k = 0;
+    int p = e->size, n = action == MAL_ACTION_EXPAND ? p + count : p - count, k = 0;
     /* Without memory for the map the prediction guesses ranks keep their numbers; the
      * call itself (collective) must happen on every rank. */
     int *old_of_new = malloc((size_t)n * sizeof *old_of_new);
@@ -167,37 +172,39 @@ static mal_status_t check_transport(const char *call)
                        "mal_rebalance can change the layout", call);
 }
 
-mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
+mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
+                           const double *weights)
 {
     double t0 = MPI_Wtime();
-    mal_status_t st = engine_require_init("mal_expand");
-    if (st || (st = check_transport("mal_expand")))
+    mal_status_t st = check_transport("mal_expand");
+    if (st)
         return st;
     if (mode == MAL_SPAWN_DEFAULT)
-        mode = engine.procs.settings.spawn_mode;
-    st = check_expand(count, mode, weights);
-    st = engine_agree(st, st ? 0 : resize_fingerprint(count, mode, NULL, weights,
-                                                      engine.size + count),
-                      "mal_expand");
-    MPI_Comm merged = engine.comm;
+        mode = e->procs.settings.spawn_mode;
+    st = check_expand(e, count, mode, weights);
+    st = engine_agree_in(e->comm, st, st ? 0 : resize_fingerprint(e, count, mode, NULL,
+                                                                  weights, e->size + count),
+                         "mal_expand");
+    MPI_Comm merged = e->comm;
     if (!st)
-        predict_resize(MAL_ACTION_EXPAND, count, NULL, weights);
+        predict_resize(e, MAL_ACTION_EXPAND, count, NULL, weights);
     if (!st)
-        st = spawn_and_join(count, mode, weights, &merged);
+        st = spawn_and_join(e, count, mode, weights, &merged);
     if (st) {
-        report_abandoned(MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
+        report_abandoned(e, MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
         return st;
     }
-    st = expand_data(merged, count, mode, weights, t0, MPI_Wtime() - t0);
+    st = expand_data(e, merged, count, mode, weights, t0, MPI_Wtime() - t0);
     return st ? st : MAL_RECONFIGURED;
 }
 
 /* ---- shrink ----------------------------------------------------------------------- */
 
 /* Which ranks leave: the given ones, or the last `count`. */
-static mal_status_t leaving_set(int count, const int *ranks, bool *leaving)
+static mal_status_t leaving_set(const engine_state_t *e, int count, const int *ranks,
+                                bool *leaving)
 {
-    int p = engine.size;
+    int p = e->size;
     if (count < 1 || count >= p)
         return engine_fail(MAL_ERR_ARG, "mal_shrink: count is %d; with %d processes it must "
                            "be in 1..%d", count, p, p - 1);
@@ -213,25 +220,26 @@ static mal_status_t leaving_set(int count, const int *ranks, bool *leaving)
     return MAL_OK;
 }
 
-static void leave(void)
+static void leave(engine_state_t *e)
 {
-    while (engine.reg.arrays != NULL) {
-        mal_array_t *a = engine.reg.arrays;
-        engine.reg.arrays = a->next;
+    while (e->reg.arrays != NULL) {
+        mal_array_t *a = e->reg.arrays;
+        e->reg.arrays = a->next;
         engine_array_destroy(a);
     }
     engine_csr_free_all();
-    MPI_Comm_free(&engine.comm);
-    engine.comm = MPI_COMM_NULL;
-    engine.procs.removed = true;
+    MPI_Comm_free(&e->comm);
+    e->comm = MPI_COMM_NULL;
+    e->procs.removed = true;
 }
 
-static mal_status_t shrink_data(const bool *leaving, const double *weights, double t0)
+static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const double *weights,
+                                double t0)
 {
-    int p = engine.size, stay = 0;
-    engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .reg = &engine.reg,
-                            .xfer = &engine.xfer, .min_rows = engine.config.min_rows,
-                            .u = engine.comm, .me_u = engine.rank, .n_u = p, .old_procs = p,
+    int p = e->size, stay = 0;
+    engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .reg = &e->reg,
+                            .xfer = &e->xfer, .min_rows = e->config.min_rows,
+                            .u = e->comm, .me_u = e->rank, .n_u = p, .old_procs = p,
                             .weights = weights};
     mal_status_t st = engine_reconfig_prepare(&rc);
     for (int r = 0; r < p; r++) {
@@ -241,8 +249,8 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
     }
     rc.n_n = stay;
     double t_split = MPI_Wtime();
-    int rc_split = MPI_Comm_split(engine.comm, leaving[engine.rank] ? MPI_UNDEFINED : 0,
-                                  engine.rank, &rc.n);
+    int rc_split = MPI_Comm_split(e->comm, leaving[e->rank] ? MPI_UNDEFINED : 0,
+                                  e->rank, &rc.n);
     t_split = MPI_Wtime() - t_split;
     if (!st)
         st = engine_mpi_check(rc_split, "MPI_Comm_split");
@@ -252,53 +260,79 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
     }
     st = engine_reconfig_move(&rc, st);
     mal_reconfig_stats_t s = {
-        .action = MAL_ACTION_SHRINK, .iteration = engine.iteration, .procs_before = p,
+        .action = MAL_ACTION_SHRINK, .iteration = e->iteration, .procs_before = p,
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
         .window_seconds = rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(engine.comm, &s);
+    engine_report(e->comm, &s);
     if (st) {
         if (rc.n != MPI_COMM_NULL)
             MPI_Comm_free(&rc.n);
     } else {
         engine_reconfig_commit(&rc, true);
         if (rc.n == MPI_COMM_NULL) {
-            leave();
+            leave(e);
         } else {
-            MPI_Comm_free(&engine.comm);
-            engine.comm = rc.n;
-            engine.rank = rc.me_n;
-            engine.size = stay;
+            MPI_Comm_free(&e->comm);
+            e->comm = rc.n;
+            e->rank = rc.me_n;
+            e->size = stay;
         }
     }
     engine_reconfig_release(&rc);
     return st;
 }
 
-mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
+mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
+                           const double *weights)
 {
     double t0 = MPI_Wtime();
-    mal_status_t st = engine_require_init("mal_shrink");
-    if (st || (st = check_transport("mal_shrink")))
+    mal_status_t st = check_transport("mal_shrink");
+    if (st)
         return st;
-    bool *leaving = calloc((size_t)engine.size, sizeof *leaving);
-    st = leaving ? leaving_set(count, ranks, leaving)
-                 : engine_fail(MAL_ERR_NOMEM, "no memory for %d flags", engine.size);
+    bool *leaving = calloc((size_t)e->size, sizeof *leaving);
+    st = leaving ? leaving_set(e, count, ranks, leaving)
+                 : engine_fail(MAL_ERR_NOMEM, "no memory for %d flags", e->size);
     if (!st)
-        st = check_new_weights(weights, engine.size - count, "mal_shrink");
-    st = engine_agree(st, st ? 0 : resize_fingerprint(count, 0, ranks, weights,
-                                                      engine.size - count),
-                      "mal_shrink");
+        st = check_new_weights(weights, e->size - count, "mal_shrink");
+    st = engine_agree_in(e->comm, st, st ? 0 : resize_fingerprint(e, count, 0, ranks,
+                                                                  weights, e->size - count),
+                         "mal_shrink");
     if (st) {
         free(leaving);
-        report_abandoned(MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);
+        report_abandoned(e, MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);
         return st;
     }
-    predict_resize(MAL_ACTION_SHRINK, count, leaving, weights);
-    st = shrink_data(leaving, weights, t0);
+    predict_resize(e, MAL_ACTION_SHRINK, count, leaving, weights);
+    st = shrink_data(e, leaving, weights, t0);
     free(leaving);
     if (st)
         return st;
-    return engine.procs.removed ? MAL_REMOVED : MAL_RECONFIGURED;
+    return e->procs.removed ? MAL_REMOVED : MAL_RECONFIGURED;
 }
 
+
+/* ---- rebalance ---------------------------------------------------------------------- */
+
+/* A plan's or the policy's rebalance, reported like the other reconfigurations. */
+mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights, int count,
+                                       int64_t plan_iteration)
+{
+    double t0 = MPI_Wtime();
+    mal_status_t st;
+    if (count != e->size)
+        st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
+                         "processes", (long long)plan_iteration, count, e->size);
+    else {
+        engine_monitor_predict(MAL_ACTION_REBALANCE, 0, NULL, e->size, weights);
+        st = mal_rebalance(weights);
+    }
+    mal_rebalance_stats_t r = e->stats.last;
+    mal_reconfig_stats_t s = {
+        .action = MAL_ACTION_REBALANCE, .iteration = e->iteration,
+        .procs_before = e->size, .procs_after = e->size,
+        .bytes_moved = st ? 0 : r.bytes_received, .redist_seconds = st ? 0 : r.seconds,
+        .total_seconds = MPI_Wtime() - t0, .status = st};
+    engine_report(e->comm, &s);
+    return st ? st : MAL_RECONFIGURED;
+}

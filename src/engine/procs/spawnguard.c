@@ -34,7 +34,11 @@
 #define EXCHANGE_PARAM "OMPI_MCA_pmix_base_exchange_timeout"
 #define SPAWNED_MARK "MAL_SPAWNED"
 
-/* Parsed once at load with settings.c's parser; mal_init reports a bad value
+/* File-static, not in libmal's state: all of it is a fact of the process, not of one
+ * mal_init. The bound is read once when the library is loaded (before MPI_Init, which
+ * reads the runtime's parameter); the SIGTERM guard lasts from the process's start to
+ * its first mal_init; the processes lost spawns left are this host's until MPI ends.
+ * Parsed once at load with settings.c's parser; mal_init reports a bad value
  * (engine_reconf_timeout_check), from the text read at load. */
 static int reconf_timeout;
 static char reconf_timeout_text[64];
