@@ -199,6 +199,10 @@ engine_state_t *engine_context(void);
 mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The rank engine_fail's messages name ("libmal[rank]"): mal_comm()'s while libmal is
+ * initialised (mal_init, a join, a shrink set it), -1 for none. */
+void engine_set_log_rank(int rank);
+
 /* Whether engine_fail prints to stderr (mal_config_t.log_errors; on before mal_init). */
 void engine_set_logging(bool on);
 
@@ -212,11 +216,11 @@ mal_status_t engine_mpi_check(int rc, const char *call);
 void engine_enter(const char *call);
 void engine_enclose(bool on);
 
-/* Guard for calls that need mal_init (it names `call` as the call in progress, see
+/* Guard for calls that need mal_init (api/guard.c) (it names `call` as the call in progress, see
  * engine_enter); returns MAL_OK when initialised. */
 mal_status_t engine_require_init(const char *call);
 
-/* FNV-1a over bytes, chained through `hash`: fingerprints collective arguments. */
+/* FNV-1a over bytes (core/agree.c), chained through `hash`: fingerprints collective arguments. */
 uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes);
 #define ENGINE_HASH_SEED 1469598103934665603ULL
 
@@ -225,7 +229,7 @@ uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes);
  * keep their status; the others get MAL_ERR_REMOTE, or MAL_ERR_MISMATCH when the
  * fingerprints differ. One small allreduce. */
 mal_status_t engine_agree(mal_status_t local, uint64_t fingerprint, const char *call);
-/* The same over another communicator (a reconfiguration spans old and new ranks). */
+/* The same over `comm` (core/agree.c): what the layers below the API call. */
 mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerprint,
                              const char *call);
 
@@ -300,7 +304,7 @@ bool engine_one_sided(void);
 /* n weights of 1 (malloc'd, NULL without memory): what NULL weights mean. */
 double *engine_even_weights(int n);
 
-/* One finite, non-negative weight per rank, at least one positive (not NULL). */
+/* One finite, non-negative weight per rank (core/weights.c), at least one positive (not NULL). */
 mal_status_t engine_check_weights(const double *weights, int n, const char *call);
 
 /* ---- The OpenSHMEM runtime (shmem.c; its transfers are declared in transport.h). A
@@ -471,7 +475,7 @@ void engine_decision_summary(void);
 /* Host name of the index-th process an expansion would spawn next (malloc'd), NULL
  * when no host list is configured. */
 char *engine_spawn_host(int index);
-/* "expand", "shrink", "rebalance" or "none". */
+/* "expand", "shrink", "rebalance" or "none" (core/names.c). */
 const char *engine_action_name(mal_action_t a);
 
 /* ---- the MPI library's configuration (platform.c) ---- */

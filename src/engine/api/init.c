@@ -17,19 +17,6 @@ mal_status_t mal_config_init(mal_config_t *config)
     return MAL_OK;
 }
 
-const char *mal_redist_name(mal_redist_t method)
-{
-    switch (method) {
-    case MAL_REDIST_DEFAULT: return "default";
-    case MAL_REDIST_RMA: return "rma";
-    case MAL_REDIST_ALLTOALLV: return "alltoallv";
-    case MAL_REDIST_P2P: return "p2p";
-    case MAL_REDIST_RMA_GET: return "rma-get";
-    case MAL_REDIST_SHMEM: return "shmem";
-    }
-    return "unknown";
-}
-
 mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
                                    const char *call)
 {
@@ -169,6 +156,7 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
         return st;
     }
     engine.initialized = true;
+    engine_set_log_rank(engine.rank);
     engine.xfer = xfer;
     engine.stats.last.method = xfer.method;
     engine_monitor_init(&engine.procs.settings.params, true);
@@ -200,6 +188,7 @@ mal_status_t mal_finalize(void)
     MPI_Comm_free(&engine.procs.job);
     release_state();
     engine = (engine_state_t){.comm = MPI_COMM_NULL};
+    engine_set_log_rank(-1);
     engine_set_logging(true);
     return MAL_OK;
 }
@@ -261,39 +250,4 @@ const char *mal_memory_name(const mal_array_t *array)
 const char *mal_csr_memory_name(const mal_csr_t *matrix)
 {
     return mal_memory_name(matrix != NULL ? matrix->values : NULL);
-}
-
-uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < bytes; i++)
-        hash = (hash ^ p[i]) * 1099511628211ULL;
-    return hash;
-}
-
-mal_status_t engine_agree(mal_status_t local, uint64_t fingerprint, const char *call)
-{
-    return engine_agree_in(engine.comm, local, fingerprint, call);
-}
-
-mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerprint,
-                             const char *call)
-{
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
-    /* One MAX-allreduce carries: worst status, a failing rank, and the fingerprint's
-     * max and min (as max of its negation); 62 bits keep the negation in range. */
-    int64_t fp = (int64_t)(fingerprint >> 2);
-    int64_t v[4] = {-(int64_t)local, local ? rank : -1, fp, -fp};
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, comm);
-    if (local)
-        return local;
-    if (rc != MPI_SUCCESS)
-        return engine_mpi_check(rc, call);
-    if (v[0] != 0)
-        return engine_fail(MAL_ERR_REMOTE, "%s: rank %lld failed: %s", call,
-                           (long long)v[1], mal_strerror((mal_status_t)-v[0]));
-    if (v[2] != -v[3])
-        return engine_fail(MAL_ERR_MISMATCH, "%s: arguments differ between ranks", call);
-    return MAL_OK;
 }

@@ -83,17 +83,6 @@ void engine_free_values(void)
     }
 }
 
-const char *engine_action_name(mal_action_t a)
-{
-    switch (a) {
-    case MAL_ACTION_EXPAND: return "expand";
-    case MAL_ACTION_SHRINK: return "shrink";
-    case MAL_ACTION_REBALANCE: return "rebalance";
-    case MAL_ACTION_NONE: break;
-    }
-    return "none";
-}
-
 static const char *status_name(mal_status_t st)
 {
     switch (st) {

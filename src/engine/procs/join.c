@@ -561,6 +561,7 @@ mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg)
     if (st)
         engine_leave_abandoned(&engine.comm);
     engine.initialized = true;
+    engine_set_log_rank(engine.rank);
     engine.stats.last.method = engine.xfer.method;
     return MAL_OK;
 }

@@ -268,6 +268,7 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
             MPI_Comm_free(&engine.comm);
             engine.comm = rc.n;
             engine.rank = rc.me_n;
+            engine_set_log_rank(rc.me_n);
             engine.size = stay;
         }
     }

@@ -571,14 +571,6 @@ static mal_status_t alloc_next_local(int me_n)
     return MAL_OK;
 }
 
-double *engine_even_weights(int n)
-{
-    double *w = malloc((size_t)n * sizeof *w);
-    for (int r = 0; w != NULL && r < n; r++)
-        w[r] = 1.0;
-    return w;
-}
-
 mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local)
 {
     int count = count_matrices();
