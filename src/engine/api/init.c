@@ -108,7 +108,7 @@ static void release_state(void)
 {
     engine_settings_free(&engine.procs.settings);
     schedule_free(&engine.pol.schedule);
-    engine_free_values();
+    engine_free_values(&engine.reg);
 }
 
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
@@ -134,7 +134,8 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     /* Errors inside libmal become status codes, not aborts: a failed rebalance must
      * leave the application running with its data. */
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    engine = (engine_state_t){.comm = dup, .config = cfg, .procs.initial = true};
+    engine = (engine_state_t){.comm = dup, .config = cfg, .procs.initial = true,
+                              .reg.headroom = cfg.headroom};
     MPI_Comm_rank(dup, &engine.rank);
     MPI_Comm_size(dup, &engine.size);
     /* Validate after the duplication, so a rank with a bad setting fails together with
@@ -176,9 +177,9 @@ mal_status_t mal_finalize(void)
     while (engine.reg.arrays != NULL) {
         mal_array_t *a = engine.reg.arrays;
         engine.reg.arrays = a->next;
-        engine_array_destroy(a);
+        engine_array_destroy(&engine.reg, a);
     }
-    engine_csr_free_all();
+    engine_csr_free_all(&engine.reg);
     engine_monitor_finalize();
     engine_spawn_end_stuck();
     if (engine.comm != MPI_COMM_NULL)

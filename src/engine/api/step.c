@@ -27,62 +27,6 @@ mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats)
     return MAL_OK;
 }
 
-static engine_value_t *find_value(const char *name)
-{
-    for (engine_value_t *v = engine.reg.values; v != NULL; v = v->next)
-        if (strcmp(v->name, name) == 0)
-            return v;
-    return NULL;
-}
-
-#define ENGINE_MAX_VALUE (1u << 20)
-
-mal_status_t mal_register_value(const char *name, void *value, size_t bytes)
-{
-    mal_status_t st = engine_require_init("mal_register_value");
-    if (st)
-        return st;
-    if (name == NULL || value == NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_register_value: %s is NULL",
-                           name == NULL ? "name" : "value");
-    size_t len = strnlen(name, ENGINE_NAME_MAX);
-    if (len == 0 || len >= ENGINE_NAME_MAX)
-        return engine_fail(MAL_ERR_ARG, "mal_register_value: name must have 1..%d characters",
-                           ENGINE_NAME_MAX - 1);
-    if (bytes == 0 || bytes > ENGINE_MAX_VALUE)
-        return engine_fail(MAL_ERR_ARG, "mal_register_value(\"%s\"): %zu bytes, must be in "
-                           "1..%u", name, bytes, ENGINE_MAX_VALUE);
-    engine_value_t *v = find_value(name);
-    if (v != NULL && v->carried != NULL && v->bytes != bytes)
-        return engine_fail(MAL_ERR_MISMATCH, "mal_register_value(\"%s\"): %zu bytes, but %zu "
-                           "were carried", name, bytes, v->bytes);
-    if (v == NULL) {
-        if ((v = calloc(1, sizeof *v)) == NULL)
-            return engine_fail(MAL_ERR_NOMEM, "no memory to register \"%s\"", name);
-        strcpy(v->name, name);
-        v->next = engine.reg.values;
-        engine.reg.values = v;
-    }
-    if (v->carried != NULL) { /* a joining process: the value arrived with the join */
-        memcpy(value, v->carried, bytes);
-        free(v->carried);
-        v->carried = NULL;
-    }
-    v->ptr = value;
-    v->bytes = bytes;
-    return MAL_OK;
-}
-
-void engine_free_values(void)
-{
-    while (engine.reg.values != NULL) {
-        engine_value_t *v = engine.reg.values;
-        engine.reg.values = v->next;
-        free(v->carried);
-        free(v);
-    }
-}
-
 static const char *status_name(mal_status_t st)
 {
     switch (st) {

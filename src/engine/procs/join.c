@@ -257,6 +257,7 @@ static void unpack_settings(unpack_t *u)
 {
     engine_settings_t *s = &engine.procs.settings;
     get(u, &engine.config.headroom, sizeof engine.config.headroom);
+    engine.reg.headroom = engine.config.headroom;
     engine.config.min_rows = get_i64(u);
     engine.xfer.method = (mal_redist_t)get_i64(u);
     engine.xfer.count_limit = get_i64(u);

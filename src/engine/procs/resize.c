@@ -218,9 +218,9 @@ static void leave(void)
     while (engine.reg.arrays != NULL) {
         mal_array_t *a = engine.reg.arrays;
         engine.reg.arrays = a->next;
-        engine_array_destroy(a);
+        engine_array_destroy(&engine.reg, a);
     }
-    engine_csr_free_all();
+    engine_csr_free_all(&engine.reg);
     MPI_Comm_free(&engine.comm);
     engine.comm = MPI_COMM_NULL;
     engine.procs.removed = true;
