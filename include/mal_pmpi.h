@@ -18,8 +18,15 @@
  * loaded-mode balancing, which compares the ranks' computation times, needs the wrapper
  * library to tell waiting from computing.
  *
+ * The OpenSHMEM transport (MAL_REDIST=shmem) needs the wrapper library: Open MPI's
+ * shmem_finalize finalizes MPI itself, so libmal-pmpi's MPI_Finalize ends SHMEM instead
+ * (mal_pmpi_finalize_shmem) when libmal started it. Without it, mal_init refuses
+ * MAL_REDIST=shmem with MAL_ERR_UNSUPPORTED.
+ *
  * Another PMPI tool can be used instead: it reports what it intercepts through the same
- * two calls. Only one library may define each MPI_ function of a program.
+ * two calls, and for SHMEM calls mal_pmpi_attach when loaded and
+ * mal_pmpi_finalize_shmem from its MPI_Finalize. Only one library may define each MPI_
+ * function of a program.
  */
 #ifndef MAL_PMPI_H
 #define MAL_PMPI_H
@@ -66,6 +73,22 @@ MAL_API bool mal_monitor_counting(void);
  * @note Local. Ignored while the monitor does not count, and for an unknown op.
  */
 MAL_API void mal_monitor_record_comm(mal_comm_op_t op, double bytes, double seconds, bool call);
+
+/**
+ * @brief Say that the program's MPI_Finalize reaches mal_pmpi_finalize_shmem(): the
+ *        wrapper library calls it when loaded (a constructor). mal_init() refuses
+ *        MAL_REDIST=shmem until it was called.
+ * @note Local; any time, even before MPI_Init.
+ */
+MAL_API void mal_pmpi_attach(void);
+
+/**
+ * @brief The wrapper's MPI_Finalize: end SHMEM, and with it MPI, if libmal started it.
+ * @return whether MPI is finalized now (the wrapper then returns MPI_SUCCESS); false
+ *         when SHMEM was not started, and the wrapper calls PMPI_Finalize.
+ * @note Collective like MPI_Finalize; after mal_finalize().
+ */
+MAL_API bool mal_pmpi_finalize_shmem(void);
 
 #ifdef __cplusplus
 }

@@ -132,6 +132,7 @@ typedef struct {
     mal_csr_t *matrices;        /* in creation order on every rank                */
     engine_value_t *values;
     int windows;
+    double headroom;            /* mal_config_t.headroom: how much capacities grow  */
 } engine_registry_t;
 
 /* How data moves: the transport chosen at mal_init (or by mal_set_redist). */
@@ -199,6 +200,10 @@ engine_state_t *engine_context(void);
 mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The rank engine_fail's messages name ("libmal[rank]"): mal_comm()'s while libmal is
+ * initialised (mal_init, a join, a shrink set it), -1 for none. */
+void engine_set_log_rank(int rank);
+
 /* Whether engine_fail prints to stderr (mal_config_t.log_errors; on before mal_init). */
 void engine_set_logging(bool on);
 
@@ -212,11 +217,11 @@ mal_status_t engine_mpi_check(int rc, const char *call);
 void engine_enter(const char *call);
 void engine_enclose(bool on);
 
-/* Guard for calls that need mal_init (it names `call` as the call in progress, see
+/* Guard for calls that need mal_init (api/guard.c) (it names `call` as the call in progress, see
  * engine_enter); returns MAL_OK when initialised. */
 mal_status_t engine_require_init(const char *call);
 
-/* FNV-1a over bytes, chained through `hash`: fingerprints collective arguments. */
+/* FNV-1a over bytes (core/agree.c), chained through `hash`: fingerprints collective arguments. */
 uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes);
 #define ENGINE_HASH_SEED 1469598103934665603ULL
 
@@ -225,7 +230,7 @@ uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes);
  * keep their status; the others get MAL_ERR_REMOTE, or MAL_ERR_MISMATCH when the
  * fingerprints differ. One small allreduce. */
 mal_status_t engine_agree(mal_status_t local, uint64_t fingerprint, const char *call);
-/* The same over another communicator (a reconfiguration spans old and new ranks). */
+/* The same over `comm` (core/agree.c): what the layers below the API call. */
 mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerprint,
                              const char *call);
 
@@ -237,27 +242,30 @@ mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
 /* Initial layout of a structure over `nprocs` ranks with block bounds `bounds`: the
  * capacity of every rank (headroom split before and after the part) and where each
  * part starts in it (array.c). */
-void engine_initial_place(mal_distribution_t dist, int64_t global_rows,
-                          const int64_t *bounds, int nprocs, int64_t *caps,
-                          int64_t *offsets);
+void engine_initial_place(const engine_registry_t *reg, mal_distribution_t dist,
+                          int64_t global_rows, const int64_t *bounds, int nprocs,
+                          int64_t *caps, int64_t *offsets);
 
-/* Buffers of a structure (array.c): direct memory, a window, or a symmetric-heap block
- * when `symmetric` (over mal_comm() only, which then spans every PE); every page is
- * populated now, so no first touch lands in a move. `caps` must be the same on every
- * rank (MAL_ERR_MISMATCH otherwise). */
-mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
-                                 const int64_t *caps, bool symmetric);
+/* Buffers of a structure (array.c): direct memory or a window (symmetric-heap blocks
+ * are the registry's own allocations); every page is populated now, so no first touch
+ * lands in a move; `reg` counts them (mal_buffer_count). */
 /* Whether the buffer holds memory (a window or a symmetric block). */
 bool engine_buffer_present(const engine_buffer_t *buf);
-/* The same over `comm` (a communicator being built by a reconfiguration). */
-mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps, const engine_buffer_t *donor);
-/* Give `buf` (over mal_comm()) the capacities `caps`: direct memory is kept by the ranks
- * it still fits, otherwise the buffer is freed and allocated again. Collective; on
- * failure the buffer is absent on every rank. */
-mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const int64_t *caps,
-                                  bool symmetric);
-void engine_buffer_free(engine_buffer_t *buf);
+/* A reconfiguration's new buffer over `comm`, collective; `caps` must be the same on
+ * every rank (MAL_ERR_MISMATCH otherwise). `donor`: this process's spare of the
+ * structure (its memory is borrowed where large enough), NULL on a joining process. */
+mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_registry_t *reg,
+                                    const engine_transfer_t *xfer, engine_buffer_t *buf,
+                                    int64_t row_bytes, const int64_t *caps,
+                                    const engine_buffer_t *donor);
+/* Give `buf` (over `comm`, mal_comm()) the capacities `caps`: direct memory is kept by
+ * the ranks it still fits, otherwise the buffer is freed and allocated again (a
+ * symmetric block when `symmetric`). Collective; on failure the buffer is absent on
+ * every rank. */
+mal_status_t engine_buffer_regrow(MPI_Comm comm, engine_registry_t *reg,
+                                  const engine_transfer_t *xfer, engine_buffer_t *buf,
+                                  int64_t row_bytes, const int64_t *caps, bool symmetric);
+void engine_buffer_free(engine_registry_t *reg, engine_buffer_t *buf);
 /* Whether rank `rank`'s direct memory of `buf` (a buffer or kept memory) already holds
  * `cap` rows: a new buffer of that capacity maps nothing there. For the model. */
 bool engine_buffer_holds(const engine_buffer_t *buf, int rank, int64_t cap);
@@ -288,8 +296,9 @@ double engine_direct_populate_cost(void);
  * "always" or "madvise"). */
 bool engine_direct_huge_pages(void);
 /* Free a structure's windows (collective) and memory; the caller unlinks it. */
-void engine_array_destroy(mal_array_t *a);
-int64_t engine_grown_capacity(int64_t rows);
+void engine_array_destroy(engine_registry_t *reg, mal_array_t *a);
+/* `rows` with the registry's headroom. */
+int64_t engine_grown_capacity(const engine_registry_t *reg, int64_t rows);
 
 /* Where this rank's local part starts in buffer `b` of `a`. */
 char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows);
@@ -297,10 +306,10 @@ char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows);
 /* Whether the method in effect moves rows one-sidedly (rma, rma-get or shmem). */
 bool engine_one_sided(void);
 
-/* n weights of 1 (malloc'd, NULL without memory): what NULL weights mean. */
+/* n weights of 1 (malloc'd, NULL without memory): what NULL weights mean (core/weights.c). */
 double *engine_even_weights(int n);
 
-/* One finite, non-negative weight per rank, at least one positive (not NULL). */
+/* One finite, non-negative weight per rank (core/weights.c), at least one positive (not NULL). */
 mal_status_t engine_check_weights(const double *weights, int n, const char *call);
 
 /* ---- The OpenSHMEM runtime (shmem.c; its transfers are declared in transport.h). A
@@ -379,23 +388,19 @@ typedef struct {
  * is agreed, with the fingerprint, before the allreduce (weights that differ between
  * ranks would give each rank another layout). Returns this rank's status after it, for the caller's
  * next agreement; on failure the caller calls engine_csr_discard. */
-mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local);
+mal_status_t engine_csr_relayout(engine_registry_t *reg, const engine_relayout_t *r,
+                                 mal_status_t local);
 /* After the structures were committed to the next layout: rebuild the rebased row
  * pointers of process `me` (its rank in the new set) and drop the planning data. */
-void engine_csr_commit(int me);
-void engine_csr_discard(void);
+void engine_csr_commit(engine_registry_t *reg, int me);
+void engine_csr_discard(engine_registry_t *reg);
 /* The new bounds of a structure that follows a matrix (over N, n_n + 1 entries). */
 const int64_t *engine_csr_next_bounds(const mal_array_t *a);
 /* Free every matrix handle (their structures are freed with the registry). */
-void engine_csr_free_all(void);
-/* Create a structure with the given block layout (nprocs + 1 bounds over mal_comm()),
- * unregistered; collective (array.c). `call`: the public call that creates it. */
-mal_status_t engine_array_create(const char *call, const char *name, int64_t global_rows,
-                                 int64_t row_len, int64_t row_bytes, const int64_t *bounds,
-                                 mal_array_t **out);
+void engine_csr_free_all(engine_registry_t *reg);
 /* Link into / unlink from the registry. */
-void engine_array_link(mal_array_t *a);
-void engine_array_unlink(mal_array_t *a);
+void engine_array_link(engine_registry_t *reg, mal_array_t *a);
+void engine_array_unlink(engine_registry_t *reg, mal_array_t *a);
 /* Bytes of one row of `row_len` elements of `type`, 0 with the error recorded. */
 int64_t engine_row_bytes(MPI_Datatype type, int64_t row_len, int64_t global_rows,
                          const char *call);
@@ -485,7 +490,7 @@ void engine_decision_summary(void);
 /* Host name of the index-th process an expansion would spawn next (malloc'd), NULL
  * when no host list is configured. */
 char *engine_spawn_host(const engine_procs_t *procs, int index);
-/* "expand", "shrink", "rebalance" or "none". */
+/* "expand", "shrink", "rebalance" or "none" (core/names.c). */
 const char *engine_action_name(mal_action_t a);
 
 /* ---- the MPI library's configuration (platform.c) ---- */
@@ -517,7 +522,8 @@ bool engine_platform_probed(void);
  * it). */
 void engine_platform_announce(void);
 
-/* Free the registered and carried values (step.c). */
+char *engine_spawn_host(const engine_procs_t *procs, int index);
+/* "expand", "shrink", "rebalance" or "none" (core/names.c). */
 void engine_free_values(engine_registry_t *reg);
 
 /* Reconfiguration report (step.c): reduce the figures over `comm`, store them, and on

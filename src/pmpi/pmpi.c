@@ -226,3 +226,19 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
               PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                              rdispls, recvtype, comm));
 }
+
+/* SHMEM (MAL_REDIST=shmem): Open MPI's shmem_finalize finalizes MPI itself, and
+ * MPI_Finalize before or after it crashes, so the program's MPI_Finalize ends SHMEM
+ * instead when libmal started it (src/engine/transport/shmem.c). */
+MAL_PMPI_EXPORT
+int MPI_Finalize(void)
+{
+    return mal_pmpi_finalize_shmem() ? MPI_SUCCESS : PMPI_Finalize();
+}
+
+/* Loaded: libmal learns that the program's MPI_Finalize comes here, which mal_init
+ * requires before it starts SHMEM. */
+__attribute__((constructor)) static void attach_to_libmal(void)
+{
+    mal_pmpi_attach();
+}

@@ -17,19 +17,6 @@ mal_status_t mal_config_init(mal_config_t *config)
     return MAL_OK;
 }
 
-const char *mal_redist_name(mal_redist_t method)
-{
-    switch (method) {
-    case MAL_REDIST_DEFAULT: return "default";
-    case MAL_REDIST_RMA: return "rma";
-    case MAL_REDIST_ALLTOALLV: return "alltoallv";
-    case MAL_REDIST_P2P: return "p2p";
-    case MAL_REDIST_RMA_GET: return "rma-get";
-    case MAL_REDIST_SHMEM: return "shmem";
-    }
-    return "unknown";
-}
-
 mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
                                    const char *call)
 {
@@ -130,7 +117,8 @@ static void release_state(engine_state_t *e)
 static mal_status_t start_initial(engine_state_t *e, MPI_Comm comm, MPI_Comm dup,
                                   const mal_config_t *cfg)
 {
-    *e = (engine_state_t){.comm = dup, .config = *cfg, .procs.initial = true};
+    *e = (engine_state_t){.comm = dup, .config = *cfg, .procs.initial = true,
+                            .reg.headroom = cfg->headroom};
     MPI_Comm_rank(dup, &e->rank);
     MPI_Comm_size(dup, &e->size);
     /* Validate after the duplication, so a rank with a bad setting fails together with
@@ -154,6 +142,7 @@ static mal_status_t start_initial(engine_state_t *e, MPI_Comm comm, MPI_Comm dup
         return st;
     }
     e->initialized = true;
+    engine_set_log_rank(e->rank);
     e->xfer = xfer;
     e->stats.last.method = xfer.method;
     return MAL_OK;
@@ -209,9 +198,9 @@ mal_status_t mal_finalize(void)
     while (e->reg.arrays != NULL) {
         mal_array_t *a = e->reg.arrays;
         e->reg.arrays = a->next;
-        engine_array_destroy(a);
+        engine_array_destroy(&e->reg, a);
     }
-    engine_csr_free_all();
+    engine_csr_free_all(&e->reg);
     engine_monitor_finalize();
     engine_spawn_end_stuck();
     if (e->comm != MPI_COMM_NULL)
@@ -221,6 +210,7 @@ mal_status_t mal_finalize(void)
     MPI_Comm_free(&e->procs.job);
     release_state(e);
     *e = (engine_state_t){.comm = MPI_COMM_NULL};
+    engine_set_log_rank(-1);
     engine_set_logging(true);
     return MAL_OK;
 }
@@ -242,37 +232,3 @@ mal_status_t mal_set_redist(mal_redist_t method)
     return MAL_OK;
 }
 
-uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < bytes; i++)
-        hash = (hash ^ p[i]) * 1099511628211ULL;
-    return hash;
-}
-
-mal_status_t engine_agree(mal_status_t local, uint64_t fingerprint, const char *call)
-{
-    return engine_agree_in(engine.comm, local, fingerprint, call);
-}
-
-mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerprint,
-                             const char *call)
-{
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
-    /* One MAX-allreduce carries: worst status, a failing rank, and the fingerprint's
-     * max and min (as max of its negation); 62 bits keep the negation in range. */
-    int64_t fp = (int64_t)(fingerprint >> 2);
-    int64_t v[4] = {-(int64_t)local, local ? rank : -1, fp, -fp};
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, comm);
-    if (local)
-        return local;
-    if (rc != MPI_SUCCESS)
-        return engine_mpi_check(rc, call);
-    if (v[0] != 0)
-        return engine_fail(MAL_ERR_REMOTE, "%s: rank %lld failed: %s", call,
-                           (long long)v[1], mal_strerror((mal_status_t)-v[0]));
-    if (v[2] != -v[3])
-        return engine_fail(MAL_ERR_MISMATCH, "%s: arguments differ between ranks", call);
-    return MAL_OK;
-}

@@ -11,6 +11,14 @@ static bool log_errors = true;
 /* The public call in progress, named first by every message (engine_enter). */
 static const char *current_call = "";
 static bool enclosed; /* inside mal_step: the calls it makes keep its name */
+/* This process's rank in mal_comm() while libmal is initialised, -1 otherwise: a fact of
+ * the process (one libmal per process), set by mal_init, a join and a shrink. */
+static int log_rank = -1;
+
+void engine_set_log_rank(int rank)
+{
+    log_rank = rank;
+}
 
 void engine_enter(const char *call)
 {
@@ -70,8 +78,8 @@ mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
         snprintf(last_message, sizeof last_message, "%s: %s", current_call, text);
     if (!log_errors)
         return status;
-    if (engine.initialized)
-        fprintf(stderr, "libmal[%d]: %s: %s\n", engine.rank, mal_strerror(status),
+    if (log_rank >= 0)
+        fprintf(stderr, "libmal[%d]: %s: %s\n", log_rank, mal_strerror(status),
                 last_message);
     else
         fprintf(stderr, "libmal: %s: %s\n", mal_strerror(status), last_message);
@@ -87,15 +95,4 @@ mal_status_t engine_mpi_check(int rc, const char *call)
     if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof text, "MPI error %d", rc);
     return engine_fail(MAL_ERR_MPI, "%s failed: %s", call, text);
-}
-
-mal_status_t engine_require_init(const char *call)
-{
-    engine_enter(call);
-    if (!engine.initialized)
-        return engine_fail(MAL_ERR_NOT_INITIALIZED, "%s called before mal_init", call);
-    if (engine.procs.removed)
-        return engine_fail(MAL_ERR_RELEASED, "%s called on a process that a shrink released "
-                           "(only mal_finalize is left)", call);
-    return MAL_OK;
 }

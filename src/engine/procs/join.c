@@ -258,6 +258,7 @@ static void unpack_settings(unpack_t *u, engine_state_t *e)
 {
     engine_settings_t *s = &e->procs.settings;
     get(u, &e->config.headroom, sizeof e->config.headroom);
+    e->reg.headroom = e->config.headroom;
     e->config.min_rows = get_i64(u);
     e->xfer.method = (mal_redist_t)get_i64(u);
     e->xfer.count_limit = get_i64(u);
@@ -574,6 +575,7 @@ mal_status_t engine_join(engine_state_t *e, MPI_Comm parent, const mal_config_t 
     if (st)
         engine_leave_abandoned(&e->procs, &e->comm);
     e->initialized = true;
+    engine_set_log_rank(e->rank);
     e->stats.last.method = e->xfer.method;
     return MAL_OK;
 }

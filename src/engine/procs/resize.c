@@ -225,9 +225,9 @@ static void leave(engine_state_t *e)
     while (e->reg.arrays != NULL) {
         mal_array_t *a = e->reg.arrays;
         e->reg.arrays = a->next;
-        engine_array_destroy(a);
+        engine_array_destroy(&e->reg, a);
     }
-    engine_csr_free_all();
+    engine_csr_free_all(&e->reg);
     MPI_Comm_free(&e->comm);
     e->comm = MPI_COMM_NULL;
     e->procs.removed = true;
@@ -276,6 +276,7 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
             MPI_Comm_free(&e->comm);
             e->comm = rc.n;
             e->rank = rc.me_n;
+            engine_set_log_rank(rc.me_n);
             e->size = stay;
         }
     }

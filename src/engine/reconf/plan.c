@@ -142,8 +142,8 @@ static void place(const engine_reconfig_t *rc, engine_move_t *m)
         m->spare = m->in_place ? a->current : 1 - a->current;
         return;
     }
-    engine_initial_place(a->distribution, a->global_rows, m->new_bounds_n, rc->n_n, m->caps,
-                         m->new_offsets_n);
+    engine_initial_place(rc->reg, a->distribution, a->global_rows, m->new_bounds_n, rc->n_n,
+                         m->caps, m->new_offsets_n);
     for (int r = 0; r < rc->n_u; r++) {
         int k = rc->n_of_u[r];
         m->new_offsets[r] = k < 0 ? 0 : m->new_offsets_n[k];
@@ -372,7 +372,7 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
         /* Only a present buffer's capacities are known alike on every rank (kept
          * memory's are not: a joiner has none), and capacities must agree. */
         int64_t old = engine_buffer_present(spare) ? spare->caps[r] : 0;
-        caps[r] = rows <= old ? old : engine_grown_capacity(rows);
+        caps[r] = rows <= old ? old : engine_grown_capacity(rc->reg, rows);
     }
     /* Direct memory is kept where it still fits; a window is freed first, so growing
      * never needs room for three buffers. A NULL caps still takes part in the
@@ -383,7 +383,7 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
     if (mapped != NULL)
         engine_monitor_window(mapped, p);
     free(mapped);
-    mal_status_t st = engine_buffer_regrow(spare, a->row_bytes, caps,
+    mal_status_t st = engine_buffer_regrow(rc->u, rc->reg, rc->xfer, spare, a->row_bytes, caps,
                                            a->buf[a->current].symmetric);
     free(caps);
     rc->windows_created += !st;
@@ -433,7 +433,8 @@ static mal_status_t new_target(engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
     engine_buffer_t *spare = rc->me_u < rc->old_procs ? &a->buf[1 - a->current] : NULL;
-    mal_status_t st = engine_buffer_alloc_in(rc->n, &m->target, a->row_bytes, m->caps, spare);
+    mal_status_t st = engine_buffer_alloc_in(rc->n, rc->reg, rc->xfer, &m->target, a->row_bytes,
+                                             m->caps, spare);
     if (!st)
         set_destination(m, &m->target, rc->me_u);
     return st;
@@ -455,5 +456,5 @@ mal_status_t engine_plan_targets(engine_reconfig_t *rc)
 void engine_plan_free_targets(engine_reconfig_t *rc)
 {
     for (int i = 0; rc->moves != NULL && i < rc->count; i++)
-        engine_buffer_free(&rc->moves[i].target);
+        engine_buffer_free(rc->reg, &rc->moves[i].target);
 }

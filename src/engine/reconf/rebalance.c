@@ -6,18 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-mal_status_t engine_check_weights(const double *weights, int n, const char *call)
-{
-    int bad = partition_find_bad_weight(weights, n);
-    if (bad >= 0)
-        return engine_fail(MAL_ERR_ARG, "%s: weights[%d] is %g; weights must be finite and "
-                           ">= 0", call, bad, weights[bad]);
-    for (int r = 0; r < n; r++)
-        if (weights[r] > 0.0)
-            return MAL_OK;
-    return engine_fail(MAL_ERR_ARG, "%s: all %d weights are zero", call, n);
-}
-
 bool engine_one_sided(void)
 {
     return engine_method_one_sided(engine.xfer.method);

@@ -95,7 +95,7 @@ static mal_status_t relayout(engine_reconfig_t *rc, mal_status_t st)
     engine_relayout_t r = {.u = rc->u, .me_u = rc->me_u, .old_procs = rc->old_procs,
                            .me_n = rc->n != MPI_COMM_NULL ? rc->me_n : -1, .n_n = rc->n_n,
                            .weights = rc->weights, .fingerprint = st ? 0 : rc->fingerprint};
-    return engine_csr_relayout(&r, st);
+    return engine_csr_relayout(rc->reg, &r, st);
 }
 
 /* Plan, and agree on it over U. A rebalance predicts once every rank planned; across
@@ -148,7 +148,7 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
     rc->t_redist = MPI_Wtime() - t1;
     if (st) {
         engine_plan_free_targets(rc);
-        engine_csr_discard();
+        engine_csr_discard(rc->reg);
     }
     return st;
 }
@@ -190,9 +190,9 @@ static void commit_rebalance(engine_reconfig_t *rc)
         a->buf[a->current].crossed = true;
     }
     if (rc->changed)
-        engine_csr_commit(rc->me_n);
+        engine_csr_commit(rc->reg, rc->me_n);
     else
-        engine_csr_discard();
+        engine_csr_discard(rc->reg);
 }
 
 /* Swap the new layout's arrays into the structure (sizes change with the process
@@ -247,7 +247,7 @@ void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
             kept = keep_memory(rc, &a->buf[a->current]);
         if (had_old) /* collective over the old communicator, in registry order */
             for (int b = 0; b < 2; b++)
-                engine_buffer_free(&a->buf[b]);
+                engine_buffer_free(rc->reg, &a->buf[b]);
         if (rc->n != MPI_COMM_NULL) {
             adopt_layout(m);
             a->buf[1] = kept;
@@ -255,7 +255,7 @@ void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
     }
     /* Row pointers are rebuilt from the committed rows; a leaver has none left. */
     if (rc->n != MPI_COMM_NULL)
-        engine_csr_commit(rc->me_n);
+        engine_csr_commit(rc->reg, rc->me_n);
     else
-        engine_csr_discard();
+        engine_csr_discard(rc->reg);
 }

@@ -1,14 +1,15 @@
-/* Registry of structures: allocation in windows, lookup, accessors, free. */
-#include "engine.h"
+/* Registry of structures: their buffers (direct memory, windows or symmetric blocks),
+ * allocation, lookup and free. State comes in explicitly (registry.h). */
+#include "registry.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-int64_t engine_grown_capacity(int64_t rows)
+int64_t engine_grown_capacity(const engine_registry_t *reg, int64_t rows)
 {
-    double extra = ceil(engine.config.headroom * (double)rows);
+    double extra = ceil(reg->headroom * (double)rows);
     if (extra >= (double)(INT64_MAX - rows))
         return INT64_MAX;
     return rows + (int64_t)extra;
@@ -30,27 +31,44 @@ static mal_status_t copy_caps(const int64_t *caps, int64_t row_bytes, int rank, 
     return MAL_OK;
 }
 
+/* Where and how a buffer is allocated: over `comm`, counted in `reg`, direct memory
+ * when allowed; `call` is named by a window refused (platform.c); `announce`: see
+ * announce_memory. */
+typedef struct {
+    MPI_Comm comm;
+    engine_registry_t *reg;
+    bool direct;
+    const char *call;
+    bool announce;
+} alloc_at_t;
+
 /* First touch of every local page now, so faults never land in a timed rebalance. The
  * barrier keeps other ranks' puts from arriving before this memset has run. */
-static mal_status_t finish_buffer(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
+static mal_status_t finish_buffer(const alloc_at_t *at, engine_buffer_t *b, int64_t bytes,
                                   engine_buffer_t *out)
 {
     if (bytes > 0)
         memset(b->base, 0, (size_t)bytes);
-    PMPI_Barrier(comm);
-    engine.reg.windows++;
+    PMPI_Barrier(at->comm);
+    at->reg->windows++;
     *out = *b;
     return MAL_OK;
 }
 
-mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
+static mal_status_t alloc_over(const alloc_at_t *at, engine_buffer_t *buf, int64_t row_bytes,
+                               const int64_t *caps, const engine_buffer_t *donor);
+
+/* A buffer over at->comm (which spans every PE when `symmetric`). */
+static mal_status_t buffer_alloc(const alloc_at_t *at, engine_buffer_t *buf, int64_t row_bytes,
                                  const int64_t *caps, bool symmetric)
 {
     if (!symmetric)
-        return engine_buffer_alloc_in(engine.comm, buf, row_bytes, caps, NULL);
+        return alloc_over(at, buf, row_bytes, caps, NULL);
     engine_buffer_t b = {.win = MPI_WIN_NULL, .symmetric = true};
-    int p = engine.size;
-    mal_status_t st = copy_caps(caps, row_bytes, engine.rank, p, &b.caps);
+    int p, rank;
+    MPI_Comm_size(at->comm, &p);
+    MPI_Comm_rank(at->comm, &rank);
+    mal_status_t st = copy_caps(caps, row_bytes, rank, p, &b.caps);
     /* Symmetric blocks are the same size on every PE: the largest capacity. */
     int64_t biggest = 0;
     for (int r = 0; r < p && !st; r++)
@@ -62,22 +80,22 @@ mal_status_t engine_buffer_alloc(engine_buffer_t *buf, int64_t row_bytes,
      * no agreement: every PE made the same allocations in the same order, so the heap
      * refuses a size on all of them alike (and a split outcome could not be undone:
      * Open MPI's shmem_malloc ends in a barrier). */
-    if (!(st = engine_agree(st, 0, "symmetric allocation")))
+    if (!(st = engine_agree_in(at->comm, st, 0, "symmetric allocation")))
         st = engine_shmem_alloc((size_t)(biggest * row_bytes), &b.base);
     if (st) {
         free(b.caps);
         return st;
     }
-    return finish_buffer(engine.comm, &b, caps[engine.rank] * row_bytes, buf);
+    return finish_buffer(at, &b, caps[rank] * row_bytes, buf);
 }
 
 /* An MPI window over `comm` for this rank's `bytes`. */
-static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, engine_buffer_t *b)
+static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, const char *call,
+                                 engine_buffer_t *b)
 {
     /* A window that would hang is refused alike on every rank (platform.c). Only an
      * expansion builds a communicator over processes of different jobs. */
-    mal_status_t st = engine_window_allowed(comm, engine.initialized ? "mal_expand"
-                                                                      : "mal_init (joining)");
+    mal_status_t st = engine_window_allowed(comm, call);
     if (st)
         return st;
     MPI_Info info;
@@ -105,12 +123,12 @@ void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor)
 /* Said once, by rank 0 of the first allocation before the first iteration (the
  * application's own mal_alloc_window calls, not a reconfiguration's): where structures
  * live, and whether the kernel gives huge pages (without them cold moves cost more). */
-static void announce_memory(MPI_Comm comm, bool direct)
+static void announce_memory(MPI_Comm comm, bool direct, bool allowed)
 {
-    static bool said;
+    static bool said; /* once per process, like the summaries it belongs to */
     int rank;
     MPI_Comm_rank(comm, &rank);
-    if (said || rank != 0 || !engine.procs.settings.summary)
+    if (said || rank != 0)
         return;
     said = true;
     if (direct)
@@ -119,7 +137,7 @@ static void announce_memory(MPI_Comm comm, bool direct)
                ? "transparent huge pages" : "4 KiB pages (transparent huge pages are off: "
                  "cold moves cost more)");
     else
-        printf("libmal: memory: MPI windows (%s)\n", engine.xfer.direct
+        printf("libmal: memory: MPI windows (%s)\n", allowed
                ? "not every rank can reach every other one by cross-memory attach"
                : "MAL_MEMORY=window");
     fflush(stdout);
@@ -149,10 +167,11 @@ bool engine_buffer_holds(const engine_buffer_t *buf, int rank, int64_t cap)
     return (buf->peers != NULL || buf->pending) && buf->caps != NULL && cap <= buf->caps[rank];
 }
 
-mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t row_bytes,
-                                    const int64_t *caps, const engine_buffer_t *donor)
+static mal_status_t alloc_over(const alloc_at_t *at, engine_buffer_t *buf, int64_t row_bytes,
+                               const int64_t *caps, const engine_buffer_t *donor)
 {
     engine_buffer_t b = {.win = MPI_WIN_NULL};
+    MPI_Comm comm = at->comm;
     int rank;
     MPI_Comm_rank(comm, &rank);
     /* A rank that cannot take part says so first, so the others fail with it instead of
@@ -162,46 +181,63 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_buffer_t *buf, int64_t
         return st;
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
-    st = engine_direct_alloc(comm, &b, bytes, engine.xfer.direct, donor, &direct);
-    if (!st && donor == NULL && engine.iteration == 0)
-        announce_memory(comm, direct);
+    st = engine_direct_alloc(comm, &b, bytes, at->direct, donor, &direct);
+    if (!st && donor == NULL && at->announce)
+        announce_memory(comm, direct, at->direct);
     if (!st && !direct)
-        st = window_alloc(comm, (MPI_Aint)bytes, &b);
+        st = window_alloc(comm, (MPI_Aint)bytes, at->call, &b);
     if (st) {
         free(b.caps);
         return st;
     }
     /* Direct memory is populated when mapped; a window's pages are touched here. */
-    return finish_buffer(comm, &b, direct ? 0 : bytes, buf);
+    return finish_buffer(at, &b, direct ? 0 : bytes, buf);
 }
 
-mal_status_t engine_buffer_regrow(engine_buffer_t *buf, int64_t row_bytes, const int64_t *caps,
-                                  bool symmetric)
+mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_registry_t *reg,
+                                    const engine_transfer_t *xfer, engine_buffer_t *buf,
+                                    int64_t row_bytes, const int64_t *caps,
+                                    const engine_buffer_t *donor)
 {
+    /* Every process that held the structure offers its spare as the donor: without one,
+     * this process is joining (its mal_init), otherwise the call is an expansion's. */
+    alloc_at_t at = {comm, reg, xfer->direct, donor ? "mal_expand" : "mal_init (joining)",
+                     false};
+    return alloc_over(&at, buf, row_bytes, caps, donor);
+}
+
+mal_status_t engine_buffer_regrow(MPI_Comm comm, engine_registry_t *reg,
+                                  const engine_transfer_t *xfer, engine_buffer_t *buf,
+                                  int64_t row_bytes, const int64_t *caps, bool symmetric)
+{
+    /* Only a rebalance regrows, over mal_comm(): an initialised process's call. */
+    alloc_at_t at = {comm, reg, xfer->direct, "mal_expand", false};
     if (buf->pending) { /* memory kept from a reconfiguration: reused where it fits */
         engine_buffer_t fresh = {.win = MPI_WIN_NULL};
-        mal_status_t st = engine_buffer_alloc_in(engine.comm, &fresh, row_bytes, caps, buf);
+        mal_status_t st = alloc_over(&at, &fresh, row_bytes, caps, buf);
         engine_buffer_settle(&fresh, buf);
-        engine_buffer_free(buf); /* unmaps only what was not reused */
+        engine_buffer_free(reg, buf); /* unmaps only what was not reused */
         *buf = fresh;
         return st;
     }
     if (buf->peers == NULL) { /* the same kind on every rank */
-        engine_buffer_free(buf);
-        return engine_buffer_alloc(buf, row_bytes, caps, symmetric);
+        engine_buffer_free(reg, buf);
+        return buffer_alloc(&at, buf, row_bytes, caps, symmetric);
     }
     int64_t *copy = NULL;
-    mal_status_t st = agree_caps(engine.comm, caps, row_bytes, &copy);
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    mal_status_t st = agree_caps(comm, caps, row_bytes, &copy);
     if (!st)
-        st = engine_direct_regrow(engine.comm, buf, caps[engine.rank] * row_bytes);
+        st = engine_direct_regrow(comm, buf, caps[rank] * row_bytes);
     if (st) {
         free(copy);
         if (buf->base != NULL) /* the agreement failed before any memory moved */
-            engine_buffer_free(buf);
+            engine_buffer_free(reg, buf);
         else { /* direct regrow failed: nothing left on any rank */
             free(buf->caps);
             *buf = (engine_buffer_t){.win = MPI_WIN_NULL};
-            engine.reg.windows--;
+            reg->windows--;
         }
         return st;
     }
@@ -221,10 +257,10 @@ const char *engine_buffer_kind(const engine_buffer_t *buf)
            : buf->win != MPI_WIN_NULL ? "window" : "none";
 }
 
-void engine_buffer_free(engine_buffer_t *buf)
+void engine_buffer_free(engine_registry_t *reg, engine_buffer_t *buf)
 {
     if (engine_buffer_present(buf))
-        engine.reg.windows--;
+        reg->windows--;
     if (buf->win != MPI_WIN_NULL)
         MPI_Win_free(&buf->win);
     else if (buf->peers != NULL || (buf->pending && buf->base != NULL))
@@ -235,10 +271,10 @@ void engine_buffer_free(engine_buffer_t *buf)
     *buf = (engine_buffer_t){.win = MPI_WIN_NULL};
 }
 
-void engine_array_destroy(mal_array_t *a)
+void engine_array_destroy(engine_registry_t *reg, mal_array_t *a)
 {
     for (int b = 0; b < 2; b++)
-        engine_buffer_free(&a->buf[b]);
+        engine_buffer_free(reg, &a->buf[b]);
     free(a->bounds);
     free(a->offsets);
     free(a);
@@ -249,17 +285,17 @@ char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows)
     return a->buf[b].base + offset_rows * a->row_bytes;
 }
 
-static mal_array_t *find(const char *name)
+static mal_array_t *find(const engine_registry_t *reg, const char *name)
 {
-    for (mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
+    for (mal_array_t *a = reg->arrays; a != NULL; a = a->next)
         if (strcmp(a->name, name) == 0)
             return a;
     return NULL;
 }
 
-mal_array_t *mal_find_array(const char *name)
+mal_array_t *engine_array_find(const engine_registry_t *reg, const char *name)
 {
-    mal_array_t *a = engine.initialized && name != NULL ? find(name) : NULL;
+    mal_array_t *a = name != NULL ? find(reg, name) : NULL;
     return a != NULL && a->part == CSR_PART_NONE ? a : NULL;
 }
 
@@ -287,7 +323,8 @@ int64_t engine_row_bytes(MPI_Datatype type, int64_t row_len, int64_t global_rows
     return rb;
 }
 
-static mal_status_t check_name(const char *name, const char *call)
+static mal_status_t check_name(const engine_registry_t *reg, const char *name,
+                               const char *call)
 {
     if (name == NULL)
         return engine_fail(MAL_ERR_ARG, "%s: name is NULL", call);
@@ -295,19 +332,20 @@ static mal_status_t check_name(const char *name, const char *call)
     if (len == 0 || len >= ENGINE_NAME_MAX)
         return engine_fail(MAL_ERR_ARG, "%s: name must have 1..%d characters", call,
                            ENGINE_NAME_MAX - 1);
-    if (find(name) != NULL)
+    if (find(reg, name) != NULL)
         return engine_fail(MAL_ERR_EXISTS, "%s: name \"%s\" is already registered", call,
                            name);
     return MAL_OK;
 }
 
 /* `call`: the public call the user made, which every message names. */
-static mal_status_t check_alloc_args(const char *call, const char *name, MPI_Datatype type,
+static mal_status_t check_alloc_args(const engine_registry_t *reg, const char *call,
+                                     const char *name, MPI_Datatype type,
                                      int64_t global_rows, int64_t row_len,
                                      mal_distribution_t dist, mal_array_t **array,
                                      int64_t *row_bytes)
 {
-    mal_status_t st = check_name(name, call);
+    mal_status_t st = check_name(reg, name, call);
     if (st)
         return st;
     if (array == NULL)
@@ -333,20 +371,20 @@ static uint64_t alloc_fingerprint(const char *name, int64_t global_rows, int64_t
     return engine_hash(h, fields, sizeof fields);
 }
 
-void engine_initial_place(mal_distribution_t dist, int64_t global_rows,
-                          const int64_t *bounds, int nprocs, int64_t *caps,
-                          int64_t *offsets)
+void engine_initial_place(const engine_registry_t *reg, mal_distribution_t dist,
+                          int64_t global_rows, const int64_t *bounds, int nprocs,
+                          int64_t *caps, int64_t *offsets)
 {
     for (int r = 0; r < nprocs; r++) {
         int64_t rows = bounds[r + 1] - bounds[r];
-        caps[r] = dist == MAL_REPLICATED ? global_rows : engine_grown_capacity(rows);
+        caps[r] = dist == MAL_REPLICATED ? global_rows : engine_grown_capacity(reg, rows);
         offsets[r] = dist == MAL_REPLICATED ? 0 : (caps[r] - rows) / 2;
     }
 }
 
-static void spare_caps(int64_t global_rows, int p, int64_t *caps)
+static void spare_caps(const engine_registry_t *reg, int64_t global_rows, int p, int64_t *caps)
 {
-    int64_t even = engine_grown_capacity((global_rows + p - 1) / p);
+    int64_t even = engine_grown_capacity(reg, (global_rows + p - 1) / p);
     for (int r = 0; r < p; r++)
         caps[r] = caps[r] > even ? caps[r] : even;
 }
@@ -355,12 +393,12 @@ static void spare_caps(int64_t global_rows, int p, int64_t *caps)
  * rebalance can grow a part in either direction without moving the rows it keeps.
  * Double-buffered for the moves that do not fit in place; a replicated structure needs
  * one buffer. Collective; `a` may be NULL on a rank that failed to allocate it. */
-static mal_status_t create_buffers(mal_array_t *a)
+static mal_status_t create_buffers(const engine_regctx_t *ctx, mal_array_t *a)
 {
-    int p = engine.size;
+    int p = ctx->size;
     int64_t *caps = a ? malloc((size_t)p * sizeof *caps) : NULL;
     if (caps != NULL)
-        engine_initial_place(a->distribution, a->global_rows, a->bounds, p, caps,
+        engine_initial_place(ctx->reg, a->distribution, a->global_rows, a->bounds, p, caps,
                              a->offsets);
     /* A NULL caps still takes part in the collective allocation, as a failure. */
     int nbuf = a == NULL || a->distribution == MAL_BLOCK ? 2 : 1;
@@ -369,28 +407,31 @@ static mal_status_t create_buffers(mal_array_t *a)
     engine_buffer_t *bufs = a ? a->buf : scratch;
     mal_status_t st = MAL_OK;
     /* Memory follows the method in effect at allocation (mal_set_redist). */
-    bool symmetric = engine.xfer.method == MAL_REDIST_SHMEM;
+    bool symmetric = ctx->xfer->method == MAL_REDIST_SHMEM;
+    /* The application's own allocation; its window is refused (platform.c) as the
+     * expansion's that built the communicator. */
+    alloc_at_t at = {ctx->comm, ctx->reg, ctx->xfer->direct, "mal_expand", ctx->announce};
     /* Both populated now: a page first touched inside a move would put its fault on
      * the reconfiguration's critical path (docs/design.md, "Cold transfers"). The
      * spare holds at least the even share with headroom, so a return to balance from
      * an uneven start never has to grow it. */
     for (int b = 0; b < nbuf && !st; b++) {
         if (b == 1 && caps != NULL)
-            spare_caps(a->global_rows, p, caps);
-        st = engine_buffer_alloc(&bufs[b], row_bytes, caps, symmetric);
+            spare_caps(ctx->reg, a->global_rows, p, caps);
+        st = buffer_alloc(&at, &bufs[b], row_bytes, caps, symmetric);
     }
     if (st)
-        engine_buffer_free(&bufs[0]);
+        engine_buffer_free(ctx->reg, &bufs[0]);
     free(caps);
     return st;
 }
 
 /* A block layout given by `bounds` (NULL: the even split). */
-static mal_array_t *new_array(const char *name, int64_t global_rows, int64_t row_len,
-                              int64_t row_bytes, mal_distribution_t dist,
+static mal_array_t *new_array(int nprocs, const char *name, int64_t global_rows,
+                              int64_t row_len, int64_t row_bytes, mal_distribution_t dist,
                               const int64_t *bounds)
 {
-    size_t p = (size_t)engine.size;
+    size_t p = (size_t)nprocs;
     mal_array_t *a = calloc(1, sizeof *a);
     int64_t *b = malloc((p + 1) * sizeof *b);
     int64_t *offsets = malloc(p * sizeof *offsets);
@@ -411,7 +452,7 @@ static mal_array_t *new_array(const char *name, int64_t global_rows, int64_t row
     if (bounds != NULL)
         memcpy(b, bounds, (p + 1) * sizeof *b);
     else
-        partition_even(global_rows, engine.size, b);
+        partition_even(global_rows, nprocs, b);
     return a;
 }
 
@@ -426,18 +467,19 @@ static void discard_array(mal_array_t *a)
 
 /* Register-less creation shared by every allocating call: agree that every rank has its
  * handle before the collective window creation. */
-static mal_status_t create_array(const char *name, int64_t global_rows, int64_t row_len,
-                                 int64_t row_bytes, mal_distribution_t dist,
-                                 const int64_t *bounds, const char *call, mal_array_t **out)
+static mal_status_t create_array(const engine_regctx_t *ctx, const char *name,
+                                 int64_t global_rows, int64_t row_len, int64_t row_bytes,
+                                 mal_distribution_t dist, const int64_t *bounds,
+                                 const char *call, mal_array_t **out)
 {
-    mal_array_t *a = new_array(name, global_rows, row_len, row_bytes, dist, bounds);
+    mal_array_t *a = new_array(ctx->size, name, global_rows, row_len, row_bytes, dist, bounds);
     mal_status_t st = a ? MAL_OK : engine_fail(MAL_ERR_NOMEM, "%s: no memory to register "
                                                "\"%s\"", call, name);
     /* Memory follows each rank's method (create_buffers): window creation on one rank
      * and shmem_malloc on another would never meet. */
-    bool symmetric = engine.xfer.method == MAL_REDIST_SHMEM;
+    bool symmetric = ctx->xfer->method == MAL_REDIST_SHMEM;
     uint64_t fp = engine_hash(ENGINE_HASH_SEED, &symmetric, sizeof symmetric);
-    if ((st = engine_agree(st, fp, call)) || (st = create_buffers(a))) {
+    if ((st = engine_agree_in(ctx->comm, st, fp, call)) || (st = create_buffers(ctx, a))) {
         discard_array(a);
         return st;
     }
@@ -445,22 +487,23 @@ static mal_status_t create_array(const char *name, int64_t global_rows, int64_t 
     return MAL_OK;
 }
 
-mal_status_t engine_array_create(const char *call, const char *name, int64_t global_rows,
-                                 int64_t row_len, int64_t row_bytes, const int64_t *bounds,
-                                 mal_array_t **out)
+mal_status_t engine_array_create(const engine_regctx_t *ctx, const char *call,
+                                 const char *name, int64_t global_rows, int64_t row_len,
+                                 int64_t row_bytes, const int64_t *bounds, mal_array_t **out)
 {
-    return create_array(name, global_rows, row_len, row_bytes, MAL_BLOCK, bounds, call, out);
+    return create_array(ctx, name, global_rows, row_len, row_bytes, MAL_BLOCK, bounds, call,
+                        out);
 }
 
-void engine_array_link(mal_array_t *a)
+void engine_array_link(engine_registry_t *reg, mal_array_t *a)
 {
-    a->next = engine.reg.arrays;
-    engine.reg.arrays = a;
+    a->next = reg->arrays;
+    reg->arrays = a;
 }
 
-void engine_array_unlink(mal_array_t *a)
+void engine_array_unlink(engine_registry_t *reg, mal_array_t *a)
 {
-    for (mal_array_t **p = &engine.reg.arrays; *p != NULL; p = &(*p)->next)
+    for (mal_array_t **p = &reg->arrays; *p != NULL; p = &(*p)->next)
         if (*p == a) {
             *p = a->next;
             return;
@@ -494,146 +537,124 @@ static mal_status_t adopt(const char *call, mal_array_t *a, MPI_Datatype type,
 }
 
 /* The initial block bounds: the matrix's rows, the weights' split, or NULL (even). */
-static mal_status_t initial_bounds(int64_t global_rows, const double *weights,
-                                   const mal_csr_t *matrix, int64_t **out, uint64_t *fp)
+static mal_status_t initial_bounds(const engine_regctx_t *ctx, int64_t global_rows,
+                                   const double *weights, const mal_csr_t *matrix,
+                                   int64_t **out, uint64_t *fp)
 {
     *out = NULL;
     if (matrix != NULL || weights == NULL)
         return MAL_OK;
-    *fp = engine_hash(*fp, weights, (size_t)engine.size * sizeof *weights);
-    mal_status_t st = engine_check_weights(weights, engine.size, "mal_alloc_array_weighted");
+    int p = ctx->size;
+    *fp = engine_hash(*fp, weights, (size_t)p * sizeof *weights);
+    mal_status_t st = engine_check_weights(weights, p, "mal_alloc_array_weighted");
     if (st)
         return st;
-    *out = malloc(((size_t)engine.size + 1) * sizeof **out);
+    *out = malloc(((size_t)p + 1) * sizeof **out);
     if (*out == NULL)
         return engine_fail(MAL_ERR_NOMEM, "mal_alloc_array_weighted: no memory for bounds");
-    if (partition_block(global_rows, engine.size, weights, engine.config.min_rows, *out)) {
+    if (partition_block(global_rows, p, weights, ctx->cfg->min_rows, *out)) {
         free(*out);
         *out = NULL;
         return engine_fail(MAL_ERR_ARG, "mal_alloc_array_weighted: min_rows %lld for every "
                            "positive weight exceeds the %lld rows",
-                           (long long)engine.config.min_rows, (long long)global_rows);
+                           (long long)ctx->cfg->min_rows, (long long)global_rows);
     }
     return MAL_OK;
 }
 
 /* The shared body of mal_alloc_window, mal_alloc_array_weighted and
  * mal_alloc_array_aligned. */
-static mal_status_t alloc_window(const char *call, const char *name, MPI_Datatype type,
-                                 int64_t global_rows, int64_t row_len,
-                                 mal_distribution_t distribution, const double *weights,
-                                 mal_csr_t *matrix, mal_array_t **array)
+static mal_status_t alloc_window(const engine_regctx_t *ctx, const char *call,
+                                 const char *name, MPI_Datatype type, int64_t global_rows,
+                                 int64_t row_len, mal_distribution_t distribution,
+                                 const double *weights, mal_csr_t *matrix,
+                                 mal_array_t **array)
 {
-    mal_array_t *joined = name != NULL ? find(name) : NULL;
+    mal_array_t *joined = name != NULL ? find(ctx->reg, name) : NULL;
     if (joined != NULL && joined->adoptable)
         return adopt(call, joined, type, global_rows, row_len, distribution, matrix, array);
     int64_t row_bytes = 0;
-    mal_status_t st = check_alloc_args(call, name, type, global_rows, row_len, distribution,
-                                       array, &row_bytes);
+    mal_status_t st = check_alloc_args(ctx->reg, call, name, type, global_rows, row_len,
+                                       distribution, array, &row_bytes);
     uint64_t fp = st ? 0 : alloc_fingerprint(name, global_rows, row_len, row_bytes,
                                              distribution);
     if (matrix != NULL)
         fp = engine_hash(fp, matrix->name, strlen(matrix->name));
     int64_t *bounds = NULL;
     if (!st)
-        st = initial_bounds(global_rows, weights, matrix, &bounds, &fp);
-    if ((st = engine_agree(st, fp, call))) {
+        st = initial_bounds(ctx, global_rows, weights, matrix, &bounds, &fp);
+    if ((st = engine_agree_in(ctx->comm, st, fp, call))) {
         free(bounds);
         return st;
     }
     mal_array_t *a = NULL;
-    st = create_array(name, global_rows, row_len, row_bytes, distribution,
+    st = create_array(ctx, name, global_rows, row_len, row_bytes, distribution,
                       matrix ? matrix->rowptr->bounds : bounds, call, &a);
     free(bounds);
     if (st)
         return st;
     a->layout = matrix ? ENGINE_LAYOUT_ROWS : ENGINE_LAYOUT_OWN;
     a->matrix = matrix;
-    engine_array_link(a);
+    engine_array_link(ctx->reg, a);
     *array = a;
     return MAL_OK;
 }
 
-mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
-                              int64_t row_len, mal_distribution_t distribution,
-                              mal_array_t **array)
+mal_status_t engine_array_alloc(const engine_regctx_t *ctx, const char *name,
+                                MPI_Datatype type, int64_t global_rows, int64_t row_len,
+                                mal_distribution_t distribution, mal_array_t **array)
 {
-    mal_status_t st = engine_require_init("mal_alloc_window");
-    return st ? st : alloc_window("mal_alloc_window", name, type, global_rows, row_len,
-                                  distribution, NULL, NULL, array);
+    return alloc_window(ctx, "mal_alloc_window", name, type, global_rows, row_len,
+                        distribution, NULL, NULL, array);
 }
 
-mal_status_t mal_alloc_array_weighted(const char *name, MPI_Datatype type,
-                                       int64_t global_rows, int64_t row_len,
-                                       const double *weights, mal_array_t **array)
+mal_status_t engine_array_alloc_weighted(const engine_regctx_t *ctx, const char *name,
+                                         MPI_Datatype type, int64_t global_rows,
+                                         int64_t row_len, const double *weights,
+                                         mal_array_t **array)
 {
-    mal_status_t st = engine_require_init("mal_alloc_array_weighted");
-    mal_array_t *joined = !st && name != NULL ? find(name) : NULL;
+    mal_array_t *joined = name != NULL ? find(ctx->reg, name) : NULL;
     /* Agreed like any bad argument (one allreduce), except where the call is local: a
      * joiner handed back what it received ignores the weights. */
-    if (!st && weights == NULL && !(joined != NULL && joined->adoptable))
-        return engine_agree(engine_fail(MAL_ERR_ARG, "mal_alloc_array_weighted(\"%s\"): "
-                                        "weights is NULL", name ? name : "(null)"),
-                            0, "mal_alloc_array_weighted");
-    return st ? st : alloc_window("mal_alloc_array_weighted", name, type, global_rows,
-                                  row_len, MAL_BLOCK, weights, NULL, array);
+    if (weights == NULL && !(joined != NULL && joined->adoptable))
+        return engine_agree_in(ctx->comm,
+                               engine_fail(MAL_ERR_ARG, "mal_alloc_array_weighted(\"%s\"): "
+                                           "weights is NULL", name ? name : "(null)"),
+                               0, "mal_alloc_array_weighted");
+    return alloc_window(ctx, "mal_alloc_array_weighted", name, type, global_rows, row_len,
+                        MAL_BLOCK, weights, NULL, array);
 }
 
-mal_status_t mal_alloc_array_aligned(const char *name, MPI_Datatype type, int64_t row_len,
-                                      const mal_csr_t *matrix, mal_array_t **array)
+mal_status_t engine_array_alloc_aligned(const engine_regctx_t *ctx, const char *name,
+                                        MPI_Datatype type, int64_t row_len,
+                                        const mal_csr_t *matrix, mal_array_t **array)
 {
-    mal_status_t st = engine_require_init("mal_alloc_array_aligned");
-    if (st)
-        return st;
-    mal_array_t *joined = name != NULL ? find(name) : NULL;
+    mal_array_t *joined = name != NULL ? find(ctx->reg, name) : NULL;
     if (matrix == NULL && !(joined != NULL && joined->adoptable)) {
         /* Still collective: the others learn why this rank stopped. */
-        st = engine_fail(MAL_ERR_ARG, "mal_alloc_array_aligned(\"%s\"): matrix is NULL",
-                         name ? name : "(null)");
-        return engine_agree(st, 0, "mal_alloc_array_aligned");
+        mal_status_t st = engine_fail(MAL_ERR_ARG, "mal_alloc_array_aligned(\"%s\"): "
+                                      "matrix is NULL", name ? name : "(null)");
+        return engine_agree_in(ctx->comm, st, 0, "mal_alloc_array_aligned");
     }
-    return alloc_window("mal_alloc_array_aligned", name, type,
+    return alloc_window(ctx, "mal_alloc_array_aligned", name, type,
                         matrix ? matrix->global_rows : -1, row_len, MAL_BLOCK, NULL,
                         (mal_csr_t *)matrix, array);
 }
 
-mal_status_t mal_free_array(mal_array_t *array)
+mal_status_t engine_array_free(const engine_regctx_t *ctx, mal_array_t *array)
 {
-    mal_status_t st = engine_require_init("mal_free_array");
-    if (st)
-        return st;
+    mal_status_t st = MAL_OK;
     if (array != NULL && array->part != CSR_PART_NONE)
         st = engine_fail(MAL_ERR_ARG, "mal_free_array(\"%s\"): part of matrix \"%s\"; "
                          "free the matrix with mal_free_csr", array->name, array->matrix->name);
     /* Collective even for NULL, so a NULL on some ranks is reported, not a hang. */
     uint64_t fp = array ? engine_hash(ENGINE_HASH_SEED, array->name, strlen(array->name))
                         : 0;
-    if ((st = engine_agree(st, fp, "mal_free_array")) || array == NULL)
+    if ((st = engine_agree_in(ctx->comm, st, fp, "mal_free_array")) || array == NULL)
         return st;
-    engine_array_unlink(array);
-    engine_array_destroy(array);
+    engine_array_unlink(ctx->reg, array);
+    engine_array_destroy(ctx->reg, array);
     return MAL_OK;
-}
-
-void *mal_local_data(const mal_array_t *a)
-{
-    return a ? engine_part_base(a, a->current, a->offsets[engine.rank]) : NULL;
-}
-
-int64_t mal_first_row(const mal_array_t *a)
-{
-    if (a == NULL)
-        return -1;
-    return a->distribution == MAL_BLOCK ? a->bounds[engine.rank] : 0;
-}
-
-int64_t mal_local_rows(const mal_array_t *a)
-{
-    if (a == NULL)
-        return -1;
-    if (a->distribution == MAL_REPLICATED)
-        return a->global_rows;
-    return a->bounds[engine.rank + 1] - a->bounds[engine.rank];
 }
 
 int64_t mal_global_rows(const mal_array_t *a)

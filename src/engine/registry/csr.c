@@ -5,7 +5,7 @@
  * it is the ordinary engine's job: one-sided pulls and pushes, the baselines, chunking,
  * in-place moves, joins. What is particular to it is where the boundaries go (by
  * nonzeros, computed here from a distributed prefix) and the rebased row pointer. */
-#include "engine.h"
+#include "registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,30 +14,30 @@
 static const char *const part_suffix[] = {"", ":rowptr", ":colind", ":values"};
 #define CSR_NAME_MAX (ENGINE_NAME_MAX - 8) /* room for the longest suffix */
 
-static mal_csr_t *find_csr(const char *name)
+static mal_csr_t *find_csr(const engine_registry_t *reg, const char *name)
 {
-    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next)
+    for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next)
         if (strcmp(m->name, name) == 0)
             return m;
     return NULL;
 }
 
-mal_csr_t *mal_find_csr(const char *name)
+mal_csr_t *engine_csr_find(const engine_registry_t *reg, const char *name)
 {
-    return engine.initialized && name != NULL ? find_csr(name) : NULL;
+    return name != NULL ? find_csr(reg, name) : NULL;
 }
 
-static bool has_followers(const mal_csr_t *m)
+static bool has_followers(const engine_registry_t *reg, const mal_csr_t *m)
 {
-    for (const mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
+    for (const mal_array_t *a = reg->arrays; a != NULL; a = a->next)
         if (a->matrix == m && a->part == CSR_PART_NONE)
             return true;
     return false;
 }
 
-static bool name_taken(const char *name)
+static bool name_taken(const engine_registry_t *reg, const char *name)
 {
-    for (const mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next)
+    for (const mal_array_t *a = reg->arrays; a != NULL; a = a->next)
         if (strcmp(a->name, name) == 0)
             return true;
     return false;
@@ -45,7 +45,7 @@ static bool name_taken(const char *name)
 
 /* ---- registration ------------------------------------------------------------------ */
 
-static mal_status_t check_csr_name(const char *name)
+static mal_status_t check_csr_name(const engine_registry_t *reg, const char *name)
 {
     if (name == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_alloc_csr: name is NULL");
@@ -53,23 +53,24 @@ static mal_status_t check_csr_name(const char *name)
     if (len == 0 || len >= CSR_NAME_MAX)
         return engine_fail(MAL_ERR_ARG, "mal_alloc_csr: name must have 1..%d characters",
                            CSR_NAME_MAX - 1);
-    if (find_csr(name) != NULL)
+    if (find_csr(reg, name) != NULL)
         return engine_fail(MAL_ERR_EXISTS, "mal_alloc_csr: matrix \"%s\" is already "
                            "registered", name);
     for (int part = CSR_PART_ROWPTR; part <= CSR_PART_VALUES; part++) {
         char full[ENGINE_NAME_MAX];
         snprintf(full, sizeof full, "%s%s", name, part_suffix[part]);
-        if (name_taken(full))
+        if (name_taken(reg, full))
             return engine_fail(MAL_ERR_EXISTS, "mal_alloc_csr(\"%s\"): a structure named "
                                "\"%s\" is registered", name, full);
     }
     return MAL_OK;
 }
 
-static mal_status_t check_csr_args(const char *name, int64_t rows, int64_t cols,
-                                   MPI_Datatype type, mal_csr_t **csr, int64_t *value_bytes)
+static mal_status_t check_csr_args(const engine_registry_t *reg, const char *name,
+                                   int64_t rows, int64_t cols, MPI_Datatype type,
+                                   mal_csr_t **csr, int64_t *value_bytes)
 {
-    mal_status_t st = check_csr_name(name);
+    mal_status_t st = check_csr_name(reg, name);
     if (st)
         return st;
     if (csr == NULL)
@@ -87,54 +88,55 @@ static mal_status_t check_csr_args(const char *name, int64_t rows, int64_t cols,
 
 /* The three parts for the row layout `rows` and nnz layout `nnz` (nprocs + 1 each),
  * created collectively by the public call `call`; on failure none is left. */
-static mal_status_t create_parts(const char *call, const mal_csr_t *m, const int64_t *rows,
-                                 const int64_t *nnz, mal_array_t *parts[3])
+static mal_status_t create_parts(const engine_regctx_t *ctx, const char *call,
+                                 const mal_csr_t *m, const int64_t *rows, const int64_t *nnz,
+                                 mal_array_t *parts[3])
 {
     int64_t sizes[3] = {sizeof(int64_t), sizeof(mal_colind_t), m->value_bytes};
-    int64_t totals[3] = {m->global_rows, nnz[engine.size], nnz[engine.size]};
+    int64_t totals[3] = {m->global_rows, nnz[ctx->size], nnz[ctx->size]};
     mal_status_t st = MAL_OK;
     for (int i = 0; i < 3; i++)
         parts[i] = NULL;
     for (int i = 0; i < 3 && !st; i++) {
         char full[ENGINE_NAME_MAX];
         snprintf(full, sizeof full, "%s%s", m->name, part_suffix[CSR_PART_ROWPTR + i]);
-        st = engine_array_create(call, full, totals[i], 1, sizes[i], i == 0 ? rows : nnz,
-                                 &parts[i]);
+        st = engine_array_create(ctx, call, full, totals[i], 1, sizes[i],
+                                 i == 0 ? rows : nnz, &parts[i]);
     }
     for (int i = 0; i < 3 && st; i++)
         if (parts[i] != NULL)
-            engine_array_destroy(parts[i]);
+            engine_array_destroy(ctx->reg, parts[i]);
     return st;
 }
 
 /* Put the parts in the registry (the same order on every rank) and point them here. */
-static void attach_parts(mal_csr_t *m, mal_array_t *parts[3])
+static void attach_parts(engine_registry_t *reg, mal_csr_t *m, mal_array_t *parts[3])
 {
     for (int i = 0; i < 3; i++) {
         parts[i]->part = (csr_part_t)(CSR_PART_ROWPTR + i);
         parts[i]->layout = i == 0 ? ENGINE_LAYOUT_ROWS : ENGINE_LAYOUT_NNZ;
         parts[i]->matrix = m;
-        engine_array_link(parts[i]);
+        engine_array_link(reg, parts[i]);
     }
     m->rowptr = parts[0];
     m->colind = parts[1];
     m->values = parts[2];
 }
 
-static void detach_parts(mal_csr_t *m)
+static void detach_parts(engine_registry_t *reg, mal_csr_t *m)
 {
     mal_array_t *parts[3] = {m->rowptr, m->colind, m->values};
     for (int i = 0; i < 3; i++)
         if (parts[i] != NULL) {
-            engine_array_unlink(parts[i]);
-            engine_array_destroy(parts[i]);
+            engine_array_unlink(reg, parts[i]);
+            engine_array_destroy(reg, parts[i]);
         }
     m->rowptr = m->colind = m->values = NULL;
 }
 
-static void append_matrix(mal_csr_t *m)
+static void append_matrix(engine_registry_t *reg, mal_csr_t *m)
 {
-    mal_csr_t **tail = &engine.reg.matrices;
+    mal_csr_t **tail = &reg->matrices;
     while (*tail != NULL)
         tail = &(*tail)->next;
     m->next = NULL;
@@ -186,9 +188,9 @@ static void free_matrix(mal_csr_t *m)
 }
 
 /* A row pointer buffer of at least `entries`, with headroom, its pages touched now. */
-static int64_t *touched_rowptr(int64_t entries, int64_t *cap)
+static int64_t *touched_rowptr(const engine_registry_t *reg, int64_t entries, int64_t *cap)
 {
-    *cap = engine_grown_capacity(entries);
+    *cap = engine_grown_capacity(reg, entries);
     int64_t *p = malloc((size_t)*cap * sizeof *p);
     if (p != NULL)
         memset(p, 0, (size_t)*cap * sizeof *p);
@@ -197,55 +199,54 @@ static int64_t *touched_rowptr(int64_t entries, int64_t *cap)
 
 /* After set_rows: a spare row pointer for the even share (or this rank's, if larger),
  * touched now, off any move's critical path. Best effort: a move allocates one if not. */
-static void prepare_spare_rowptr(mal_csr_t *m, int64_t mine)
+static void prepare_spare_rowptr(const engine_regctx_t *ctx, mal_csr_t *m, int64_t mine)
 {
-    int64_t even = (m->global_rows + engine.size - 1) / engine.size;
+    int64_t even = (m->global_rows + ctx->size - 1) / ctx->size;
     free(m->spare_local);
-    m->spare_local = touched_rowptr((even > mine ? even : mine) + 1, &m->spare_cap);
+    m->spare_local = touched_rowptr(ctx->reg, (even > mine ? even : mine) + 1, &m->spare_cap);
     if (m->spare_local == NULL)
         m->spare_cap = 0;
 }
 
-mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global_cols,
-                           MPI_Datatype value_type, mal_csr_t **csr)
+mal_status_t engine_csr_alloc(const engine_regctx_t *ctx, const char *name,
+                              int64_t global_rows, int64_t global_cols,
+                              MPI_Datatype value_type, mal_csr_t **csr)
 {
-    mal_status_t st = engine_require_init("mal_alloc_csr");
-    if (st)
-        return st;
-    mal_csr_t *joined = name != NULL ? find_csr(name) : NULL;
+    mal_csr_t *joined = name != NULL ? find_csr(ctx->reg, name) : NULL;
     if (joined != NULL && joined->adoptable)
         return adopt_csr(joined, global_rows, global_cols, value_type, csr);
     int64_t value_bytes = 0;
-    st = check_csr_args(name, global_rows, global_cols, value_type, csr, &value_bytes);
+    mal_status_t st = check_csr_args(ctx->reg, name, global_rows, global_cols, value_type, csr,
+                                     &value_bytes);
     int64_t fields[3] = {global_rows, global_cols, value_bytes};
     uint64_t fp = st ? 0 : engine_hash(engine_hash(ENGINE_HASH_SEED, name, strlen(name)),
                                        fields, sizeof fields);
     /* Every row empty, rows split evenly: zero-filled windows already say so (the row
      * ends are all 0). */
-    size_t p = (size_t)engine.size;
+    size_t p = (size_t)ctx->size;
     mal_csr_t *m = st ? NULL : new_matrix(name, global_rows, global_cols, value_bytes);
     int64_t *rows = malloc((p + 1) * sizeof *rows), *nnz = calloc(p + 1, sizeof *nnz);
     if (!st && (m == NULL || rows == NULL || nnz == NULL))
         st = engine_fail(MAL_ERR_NOMEM, "mal_alloc_csr(\"%s\"): no memory", name);
     if (!st) {
-        partition_even(global_rows, engine.size, rows);
-        int64_t mine = rows[engine.rank + 1] - rows[engine.rank];
+        partition_even(global_rows, ctx->size, rows);
+        int64_t mine = rows[ctx->rank + 1] - rows[ctx->rank];
         if ((m->local_rowptr = calloc((size_t)mine + 1, sizeof *m->local_rowptr)) == NULL)
             st = engine_fail(MAL_ERR_NOMEM, "mal_alloc_csr(\"%s\"): no memory", name);
         else
             m->local_cap = mine + 1;
     }
     mal_array_t *parts[3];
-    if (!(st = engine_agree(st, fp, "mal_alloc_csr")))
-        st = create_parts("mal_alloc_csr", m, rows, nnz, parts);
+    if (!(st = engine_agree_in(ctx->comm, st, fp, "mal_alloc_csr")))
+        st = create_parts(ctx, "mal_alloc_csr", m, rows, nnz, parts);
     free(rows);
     free(nnz);
     if (st) {
         free_matrix(m);
         return st;
     }
-    attach_parts(m, parts);
-    append_matrix(m);
+    attach_parts(ctx->reg, m, parts);
+    append_matrix(ctx->reg, m);
     *csr = m;
     return MAL_OK;
 }
@@ -302,19 +303,20 @@ static mal_status_t check_local_rows(const mal_csr_t *m, int64_t rows, int64_t n
 }
 
 /* The layouts the processes' blocks make, from the gathered (rows, nnz) pairs. */
-static mal_status_t layouts_of(const mal_csr_t *m, const int64_t *counts, int64_t *rows,
-                               int64_t *nnz)
+static mal_status_t layouts_of(const engine_regctx_t *ctx, const mal_csr_t *m,
+                               const int64_t *counts, int64_t *rows, int64_t *nnz)
 {
+    int p = ctx->size;
     rows[0] = nnz[0] = 0;
-    for (int r = 0; r < engine.size; r++) {
+    for (int r = 0; r < p; r++) {
         rows[r + 1] = rows[r] + counts[2 * r];
         nnz[r + 1] = nnz[r] + counts[2 * r + 1];
     }
-    if (rows[engine.size] != m->global_rows)
+    if (rows[p] != m->global_rows)
         return engine_fail(MAL_ERR_ARG, "mal_csr_set_rows(\"%s\"): the processes give %lld "
                            "rows in all, the matrix has %lld", m->name,
-                           (long long)rows[engine.size], (long long)m->global_rows);
-    if (has_followers(m) && !partition_same(rows, m->rowptr->bounds, engine.size))
+                           (long long)rows[p], (long long)m->global_rows);
+    if (has_followers(ctx->reg, m) && !partition_same(rows, m->rowptr->bounds, p))
         return engine_fail(MAL_ERR_ARG, "mal_csr_set_rows(\"%s\"): structures are aligned to "
                            "the matrix, so its row layout cannot change (give the rows "
                            "mal_csr_first_row()/mal_csr_local_rows() say, or free them)",
@@ -323,10 +325,9 @@ static mal_status_t layouts_of(const mal_csr_t *m, const int64_t *counts, int64_
 }
 
 /* Copy this process's block into the new parts: row ends as global nnz offsets. */
-static void fill_parts(mal_csr_t *m, mal_array_t *parts[3], const int64_t *rowptr,
+static void fill_parts(int me, mal_csr_t *m, mal_array_t *parts[3], const int64_t *rowptr,
                        const mal_colind_t *colind, const void *values, int64_t *rebased)
 {
-    int me = engine.rank;
     int64_t rows = parts[0]->bounds[me + 1] - parts[0]->bounds[me];
     int64_t z0 = parts[1]->bounds[me], nnz = parts[1]->bounds[me + 1] - z0;
     int64_t *ends = (int64_t *)engine_part_base(parts[0], 0, parts[0]->offsets[me]);
@@ -343,15 +344,13 @@ static void fill_parts(mal_csr_t *m, mal_array_t *parts[3], const int64_t *rowpt
     }
 }
 
-mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_nnz,
-                              const int64_t *rowptr, const mal_colind_t *colind,
-                              const void *values)
+mal_status_t engine_csr_set_rows(const engine_regctx_t *ctx, mal_csr_t *csr,
+                                 int64_t local_rows, int64_t local_nnz,
+                                 const int64_t *rowptr, const mal_colind_t *colind,
+                                 const void *values)
 {
-    mal_status_t st = engine_require_init("mal_csr_set_rows");
-    if (st)
-        return st;
-    st = check_local_rows(csr, local_rows, local_nnz, rowptr, colind, values);
-    size_t p = (size_t)engine.size;
+    mal_status_t st = check_local_rows(csr, local_rows, local_nnz, rowptr, colind, values);
+    size_t p = (size_t)ctx->size;
     int64_t *counts = malloc(2 * p * sizeof *counts);
     int64_t *rows = malloc((p + 1) * sizeof *rows), *nnz = malloc((p + 1) * sizeof *nnz);
     int64_t *rebased = st ? NULL : malloc(((size_t)local_rows + 1) * sizeof *rebased);
@@ -359,26 +358,26 @@ mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_
         st = engine_fail(MAL_ERR_NOMEM, "mal_csr_set_rows: no memory");
     uint64_t fp = csr ? engine_hash(ENGINE_HASH_SEED, csr->name, strlen(csr->name)) : 0;
     mal_array_t *parts[3];
-    if (!(st = engine_agree(st, fp, "mal_csr_set_rows"))) {
+    if (!(st = engine_agree_in(ctx->comm, st, fp, "mal_csr_set_rows"))) {
         int64_t mine[2] = {local_rows, local_nnz};
         st = engine_mpi_check(PMPI_Allgather(mine, 2, MPI_INT64_T, counts, 2, MPI_INT64_T,
-                                            engine.comm), "MPI_Allgather");
+                                            ctx->comm), "MPI_Allgather");
         /* Everyone has the same counts: a layout error is found on every rank. The
          * agreement covers a gather that failed on some ranks only. */
         if (!st)
-            st = layouts_of(csr, counts, rows, nnz);
-        if (!(st = engine_agree(st, 0, "mal_csr_set_rows")))
-            st = create_parts("mal_csr_set_rows", csr, rows, nnz, parts);
+            st = layouts_of(ctx, csr, counts, rows, nnz);
+        if (!(st = engine_agree_in(ctx->comm, st, 0, "mal_csr_set_rows")))
+            st = create_parts(ctx, "mal_csr_set_rows", csr, rows, nnz, parts);
     }
     if (!st) {
-        fill_parts(csr, parts, rowptr, colind, values, rebased);
-        detach_parts(csr);
-        attach_parts(csr, parts);
+        fill_parts(ctx->rank, csr, parts, rowptr, colind, values, rebased);
+        detach_parts(ctx->reg, csr);
+        attach_parts(ctx->reg, csr, parts);
         free(csr->local_rowptr);
         csr->local_rowptr = rebased;
-        csr->local_cap = rows[engine.rank + 1] - rows[engine.rank] + 1;
+        csr->local_cap = rows[ctx->rank + 1] - rows[ctx->rank] + 1;
         rebased = NULL;
-        prepare_spare_rowptr(csr, csr->local_cap - 1);
+        prepare_spare_rowptr(ctx, csr, csr->local_cap - 1);
     }
     free(counts);
     free(rows);
@@ -387,19 +386,17 @@ mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_t local_
     return st;
 }
 
-mal_status_t mal_free_csr(mal_csr_t *csr)
+mal_status_t engine_csr_free(const engine_regctx_t *ctx, mal_csr_t *csr)
 {
-    mal_status_t st = engine_require_init("mal_free_csr");
-    if (st)
-        return st;
-    if (csr != NULL && has_followers(csr))
+    mal_status_t st = MAL_OK;
+    if (csr != NULL && has_followers(ctx->reg, csr))
         st = engine_fail(MAL_ERR_ARG, "mal_free_csr(\"%s\"): structures are still aligned to "
                          "it; free them first", csr->name);
     uint64_t fp = csr ? engine_hash(ENGINE_HASH_SEED, csr->name, strlen(csr->name)) : 0;
-    if ((st = engine_agree(st, fp, "mal_free_csr")) || csr == NULL)
+    if ((st = engine_agree_in(ctx->comm, st, fp, "mal_free_csr")) || csr == NULL)
         return st;
-    detach_parts(csr);
-    for (mal_csr_t **p = &engine.reg.matrices; *p != NULL; p = &(*p)->next)
+    detach_parts(ctx->reg, csr);
+    for (mal_csr_t **p = &ctx->reg->matrices; *p != NULL; p = &(*p)->next)
         if (*p == csr) {
             *p = csr->next;
             break;
@@ -408,45 +405,21 @@ mal_status_t mal_free_csr(mal_csr_t *csr)
     return MAL_OK;
 }
 
-void engine_csr_free_all(void)
+void engine_csr_free_all(engine_registry_t *reg)
 {
-    while (engine.reg.matrices != NULL) {
-        mal_csr_t *m = engine.reg.matrices;
-        engine.reg.matrices = m->next;
+    while (reg->matrices != NULL) {
+        mal_csr_t *m = reg->matrices;
+        reg->matrices = m->next;
         free_matrix(m);
     }
 }
 
-/* ---- accessors ---------------------------------------------------------------------- */
+/* ---- accessors that read only the handle (the others, which need this process's rank,
+ * are in api/matrices.c) ---- */
 
 const int64_t *mal_csr_rowptr(const mal_csr_t *m)
 {
     return m ? m->local_rowptr : NULL;
-}
-
-const mal_colind_t *mal_csr_colind(const mal_csr_t *m)
-{
-    return m ? mal_local_data(m->colind) : NULL;
-}
-
-void *mal_csr_values(const mal_csr_t *m)
-{
-    return m ? mal_local_data(m->values) : NULL;
-}
-
-int64_t mal_csr_first_row(const mal_csr_t *m)
-{
-    return m ? mal_first_row(m->rowptr) : -1;
-}
-
-int64_t mal_csr_local_rows(const mal_csr_t *m)
-{
-    return m ? mal_local_rows(m->rowptr) : -1;
-}
-
-int64_t mal_csr_local_nnz(const mal_csr_t *m)
-{
-    return m ? mal_local_rows(m->colind) : -1;
 }
 
 int64_t mal_csr_global_rows(const mal_csr_t *m)
@@ -466,17 +439,17 @@ int64_t mal_csr_global_nnz(const mal_csr_t *m)
 
 /* ---- the nnz-weighted layout of a change ---------------------------------------------- */
 
-static int count_matrices(void)
+static int count_matrices(const engine_registry_t *reg)
 {
     int n = 0;
-    for (const mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next)
+    for (const mal_csr_t *m = reg->matrices; m != NULL; m = m->next)
         n++;
     return n;
 }
 
-void engine_csr_discard(void)
+void engine_csr_discard(engine_registry_t *reg)
 {
-    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next) {
+    for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next) {
         free(m->next_rows);
         free(m->next_nnz);
         if (m->next_local != NULL && m->spare_local == NULL) { /* back to the spare */
@@ -489,9 +462,9 @@ void engine_csr_discard(void)
     }
 }
 
-static mal_status_t alloc_next(int n_n)
+static mal_status_t alloc_next(engine_registry_t *reg, int n_n)
 {
-    for (mal_csr_t *m = engine.reg.matrices; m != NULL; m = m->next) {
+    for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next) {
         m->next_rows = malloc(((size_t)n_n + 1) * sizeof *m->next_rows);
         m->next_nnz = malloc(((size_t)n_n + 1) * sizeof *m->next_nnz);
         if (m->next_rows == NULL || m->next_nnz == NULL)
@@ -552,9 +525,9 @@ static void add_sums(mal_csr_t *m, const int64_t *sums, int n)
     }
 }
 
-static mal_status_t alloc_next_local(int me_n)
+static mal_status_t alloc_next_local(engine_registry_t *reg, int me_n)
 {
-    for (mal_csr_t *m = engine.reg.matrices; m != NULL && me_n >= 0; m = m->next) {
+    for (mal_csr_t *m = reg->matrices; m != NULL && me_n >= 0; m = m->next) {
         int64_t rows = m->next_rows[me_n + 1] - m->next_rows[me_n];
         if (m->spare_local != NULL && m->spare_cap >= rows + 1) {
             m->next_local = m->spare_local;
@@ -564,24 +537,17 @@ static mal_status_t alloc_next_local(int me_n)
         }
         free(m->spare_local);
         m->spare_local = NULL;
-        if ((m->next_local = touched_rowptr(rows + 1, &m->next_cap)) == NULL)
+        if ((m->next_local = touched_rowptr(reg, rows + 1, &m->next_cap)) == NULL)
             return engine_fail(MAL_ERR_NOMEM, "no memory for the row pointer of \"%s\"",
                                m->name);
     }
     return MAL_OK;
 }
 
-double *engine_even_weights(int n)
+mal_status_t engine_csr_relayout(engine_registry_t *reg, const engine_relayout_t *r,
+                                 mal_status_t local)
 {
-    double *w = malloc((size_t)n * sizeof *w);
-    for (int r = 0; w != NULL && r < n; r++)
-        w[r] = 1.0;
-    return w;
-}
-
-mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local)
-{
-    int count = count_matrices();
+    int count = count_matrices(reg);
     size_t per = 2 * ((size_t)r->n_n + 1);
     engine_relayout_t rr = *r;
     double *even = r->weights ? NULL : engine_even_weights(r->n_n);
@@ -591,9 +557,9 @@ mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local)
     if (!st && (sums == NULL || rr.weights == NULL))
         st = engine_fail(MAL_ERR_NOMEM, "no memory to lay out %d matrices", count);
     if (!st)
-        st = alloc_next(r->n_n);
+        st = alloc_next(reg, r->n_n);
     int i = 0;
-    for (mal_csr_t *m = engine.reg.matrices; m != NULL && !st; m = m->next, i++)
+    for (mal_csr_t *m = reg->matrices; m != NULL && !st; m = m->next, i++)
         st = resolve_targets(m, &rr, sums + per * (size_t)i);
     /* Everyone enters the allreduce or nobody does. */
     st = engine_agree_in(r->u, st, r->fingerprint, "nnz-weighted layout");
@@ -602,12 +568,12 @@ mal_status_t engine_csr_relayout(const engine_relayout_t *r, mal_status_t local)
                                             MPI_INT64_T, MPI_SUM, r->u),
                               "MPI_Allreduce (nnz-weighted layout)");
     i = 0;
-    for (mal_csr_t *m = engine.reg.matrices; m != NULL && !st; m = m->next, i++) {
+    for (mal_csr_t *m = reg->matrices; m != NULL && !st; m = m->next, i++) {
         add_sums(m, sums + per * (size_t)i, r->n_n);
         st = check_layout(m, r->n_n);
     }
     if (!st)
-        st = alloc_next_local(r->me_n);
+        st = alloc_next_local(reg, r->me_n);
     free(sums);
     free(even);
     return st;
@@ -618,9 +584,9 @@ const int64_t *engine_csr_next_bounds(const mal_array_t *a)
     return a->layout == ENGINE_LAYOUT_NNZ ? a->matrix->next_nnz : a->matrix->next_rows;
 }
 
-void engine_csr_commit(int me)
+void engine_csr_commit(engine_registry_t *reg, int me)
 {
-    for (mal_csr_t *m = engine.reg.matrices; m != NULL && me >= 0; m = m->next) {
+    for (mal_csr_t *m = reg->matrices; m != NULL && me >= 0; m = m->next) {
         const mal_array_t *rp = m->rowptr;
         int64_t rows = rp->bounds[me + 1] - rp->bounds[me], z0 = m->colind->bounds[me];
         const int64_t *ends = (const int64_t *)engine_part_base(rp, rp->current,
@@ -635,5 +601,5 @@ void engine_csr_commit(int me)
         m->local_cap = m->next_cap;
         m->next_local = NULL;
     }
-    engine_csr_discard();
+    engine_csr_discard(reg);
 }

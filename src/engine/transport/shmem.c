@@ -5,13 +5,25 @@
  *
  * Two facts of Open MPI 4.1's oshmem shape this file:
  * - shmem_finalize finalizes MPI itself, and MPI_Finalize before or after it crashes.
- *   libmal therefore wraps MPI_Finalize: when it started SHMEM, the program's
- *   MPI_Finalize runs shmem_finalize instead.
+ *   libmal-pmpi therefore wraps MPI_Finalize (src/pmpi/pmpi.c): when libmal started
+ *   SHMEM, the program's MPI_Finalize runs shmem_finalize instead, through
+ *   mal_pmpi_finalize_shmem. libmal itself defines no MPI_ name, so mal_init refuses
+ *   SHMEM in a program that does not link libmal-pmpi (it says so when loaded).
  * - The heap is sized at start (SMA_SYMMETRIC_SIZE, 256 MiB by default); shmem_malloc
  *   beyond it returns NULL on every PE alike. */
 #include "engine.h"
+#include "mal_pmpi.h"
 
 #include <stdlib.h>
+
+/* libmal-pmpi is linked (its constructor said so): the program's MPI_Finalize reaches
+ * mal_pmpi_finalize_shmem. A fact of the process, whatever mal_init does. */
+static bool pmpi_attached;
+
+void mal_pmpi_attach(void)
+{
+    pmpi_attached = true;
+}
 
 #ifdef MAL_HAVE_SHMEM
 #include <dlfcn.h>
@@ -41,6 +53,12 @@ static mal_status_t check_spans_job(MPI_Comm comm, int *size)
         return engine_fail(MAL_ERR_UNSUPPORTED, "mal_init: MAL_REDIST=shmem needs mal_init "
                            "over all %d processes of the job (SHMEM's PE set), not %d",
                            world, *size);
+    /* Without libmal-pmpi the program's MPI_Finalize would crash after shmem_finalize
+     * (see the head of this file): refused now rather than at exit. */
+    if (!pmpi_attached)
+        return engine_fail(MAL_ERR_UNSUPPORTED, "mal_init: MAL_REDIST=shmem needs the "
+                           "program linked with libmal-pmpi (CMake: mal::pmpi; by hand: "
+                           "-lmal-pmpi before -lmal), whose MPI_Finalize ends SHMEM");
     return MAL_OK;
 }
 
@@ -111,11 +129,10 @@ mal_status_t engine_shmem_quiet(void)
 
 /* See the head of this file. A program that also calls shmem_finalize itself has
  * finalized MPI already: then there is nothing left to do. */
-__attribute__((visibility("default"))) /* exported under hidden visibility */
-int MPI_Finalize(void)
+bool mal_pmpi_finalize_shmem(void)
 {
     if (!started)
-        return PMPI_Finalize();
+        return false;
     started = false;
     free(pe_of_rank);
     pe_of_rank = NULL;
@@ -124,7 +141,7 @@ int MPI_Finalize(void)
     if (!done)
         shmem_finalize();
     PMPI_Finalized(&done);
-    return done ? MPI_SUCCESS : PMPI_Finalize();
+    return done;
 }
 
 #else /* built without OpenSHMEM */
@@ -141,6 +158,11 @@ bool mal_redist_supported(mal_redist_t method)
 }
 
 bool engine_shmem_active(void)
+{
+    return false;
+}
+
+bool mal_pmpi_finalize_shmem(void)
 {
     return false;
 }

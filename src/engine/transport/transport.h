@@ -91,7 +91,7 @@ extern const engine_transport_t engine_transport_alltoallv;
 extern const engine_transport_t engine_transport_p2p;
 extern const engine_transport_t engine_transport_shmem;
 
-/* The one place a transport is chosen: `method`'s, except that replicated rows always
+/* The one place a transport is chosen (transport.c): `method`'s, except that replicated rows always
  * travel one-sidedly (an expansion pushes them to the joiners whatever the method). */
 const engine_transport_t *engine_transport_choose(mal_redist_t method, bool replicated);
 /* Who copies each segment for `method` in a move of `action` (one-sided transports). */
@@ -100,7 +100,7 @@ engine_rma_mode_t engine_transport_mode(mal_redist_t method, mal_action_t action
 bool engine_method_one_sided(mal_redist_t method);
 
 /* Table entries shared by the transports that keep no scratch, open no epoch or leave
- * nothing pending after pull (transport_rma.c). */
+ * nothing pending after pull (transport_common.c, like the helpers below). */
 mal_status_t engine_transport_no_scratch(engine_plan_t *plan);
 void engine_transport_free_scratch(engine_plan_t *plan);
 mal_status_t engine_transport_no_epoch(engine_plan_t *plan, engine_side_t side);
@@ -115,7 +115,7 @@ int64_t engine_chunk_bytes(int64_t count_limit);
 
 /* Walk the plan's remote segments one-sidedly: `transfer` gets (put false) the pulled
  * share of every incoming segment and puts the pushed share of every outgoing one, as
- * the plan's mode shares them (transport_rma.c; the SHMEM transport uses it too). */
+ * the plan's mode shares them (the RMA and SHMEM transports use it). */
 typedef mal_status_t (*engine_one_sided_fn)(const engine_plan_t *plan, bool put, char *buf,
                                             int64_t bytes, int peer, int64_t disp);
 mal_status_t engine_one_sided_walk(const engine_plan_t *plan, engine_one_sided_fn transfer);

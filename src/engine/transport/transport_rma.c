@@ -1,101 +1,8 @@
-/* The one-sided transport over MPI windows or direct memory, the segment walk every
- * one-sided transport shares, and the choice of a transport. All transports read the old
- * parts and write the new ones at the addresses the plan gives, and treat rows that stay
- * on a rank alike (left in place, or copied with memcpy), so they differ only in how
- * remote rows travel. */
+/* The one-sided transport over MPI windows or direct memory: remote rows are got or put
+ * with MPI_Get/MPI_Put on a window, or copied by cross-memory attach (direct.c), along
+ * the segment walk every one-sided transport shares (transport_common.c). */
 #include "engine.h"
 #include "transport.h"
-
-#include <stdlib.h>
-#include <string.h>
-
-int64_t engine_chunk_bytes(int64_t count_limit)
-{
-    /* 1 GiB keeps each call well below INT_MAX bytes while staying large enough that
-     * per-call overhead is invisible. */
-    const int64_t gib = INT64_C(1) << 30;
-    return count_limit < gib ? count_limit : gib;
-}
-
-bool engine_method_one_sided(mal_redist_t method)
-{
-    return method == MAL_REDIST_RMA || method == MAL_REDIST_RMA_GET ||
-           method == MAL_REDIST_SHMEM;
-}
-
-const engine_transport_t *engine_transport_choose(mal_redist_t method, bool replicated)
-{
-    if (replicated)
-        return &engine_transport_rma;
-    switch (method) {
-    case MAL_REDIST_ALLTOALLV: return &engine_transport_alltoallv;
-    case MAL_REDIST_P2P: return &engine_transport_p2p;
-    case MAL_REDIST_SHMEM: return &engine_transport_shmem;
-    default: return &engine_transport_rma;
-    }
-}
-
-engine_rma_mode_t engine_transport_mode(mal_redist_t method, mal_action_t action)
-{
-    if (action == MAL_ACTION_EXPAND)
-        return ENGINE_RMA_PUSH;
-    if (action == MAL_ACTION_SHRINK || method == MAL_REDIST_RMA_GET ||
-        method == MAL_REDIST_SHMEM)
-        return ENGINE_RMA_PULL;
-    return ENGINE_RMA_SPLIT;
-}
-
-void engine_copy_local(const engine_plan_t *plan)
-{
-    if (plan->kept_in_place || plan->dst == NULL)
-        return;
-    int64_t rb = plan->row_bytes;
-    for (size_t i = 0; i < plan->nrecv; i++) {
-        const partition_segment_t *s = &plan->recv[i];
-        if (s->peer == plan->me)
-            memcpy(plan->dst + s->dst_offset * rb, plan->src + s->src_offset * rb,
-                   (size_t)(s->rows * rb));
-    }
-}
-
-/* Rows of a segment its source writes; the destination reads the rest. */
-static int64_t pushed_rows(engine_rma_mode_t mode, int64_t rows, int64_t dst_in,
-                           int64_t src_out)
-{
-    switch (mode) {
-    case ENGINE_RMA_PULL: return 0;
-    case ENGINE_RMA_PUSH: return rows;
-    case ENGINE_RMA_SPLIT: break;
-    }
-    return partition_push_rows(rows, dst_in, src_out);
-}
-
-mal_status_t engine_one_sided_walk(const engine_plan_t *plan, engine_one_sided_fn transfer)
-{
-    int64_t rb = plan->row_bytes;
-    int me = plan->me;
-    engine_rma_mode_t mode = plan->mode;
-    mal_status_t st = MAL_OK;
-    /* Pull the head of each incoming segment; its source pushes the tail. */
-    for (size_t i = 0; i < plan->nrecv && mode != ENGINE_RMA_PUSH && !st; i++) {
-        const partition_segment_t *s = &plan->recv[i];
-        if (s->peer == me)
-            continue;
-        int64_t pushed = pushed_rows(mode, s->rows, plan->in_rows[me], plan->out_rows[s->peer]);
-        st = transfer(plan, false, plan->dst + s->dst_offset * rb, (s->rows - pushed) * rb,
-                      s->peer, (plan->src_at.offsets[s->peer] + s->src_offset) * rb);
-    }
-    for (size_t i = 0; i < plan->nsend && mode != ENGINE_RMA_PULL && !st; i++) {
-        const partition_segment_t *s = &plan->send[i];
-        if (s->peer == me)
-            continue;
-        int64_t pushed = pushed_rows(mode, s->rows, plan->in_rows[s->peer], plan->out_rows[me]);
-        int64_t head = s->rows - pushed;
-        st = transfer(plan, true, plan->src + (s->src_offset + head) * rb, pushed * rb,
-                      s->peer, (plan->dst_at.offsets[s->peer] + s->dst_offset + head) * rb);
-    }
-    return st;
-}
 
 /* Get (or put) `bytes` between local `buf` and byte `disp` of `peer`'s source (or
  * target) buffer: a cross-memory copy for direct memory, chunked MPI_Get/MPI_Put on a
@@ -116,31 +23,6 @@ static mal_status_t rma_transfer(const engine_plan_t *plan, bool put, char *buf,
         if (rc != MPI_SUCCESS)
             return engine_mpi_check(rc, put ? "MPI_Put" : "MPI_Get");
     }
-    return MAL_OK;
-}
-
-mal_status_t engine_transport_no_scratch(engine_plan_t *plan)
-{
-    plan->scratch = NULL;
-    return MAL_OK;
-}
-
-void engine_transport_free_scratch(engine_plan_t *plan)
-{
-    free(plan->scratch);
-    plan->scratch = NULL;
-}
-
-mal_status_t engine_transport_no_epoch(engine_plan_t *plan, engine_side_t side)
-{
-    (void)plan, (void)side;
-    return MAL_OK;
-}
-
-mal_status_t engine_transport_none_pending(engine_plan_t *plan, engine_side_t side,
-                                           bool close)
-{
-    (void)plan, (void)side, (void)close;
     return MAL_OK;
 }
 

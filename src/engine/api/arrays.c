@@ -1,0 +1,72 @@
+/* The public calls on structures: check mal_init, hand the registry (array.c) its state.
+ * Accessors that need this process's rank read it here. */
+#include "registry_ctx.h"
+
+mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,
+                              int64_t row_len, mal_distribution_t distribution,
+                              mal_array_t **array)
+{
+    mal_status_t st = engine_require_init("mal_alloc_window");
+    if (st)
+        return st;
+    engine_regctx_t ctx = engine_regctx(engine_context());
+    return engine_array_alloc(&ctx, name, type, global_rows, row_len, distribution, array);
+}
+
+mal_status_t mal_alloc_array_weighted(const char *name, MPI_Datatype type,
+                                       int64_t global_rows, int64_t row_len,
+                                       const double *weights, mal_array_t **array)
+{
+    mal_status_t st = engine_require_init("mal_alloc_array_weighted");
+    if (st)
+        return st;
+    engine_regctx_t ctx = engine_regctx(engine_context());
+    return engine_array_alloc_weighted(&ctx, name, type, global_rows, row_len, weights, array);
+}
+
+mal_status_t mal_alloc_array_aligned(const char *name, MPI_Datatype type, int64_t row_len,
+                                      const mal_csr_t *matrix, mal_array_t **array)
+{
+    mal_status_t st = engine_require_init("mal_alloc_array_aligned");
+    if (st)
+        return st;
+    engine_regctx_t ctx = engine_regctx(engine_context());
+    return engine_array_alloc_aligned(&ctx, name, type, row_len, matrix, array);
+}
+
+mal_status_t mal_free_array(mal_array_t *array)
+{
+    mal_status_t st = engine_require_init("mal_free_array");
+    if (st)
+        return st;
+    engine_regctx_t ctx = engine_regctx(engine_context());
+    return engine_array_free(&ctx, array);
+}
+
+mal_array_t *mal_find_array(const char *name)
+{
+    engine_state_t *e = engine_context();
+    return e->initialized ? engine_array_find(&e->reg, name) : NULL;
+}
+
+void *mal_local_data(const mal_array_t *a)
+{
+    return a ? engine_part_base(a, a->current, a->offsets[engine_context()->rank]) : NULL;
+}
+
+int64_t mal_first_row(const mal_array_t *a)
+{
+    if (a == NULL)
+        return -1;
+    return a->distribution == MAL_BLOCK ? a->bounds[engine_context()->rank] : 0;
+}
+
+int64_t mal_local_rows(const mal_array_t *a)
+{
+    if (a == NULL)
+        return -1;
+    if (a->distribution == MAL_REPLICATED)
+        return a->global_rows;
+    int me = engine_context()->rank;
+    return a->bounds[me + 1] - a->bounds[me];
+}

@@ -1,0 +1,19 @@
+/* The registry's view of libmal's state, for the public calls of api/arrays.c,
+ * api/matrices.c and api/values.c. */
+#ifndef MAL_API_REGISTRY_CTX_H
+#define MAL_API_REGISTRY_CTX_H
+
+#include "registry.h"
+
+/* What the registry needs from `e`: mal_comm(), this process's registry and transport,
+ * the configuration; rank 0 announces where structures live before the first
+ * iteration, when summaries are on. */
+static inline engine_regctx_t engine_regctx(engine_state_t *e)
+{
+    return (engine_regctx_t){
+        .comm = e->comm, .rank = e->rank, .size = e->size, .reg = &e->reg,
+        .xfer = &e->xfer, .cfg = &e->config,
+        .announce = e->iteration == 0 && e->procs.settings.summary};
+}
+
+#endif /* MAL_API_REGISTRY_CTX_H */
