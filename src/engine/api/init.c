@@ -171,7 +171,8 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     engine.initialized = true;
     engine.xfer = xfer;
     engine.stats.last.method = xfer.method;
-    engine_monitor_init(&engine.procs.settings.params, true);
+    engine.mon = engine_monitor_init(&engine.procs.settings, engine.procs.initial,
+                                     engine.iteration, engine.rank == 0);
     if (engine.rank == 0 && engine.procs.settings.summary && engine_platform_probed())
         engine_platform_announce();
     if (engine.rank == 0 && engine.procs.settings.summary)
@@ -191,7 +192,7 @@ mal_status_t mal_finalize(void)
         engine_array_destroy(a);
     }
     engine_csr_free_all();
-    engine_monitor_finalize();
+    engine_monitor_finalize(&engine.mon);
     engine_spawn_end_stuck();
     if (engine.comm != MPI_COMM_NULL)
         MPI_Comm_free(&engine.comm);

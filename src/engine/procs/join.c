@@ -495,7 +495,7 @@ static mal_status_t join_data(MPI_Comm comm, const join_header_t *h)
     engine_reconfig_t rc = {
         .action = MAL_ACTION_EXPAND, .reg = &engine.reg, .xfer = &engine.xfer,
         .min_rows = engine.config.min_rows, .u = comm, .n = comm, .n_u = n, .n_n = n,
-        .old_procs = (int)h->old_procs, .weights = h->weights,
+        .old_procs = (int)h->old_procs, .weights = h->weights, .mon = engine.mon,
     };
     MPI_Comm_rank(comm, &rc.me_u);
     rc.me_n = rc.me_u;
@@ -507,7 +507,8 @@ static mal_status_t join_data(MPI_Comm comm, const join_header_t *h)
         .bytes_moved = rc.bytes_in, .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .status = st,
     };
-    engine_report(comm, &stats);
+    engine_report(&engine, comm, &stats,
+                  engine.pol.decision_fresh ? &engine.pol.decision : NULL);
     if (!st)
         engine_reconfig_commit(&rc, false);
     engine_reconfig_release(&rc);
@@ -554,9 +555,10 @@ mal_status_t engine_join(MPI_Comm parent, const mal_config_t *cfg)
     MPI_Comm_size(comm, &engine.size);
     engine_set_logging(cfg->log_errors);
     schedule_parse(engine.procs.settings.plan, &engine.pol.schedule, NULL, 0);
-    engine_monitor_init(&engine.procs.settings.params, false);
+    engine.mon = engine_monitor_init(&engine.procs.settings, engine.procs.initial,
+                                     engine.iteration, false);
     st = join_data(comm, &h);
-    engine_monitor_begin_iteration(); /* the first iteration starts now */
+    engine_monitor_begin_iteration(engine.mon); /* the first iteration starts now */
     free(h.weights);
     if (st)
         engine_leave_abandoned(&engine.comm);

@@ -34,7 +34,8 @@ static void report_abandoned(mal_action_t action, mal_spawn_mode_t mode, mal_sta
                               .procs_before = engine.size, .procs_after = engine.size,
                               .spawn_seconds = spawn, .total_seconds = MPI_Wtime() - t0,
                               .status = st};
-    engine_report(engine.comm, &s);
+    engine_report(&engine, engine.comm, &s,
+                  engine.pol.decision_fresh ? &engine.pol.decision : NULL);
 }
 
 /* ---- expand ----------------------------------------------------------------------- */
@@ -116,7 +117,8 @@ static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mod
                             .xfer = &engine.xfer, .min_rows = engine.config.min_rows,
                             .u = merged, .n = merged, .me_u = engine.rank,
                             .me_n = engine.rank, .n_u = n, .n_n = n,
-                            .old_procs = engine.size, .weights = weights};
+                            .old_procs = engine.size, .weights = weights,
+                            .mon = engine.mon};
     mal_status_t st = engine_reconfig_prepare(&rc);
     /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
     st = engine_reconfig_move(&rc, st);
@@ -126,7 +128,8 @@ static mal_status_t expand_data(MPI_Comm merged, int count, mal_spawn_mode_t mod
         .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .process_seconds = spawn,
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(merged, &s);
+    engine_report(&engine, merged, &s,
+                  engine.pol.decision_fresh ? &engine.pol.decision : NULL);
     if (!st) {
         engine_reconfig_commit(&rc, true);
         MPI_Comm_free(&engine.comm);
@@ -153,7 +156,11 @@ static void predict_resize(mal_action_t action, int count, const bool *leaving,
             old_of_new[k++] = r;
     while (old_of_new != NULL && k < n)
         old_of_new[k++] = -1;
-    engine_monitor_predict(action, count, old_of_new, n, weights);
+    const engine_procs_t *pr = &engine.procs; /* the new processes' hosts (dpm.c) */
+    engine_host_list_t hosts = {pr->spawn_hosts ? pr->spawn_hosts : pr->settings.hosts,
+                                pr->spawned - (pr->spawn_hosts ? pr->spawn_hosts_base : 0)};
+    engine_monitor_predict(engine.mon, engine.comm, engine.iteration, action, count,
+                           old_of_new, n, weights, hosts);
     free(old_of_new);
 }
 
@@ -232,7 +239,7 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
     engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .reg = &engine.reg,
                             .xfer = &engine.xfer, .min_rows = engine.config.min_rows,
                             .u = engine.comm, .me_u = engine.rank, .n_u = p, .old_procs = p,
-                            .weights = weights};
+                            .weights = weights, .mon = engine.mon};
     mal_status_t st = engine_reconfig_prepare(&rc);
     for (int r = 0; r < p; r++) {
         if (rc.n_of_u != NULL)
@@ -256,7 +263,8 @@ static mal_status_t shrink_data(const bool *leaving, const double *weights, doub
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
         .window_seconds = rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(engine.comm, &s);
+    engine_report(&engine, engine.comm, &s,
+                  engine.pol.decision_fresh ? &engine.pol.decision : NULL);
     if (st) {
         if (rc.n != MPI_COMM_NULL)
             MPI_Comm_free(&rc.n);
