@@ -3,6 +3,7 @@
 #define MAL_ENGINE_H
 
 #include "mal.h"
+#include "mal_pmpi.h"
 #include "partition.h"
 #include "policy.h"
 #include "predict.h"
@@ -175,6 +176,9 @@ typedef struct {
     mal_reconfig_stats_t reconfig;
 } engine_stats_t;
 
+/* One mal_init's monitor (monitor.c), opaque outside it. */
+typedef struct monitor monitor_t;
+
 typedef struct {
     bool initialized;
     MPI_Comm comm;
@@ -187,9 +191,8 @@ typedef struct {
     engine_procs_t procs;
     engine_decider_t pol;
     engine_stats_t stats;
+    monitor_t *mon;             /* engine_monitor_init .. engine_monitor_finalize      */
 } engine_state_t;
-
-extern engine_state_t engine;
 
 /* The state of this process's libmal (api/context.c): for the API layer only. */
 engine_state_t *engine_context(void);
@@ -302,9 +305,6 @@ int64_t engine_grown_capacity(const engine_registry_t *reg, int64_t rows);
 
 /* Where this rank's local part starts in buffer `b` of `a`. */
 char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows);
-
-/* Whether the method in effect moves rows one-sidedly (rma, rma-get or shmem). */
-bool engine_one_sided(void);
 
 /* n weights of 1 (malloc'd, NULL without memory): what NULL weights mean (core/weights.c). */
 double *engine_even_weights(int n);
@@ -427,66 +427,104 @@ mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
 
 /* The model's parameters: the file's, or the defaults for a NULL path. */
 mal_status_t engine_monitor_params(const char *path, predict_params_t *out);
-/* Start measuring (mal_init, a join); `announce`: rank 0 says once what it counts. */
-void engine_monitor_init(const predict_params_t *params, bool announce);
-void engine_monitor_finalize(void);
+/* Start measuring (mal_init, a join) with the settings `s` (copied): a new monitor, NULL
+ * without memory (it then counts nothing: every call below accepts NULL). `initial`:
+ * this process started with the application; `iteration`: mal_step calls so far;
+ * `announce`: say what it counts (rank 0 of mal_init, when summaries are on). */
+monitor_t *engine_monitor_init(const engine_settings_t *s, bool initial, int64_t iteration,
+                               bool announce);
+/* Free the monitor and set *mon to NULL. */
+void engine_monitor_finalize(monitor_t **mon);
 /* The application's MPI calls reach the monitor through mal_monitor_record_comm
  * (include/mal_pmpi.h), from the optional wrapper library src/pmpi. libmal's own calls
  * are not the application's communication: inside libmal, call the PMPI_ names of the
  * functions src/pmpi/pmpi.c defines (test_monitor checks the counts are exact). */
-/* mal_step: close the iteration that ends, then (after the step's own work) open the
- * next; engine_monitor_step gathers the interval when it is complete (collective).
- * Its failure (no memory for the gather on some rank) is agreed over mal_comm(): every
- * rank gets an error, the interval's samples are dropped. */
-void engine_monitor_end_iteration(void);
-mal_status_t engine_monitor_step(void);
-void engine_monitor_begin_iteration(void);
-/* Before a reconfiguration that every rank of mal_comm() is making (collective):
- * predict the interval after it. old_of_new[k] is the current rank of new rank k, -1
- * for a new process (NULL: ranks keep their numbers, the ones beyond are new); weights (NULL: even) are the new set's; `changed` processes come
- * or go. */
-void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_new,
-                            int procs_after, const double *weights);
+bool engine_monitor_counting(const monitor_t *mon);
+void engine_monitor_record(monitor_t *mon, mal_comm_op_t op, double bytes, double seconds,
+                           bool call);
+/* mal_set_work: units of work of the iteration in progress (checked by the caller). */
+void engine_monitor_add_work(monitor_t *mon, double units);
+/* What mal_monitor_read, mal_monitor_counter and mal_last_prediction answer. */
+mal_monitor_t engine_monitor_totals(const monitor_t *mon);
+const char *engine_monitor_counter(const monitor_t *mon);
+mal_prediction_t engine_monitor_prediction(const monitor_t *mon);
+/* mal_step: close the iteration that ends (its work defaults to the rows rank `rank`
+ * holds of `reg`'s largest block structure), then (after the step's own work) open the
+ * next; engine_monitor_step gathers the interval over `comm` when it is complete at
+ * `iteration` (collective). Its failure (no memory for the gather on some rank) is
+ * agreed over `comm`: every rank gets an error, the interval's samples are dropped. */
+void engine_monitor_end_iteration(monitor_t *mon, const engine_registry_t *reg, int rank);
+mal_status_t engine_monitor_step(monitor_t *mon, MPI_Comm comm, int64_t iteration);
+void engine_monitor_begin_iteration(monitor_t *mon);
+/* Where an expansion's new processes start, for the model: new process k on entry
+ * first + k of the comma-separated list `hosts` (cyclically); hosts NULL: on rank 0's
+ * host. */
+typedef struct {
+    const char *hosts;
+    int64_t first;
+} engine_host_list_t;
+/* The index-th name of the comma-separated list `hosts` (cyclically), malloc'd; NULL
+ * for a NULL list or without memory. */
+char *engine_host_at(const char *hosts, int64_t index);
+/* Before a reconfiguration that every rank of `comm` (mal_comm()) is making at
+ * `iteration` (collective): predict the interval after it. old_of_new[k] is the current
+ * rank of new rank k, -1 for a new process (NULL: ranks keep their numbers, the ones
+ * beyond are new); weights (NULL: even) are the new set's; `changed` processes come or
+ * go; the new ones start on `new_hosts`. */
+void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
+                            mal_action_t action, int changed, const int *old_of_new,
+                            int procs_after, const double *weights,
+                            engine_host_list_t new_hosts);
 /* While it is planned: the transfer plan of one structure, other copies, new windows. */
-void engine_monitor_plan(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
-                         int64_t row_bytes, predict_rma_mode_t mode, bool cold);
-void engine_monitor_copy(int part, int64_t bytes, int64_t ops, bool remote);
+void engine_monitor_plan(monitor_t *mon, const int64_t *old_bounds,
+                         const int64_t *new_bounds, int nparts, int64_t row_bytes,
+                         predict_rma_mode_t mode, bool cold);
+void engine_monitor_copy(monitor_t *mon, int part, int64_t bytes, int64_t ops, bool remote);
 /* A buffer created for the move: bytes[r] of new memory rank r maps (0 where it keeps
  * or borrows memory), nparts ranks (those beyond the current set are new processes). */
-void engine_monitor_window(const int64_t *bytes, int nparts);
-/* After it (engine_report): what it cost; the next interval starts. */
-void engine_monitor_reconfigured(const mal_reconfig_stats_t *s);
-/* Cores of this host (hwloc), at least 1. */
+void engine_monitor_window(monitor_t *mon, const int64_t *bytes, int nparts);
+/* After it (engine_report): what it cost, having moved data by `method`; the next
+ * interval starts (at s->iteration). */
+void engine_monitor_reconfigured(monitor_t *mon, const mal_reconfig_stats_t *s,
+                                 mal_redist_t method);
+/* Cores of this host (hwloc), at least 1 (core/host.c). */
 int engine_host_cores(void);
 /* The number every rank's host is known by in the gathered samples. */
 double engine_host_hash(const char *name);
-/* The interval just gathered, for the policy (rank 0): per-rank steady means, the work
- * expected next, the communication profile and lambda. procs[r].host receives nothing;
- * hosts[r] the rank's host hash. False when some rank had no steady iteration. Fills
- * in->procs = procs, in->nprocs, iteration, interval, interval_seconds, work, comm,
- * lambda. procs and hosts need engine.size entries. */
-bool engine_monitor_sample(policy_input_t *in, policy_proc_t *procs, double *hosts);
+/* The interval just gathered, for the policy (rank 0 of `size` ranks, at `iteration`):
+ * per-rank steady means, the work expected next, the communication profile and lambda.
+ * procs[r].host receives nothing; hosts[r] the rank's host hash. False when some rank
+ * had no steady iteration. Fills in->procs = procs, in->nprocs, iteration, interval,
+ * interval_seconds, work, comm, lambda. procs and hosts need `size` entries. */
+bool engine_monitor_sample(const monitor_t *mon, int64_t iteration, int size,
+                           policy_input_t *in, policy_proc_t *procs, double *hosts);
 /* Whether engine_monitor_step closed an interval in this mal_step. */
-bool engine_monitor_closed(void);
+bool engine_monitor_closed(const monitor_t *mon);
 
 /* A copy of s, or NULL for NULL or "" (dpm.c). */
 char *engine_dup_or_null(const char *s);
 
-/* ---- the policy (decide.c) ---- */
+/* ---- the policy's settings (core/policy_settings.c) ---- */
 /* Resolve the policy text, the availability file and the run length (mal_init, before
  * the agreement: errors are MAL_ERR_ARG naming the item or line). */
 mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s);
 void engine_policy_free(engine_settings_t *s);
 uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash);
+
+/* ---- the policy (decide.c) ---- */
 /* At the end of a sampling interval: decide on rank 0, broadcast, carry it out.
- * Collective. Returns MAL_CONTINUE, MAL_RECONFIGURED, MAL_REMOVED or an error. */
-mal_status_t engine_policy_step(void);
-/* A plan's or the policy's rebalance to `count` weights (which must be e->size),
- * reported like the other reconfigurations (procs/resize.c). */
+ * Collective over e->comm. Returns MAL_CONTINUE, MAL_RECONFIGURED, MAL_REMOVED or an
+ * error. */
+mal_status_t engine_policy_step(engine_state_t *e);
+
+/* ---- rebalances and the outcome of every reconfiguration (reconf/) ---- */
+/* The work of mal_rebalance (rebalance.c), collective over e->comm; its figures go to
+ * e->stats.last. */
+mal_status_t engine_rebalance(engine_state_t *e, const double *weights);
+/* A plan's (`decision` NULL) or the policy's rebalance, predicted and reported like the
+ * other reconfigurations (rebalance.c). */
 mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights, int count,
-                                       int64_t plan_iteration);
-/* The summary lines of the decision behind the reconfiguration (decide.c). */
-void engine_decision_summary(void);
+                                       int64_t plan_iteration, const mal_decision_t *decision);
 /* Host name of the index-th process an expansion would spawn next (malloc'd), NULL
  * when no host list is configured. */
 char *engine_spawn_host(const engine_procs_t *procs, int index);
@@ -522,12 +560,13 @@ bool engine_platform_probed(void);
  * it). */
 void engine_platform_announce(void);
 
-char *engine_spawn_host(const engine_procs_t *procs, int index);
-/* "expand", "shrink", "rebalance" or "none" (core/names.c). */
+/* Free the registered and carried values (registry/values.c). */
 void engine_free_values(engine_registry_t *reg);
 
-/* Reconfiguration report (step.c): reduce the figures over `comm`, store them, and on
- * its rank 0 write the JSON line and the summary. */
-void engine_report(MPI_Comm comm, mal_reconfig_stats_t *local);
+/* Reconfiguration report (reconf/outcome.c): reduce the figures over `comm`, store them
+ * (e->stats.reconfig), tell the monitor, and on its rank 0 write the JSON line and the
+ * summary, with `decision` (the policy's behind it, NULL for none). */
+void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local,
+                   const mal_decision_t *decision);
 
 #endif /* MAL_ENGINE_H */

@@ -183,7 +183,8 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     if ((st = start_initial(e, comm, dup, &cfg)))
         return st;
-    engine_monitor_init(&e->procs.settings.params, true);
+    e->mon = engine_monitor_init(&e->procs.settings, e->procs.initial, e->iteration,
+                                 e->rank == 0);
     announce(e);
     e->pol.start_seconds = MPI_Wtime();
     return MAL_OK;
@@ -201,7 +202,7 @@ mal_status_t mal_finalize(void)
         engine_array_destroy(&e->reg, a);
     }
     engine_csr_free_all(&e->reg);
-    engine_monitor_finalize();
+    engine_monitor_finalize(&e->mon);
     engine_spawn_end_stuck();
     if (e->comm != MPI_COMM_NULL)
         MPI_Comm_free(&e->comm);

@@ -1,6 +1,6 @@
 /* The policy in mal_step: at the end of every sampling interval rank 0 turns the gathered
  * samples into a policy_input_t, asks src/policy for a decision and broadcasts it; every
- * rank then carries it out through the public calls (mal_expand, mal_shrink, a reported
+ * rank then carries it out through the processes layer (engine_expand, engine_shrink) or a reported
  * rebalance). Rank 0 decides alone because only it has the whole history (processes that
  * joined later have no work history or lambda): one broadcast keeps every rank on the
  * same decision without agreeing on floating-point results.
@@ -10,7 +10,6 @@
  * call by asking the controller for the idle CPUs of the job's allocation. */
 #include "engine.h"
 #include "report.h"
-#include "settings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,63 +48,6 @@ static void file_free_cores(const avail_t *a, const int *running, int *free_core
 static const engine_resources_t file_resources = {"availability file + hwloc",
                                                   file_free_cores};
 
-/* ---- settings ----------------------------------------------------------------------------- */
-
-static mal_status_t read_availability(engine_settings_t *s)
-{
-    char err[512];
-    mal_status_t rc;
-    if (s->availability != NULL) {
-        rc = avail_read(s->availability, &s->avail, err, sizeof err);
-    } else {
-        char name[AVAIL_HOST_MAX] = "";
-        gethostname(name, sizeof name - 1);
-        rc = avail_single(name, engine_host_cores(), "local", 1.0, 0.0, &s->avail, err,
-                          sizeof err);
-    }
-    if (rc == MAL_ERR_NOMEM)
-        return engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for the availability view");
-    if (rc)
-        return engine_fail(MAL_ERR_ARG, "mal_init: availability %s", err);
-    return MAL_OK;
-}
-
-mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s)
-{
-    const char *text = setting_text(cfg, SETTING_POLICY);
-    const char *file = setting_text(cfg, SETTING_AVAILABILITY);
-    s->policy_text = engine_dup_or_null(text);
-    s->availability = engine_dup_or_null(file);
-    s->iterations = cfg->iterations; /* checked by settings_check */
-    policy_config_default(&s->policy);
-    s->policy.total_iterations = cfg->iterations;
-    char err[320];
-    bool off = false;
-    mal_status_t rc = policy_config_parse(text, &s->policy, &off, err, sizeof err);
-    if (rc != MAL_OK)
-        return engine_fail(rc, "mal_init: policy '%s': %s", text, err);
-    s->policy_on = !off && s->plan != NULL && s->plan[strspn(s->plan, " ")] == '\0';
-    return read_availability(s);
-}
-
-void engine_policy_free(engine_settings_t *s)
-{
-    free(s->policy_text);
-    free(s->availability);
-    avail_free(&s->avail);
-}
-
-uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash)
-{
-    int64_t v[2] = {s->policy_on, s->iterations};
-    hash = engine_hash(hash, v, sizeof v);
-    if (s->policy_text != NULL)
-        hash = engine_hash(hash, s->policy_text, strlen(s->policy_text));
-    if (s->availability != NULL)
-        hash = engine_hash(hash, s->availability, strlen(s->availability));
-    return hash;
-}
-
 /* ---- the decision, on rank 0 -------------------------------------------------------------- */
 
 /* What rank 0 broadcasts: the decision's fixed part, then weights, ranks and hosts. */
@@ -131,11 +73,11 @@ static void arrays_free(decision_arrays_t *a)
 
 /* Rows per rank of the largest block structure (the work's unit when nothing else is
  * reported) and the bytes of all block structures per row of it. */
-static void data_rows(policy_input_t *in, policy_proc_t *procs)
+static void data_rows(const engine_registry_t *reg, policy_input_t *in, policy_proc_t *procs)
 {
     const mal_array_t *largest = NULL;
     double bytes = 0, best = -1;
-    for (const mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next) {
+    for (const mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
         if (a->distribution != MAL_BLOCK)
             continue;
         double b = (double)a->global_rows * (double)a->row_bytes;
@@ -179,10 +121,11 @@ static mal_action_t engine_action(policy_action_t a)
 
 /* The host names of a decided expansion, when they come from a file (this host alone
  * is left to the MPI runtime, which places spawns there anyway). */
-static char *host_list(const avail_t *a, const policy_decision_t *pd)
+static char *host_list(const engine_settings_t *set, const policy_decision_t *pd)
 {
-    if (engine.procs.settings.availability == NULL)
+    if (set->availability == NULL)
         return NULL;
+    const avail_t *a = &set->avail;
     size_t len = 1;
     for (int k = 0; k < pd->count; k++)
         len += strlen(a->hosts[pd->hosts[k]].name) + 1;
@@ -195,7 +138,8 @@ static char *host_list(const avail_t *a, const policy_decision_t *pd)
     return list;
 }
 
-static void to_message(const policy_decision_t *pd, decision_msg_t *m, decision_arrays_t *out)
+static void to_message(const engine_settings_t *set, const policy_decision_t *pd,
+                       decision_msg_t *m, decision_arrays_t *out)
 {
     mal_decision_t *d = &m->d;
     d->action = engine_action(pd->action);
@@ -216,10 +160,10 @@ static void to_message(const policy_decision_t *pd, decision_msg_t *m, decision_
     if (pd->action == POLICY_SHRINK && (out->ranks = malloc((size_t)pd->count *
                                                             sizeof *out->ranks)) != NULL)
         memcpy(out->ranks, pd->ranks, (size_t)pd->count * sizeof *out->ranks);
-    if (pd->action == POLICY_EXPAND && (out->hosts = host_list(&engine.procs.settings.avail, pd)))
+    if (pd->action == POLICY_EXPAND && (out->hosts = host_list(set, pd)))
         m->host_chars = (int)strlen(out->hosts) + 1;
     bool missing = out->weights == NULL || (pd->action == POLICY_SHRINK && !out->ranks) ||
-                   (pd->action == POLICY_EXPAND && engine.procs.settings.availability && !out->hosts);
+                   (pd->action == POLICY_EXPAND && set->availability && !out->hosts);
     if (missing) { /* nothing half-decided goes out */
         arrays_free(out);
         *m = (decision_msg_t){.d = {.action = MAL_ACTION_NONE}};
@@ -227,50 +171,59 @@ static void to_message(const policy_decision_t *pd, decision_msg_t *m, decision_
     }
 }
 
-static void none_because(decision_msg_t *m, const char *why)
+static void none_because(decision_msg_t *m, int size, const char *why)
 {
     m->d.action = MAL_ACTION_NONE;
-    m->d.procs_after = engine.size;
+    m->d.procs_after = size;
     /* A policy message longer than the field is cut short on purpose. */
     snprintf(m->d.reason, sizeof m->d.reason, "%.*s", (int)sizeof m->d.reason - 1, why);
 }
 
-static void decide_on_root(decision_msg_t *m, decision_arrays_t *out)
+/* The policy's answer for the sampled input `in` (its procs mapped to hosts). */
+static void ask_policy(engine_state_t *e, policy_input_t *in, const int *free_cores,
+                       decision_msg_t *m, decision_arrays_t *out)
 {
-    const avail_t *a = &engine.procs.settings.avail;
+    const engine_settings_t *set = &e->procs.settings;
+    in->free_cores = free_cores;
+    in->elapsed = MPI_Wtime() - e->pol.start_seconds;
+    policy_decision_t pd;
+    char err[320];
+    policy_config_t cfg = set->policy;
+    /* SHMEM's PE set is fixed at start: only rebalances remain open to the policy. */
+    if (engine_shmem_active()) {
+        cfg.min_procs = cfg.max_procs = e->size;
+        cfg.preferred = 0;
+        cfg.release = false;
+    }
+    mal_status_t rc = policy_decide(&cfg, &set->avail, &set->params, in,
+                                    &e->pol.policy_state, &pd, err, sizeof err);
+    if (rc)
+        none_because(m, e->size, err);
+    else
+        to_message(set, &pd, m, out);
+    policy_decision_free(&pd);
+}
+
+static void decide_on_root(engine_state_t *e, decision_msg_t *m, decision_arrays_t *out)
+{
+    const avail_t *a = &e->procs.settings.avail;
     policy_input_t in = {0};
-    policy_proc_t *procs = calloc((size_t)engine.size, sizeof *procs);
-    double *hashes = calloc((size_t)engine.size, sizeof *hashes);
+    policy_proc_t *procs = calloc((size_t)e->size, sizeof *procs);
+    double *hashes = calloc((size_t)e->size, sizeof *hashes);
     int *running = calloc((size_t)a->nhosts, sizeof *running);
     int *free_cores = calloc((size_t)a->nhosts, sizeof *free_cores);
     if (!procs || !hashes || !running || !free_cores)
-        none_because(m, "no memory for the decision's input");
-    else if (!engine_monitor_sample(&in, procs, hashes))
-        none_because(m, "no steady iteration on some rank in this interval: nothing to "
-                        "decide from");
-    else if (map_hosts(a, hashes, procs, engine.size, running))
-        none_because(m, "a rank runs on a host that is not in the availability view");
+        none_because(m, e->size, "no memory for the decision's input");
+    else if (!engine_monitor_sample(e->mon, e->iteration, e->size, &in, procs, hashes))
+        none_because(m, e->size, "no steady iteration on some rank in this interval: "
+                                 "nothing to decide from");
+    else if (map_hosts(a, hashes, procs, e->size, running))
+        none_because(m, e->size, "a rank runs on a host that is not in the availability "
+                                 "view");
     else {
-        data_rows(&in, procs);
+        data_rows(&e->reg, &in, procs);
         file_resources.free_cores(a, running, free_cores);
-        in.free_cores = free_cores;
-        in.elapsed = MPI_Wtime() - engine.pol.start_seconds;
-        policy_decision_t pd;
-        char err[320];
-        policy_config_t cfg = engine.procs.settings.policy;
-        /* SHMEM's PE set is fixed at start: only rebalances remain open to the policy. */
-        if (engine_shmem_active()) {
-            cfg.min_procs = cfg.max_procs = engine.size;
-            cfg.preferred = 0;
-            cfg.release = false;
-        }
-        mal_status_t rc = policy_decide(&cfg, a, &engine.procs.settings.params, &in,
-                                        &engine.pol.policy_state, &pd, err, sizeof err);
-        if (rc)
-            none_because(m, err);
-        else
-            to_message(&pd, m, out);
-        policy_decision_free(&pd);
+        ask_policy(e, &in, free_cores, m, out);
     }
     free(procs);
     free(hashes);
@@ -280,12 +233,13 @@ static void decide_on_root(decision_msg_t *m, decision_arrays_t *out)
 
 /* ---- every rank ------------------------------------------------------------------------------ */
 
-static mal_status_t receive_decision(decision_msg_t *m, decision_arrays_t *arr)
+static mal_status_t receive_decision(const engine_state_t *e, decision_msg_t *m,
+                                     decision_arrays_t *arr)
 {
-    PMPI_Bcast(m, (int)sizeof *m, MPI_BYTE, 0, engine.comm);
+    PMPI_Bcast(m, (int)sizeof *m, MPI_BYTE, 0, e->comm);
     if (m->d.action == MAL_ACTION_NONE)
         return MAL_OK;
-    bool root = engine.rank == 0;
+    bool root = e->rank == 0;
     if (!root) {
         arr->weights = malloc((size_t)m->d.procs_after * sizeof *arr->weights);
         if (m->d.action == MAL_ACTION_SHRINK)
@@ -297,33 +251,34 @@ static mal_status_t receive_decision(decision_msg_t *m, decision_arrays_t *arr)
      * into scratch and fails after the collective calls (see below). */
     int ok = arr->weights && (m->d.action != MAL_ACTION_SHRINK || arr->ranks) &&
              (m->host_chars == 0 || arr->hosts);
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, engine.comm);
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, e->comm);
     if (!ok)
         return engine_fail(MAL_ERR_NOMEM, "policy: no memory on some rank for the decision "
-                           "at iteration %lld", (long long)engine.iteration);
-    PMPI_Bcast(arr->weights, m->d.procs_after, MPI_DOUBLE, 0, engine.comm);
+                           "at iteration %lld", (long long)e->iteration);
+    PMPI_Bcast(arr->weights, m->d.procs_after, MPI_DOUBLE, 0, e->comm);
     if (arr->ranks != NULL)
-        PMPI_Bcast(arr->ranks, m->count, MPI_INT, 0, engine.comm);
+        PMPI_Bcast(arr->ranks, m->count, MPI_INT, 0, e->comm);
     if (arr->hosts != NULL)
-        PMPI_Bcast(arr->hosts, m->host_chars, MPI_CHAR, 0, engine.comm);
+        PMPI_Bcast(arr->hosts, m->host_chars, MPI_CHAR, 0, e->comm);
     return MAL_OK;
 }
 
-static mal_status_t carry_out(const decision_msg_t *m, const decision_arrays_t *arr)
+static mal_status_t carry_out(engine_state_t *e, const decision_msg_t *m,
+                              const decision_arrays_t *arr)
 {
     switch (m->d.action) {
     case MAL_ACTION_EXPAND: {
-        engine.procs.spawn_hosts = arr->hosts;
-        engine.procs.spawn_hosts_base = engine.procs.spawned;
-        mal_status_t st = mal_expand(m->count, MAL_SPAWN_DEFAULT, arr->weights);
-        engine.procs.spawn_hosts = NULL;
+        e->procs.spawn_hosts = arr->hosts;
+        e->procs.spawn_hosts_base = e->procs.spawned;
+        mal_status_t st = engine_expand(e, m->count, MAL_SPAWN_DEFAULT, arr->weights);
+        e->procs.spawn_hosts = NULL;
         return st;
     }
     case MAL_ACTION_SHRINK:
-        return mal_shrink(m->count, arr->ranks, arr->weights);
+        return engine_shrink(e, m->count, arr->ranks, arr->weights);
     case MAL_ACTION_REBALANCE:
-        return engine_reported_rebalance(&engine, arr->weights, m->d.procs_after,
-                                         engine.iteration);
+        return engine_reported_rebalance(e, arr->weights, m->d.procs_after, e->iteration,
+                                         &e->pol.decision);
     case MAL_ACTION_NONE:
         break;
     }
@@ -338,59 +293,37 @@ static void log_decision(const char *report, const mal_decision_t *d)
         report_decision(report, d);
 }
 
-static void announce(const mal_decision_t *d)
+static void announce(const mal_decision_t *d, bool summary)
 {
-    if (engine.rank != 0 || !engine.procs.settings.summary || d->action == MAL_ACTION_NONE)
+    if (!summary || d->action == MAL_ACTION_NONE)
         return;
     printf("libmal: policy at it %lld: %s %d -> %d procs: %s\n", (long long)d->iteration,
            engine_action_name(d->action), d->procs_before, d->procs_after, d->reason);
     fflush(stdout);
 }
 
-mal_status_t engine_policy_step(void)
+mal_status_t engine_policy_step(engine_state_t *e)
 {
-    if (!engine.procs.settings.policy_on)
+    const engine_settings_t *set = &e->procs.settings;
+    if (!set->policy_on)
         return MAL_CONTINUE;
     decision_msg_t m = {0};
     decision_arrays_t arr = {0};
-    if (engine.rank == 0)
-        decide_on_root(&m, &arr);
-    mal_status_t st = receive_decision(&m, &arr);
-    m.d.iteration = engine.iteration;
-    m.d.procs_before = engine.size;
-    engine.pol.decision = m.d;
+    if (e->rank == 0)
+        decide_on_root(e, &m, &arr);
+    mal_status_t st = receive_decision(e, &m, &arr);
+    m.d.iteration = e->iteration;
+    m.d.procs_before = e->size;
+    e->pol.decision = m.d;
     if (!st) {
-        if (engine.rank == 0)
-            log_decision(engine.procs.settings.report, &m.d);
-        announce(&m.d);
-        engine.pol.decision_fresh = true;
-        st = carry_out(&m, &arr);
-        engine.pol.decision_fresh = false;
+        if (e->rank == 0) {
+            log_decision(set->report, &m.d);
+            announce(&m.d, set->summary);
+        }
+        e->pol.decision_fresh = true;
+        st = carry_out(e, &m, &arr);
+        e->pol.decision_fresh = false;
     }
     arrays_free(&arr);
     return st;
-}
-
-mal_status_t mal_last_decision(mal_decision_t *d)
-{
-    mal_status_t st = engine_require_init("mal_last_decision");
-    if (st)
-        return st;
-    if (d == NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_last_decision: d is NULL");
-    *d = engine.pol.decision;
-    return MAL_OK;
-}
-
-/* ---- the summary ---------------------------------------------------------------------------- */
-
-void engine_decision_summary(void)
-{
-    const mal_decision_t *d = &engine.pol.decision;
-    printf("libmal:   policy predicted %.4f s per interval (comp %.4f, comm %.4f, process "
-           "%.4f, redist %.4f) against %.4f s without it%s", d->comp + d->comm + d->process +
-           d->redist, d->comp, d->comm, d->process, d->redist, d->current,
-           d->goal > 0 ? "" : "\n");
-    if (d->goal > 0)
-        printf(", goal %.4f s\n", d->goal);
 }

@@ -25,7 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <hwloc.h>
 #ifdef MAL_HAVE_PAPI
 #include <papi.h>
 #endif
@@ -49,11 +48,19 @@ typedef struct {
 
 #define INTERVAL_DOUBLES ((int)(sizeof(interval_t) / sizeof(double)))
 
-typedef struct {
+/* One mal_init's monitor (engine_state_t.mon): created by engine_monitor_init, freed by
+ * engine_monitor_finalize. A NULL monitor counts nothing (before mal_init, or when it
+ * found no memory): every call below accepts one. */
+struct monitor {
     bool on;
     bool closed;                /* the current mal_step closed an interval         */
     double host;                /* hash of this host's name, read once            */
+    double initial;             /* this process started with the application       */
     predict_params_t params;
+    int sample_interval;        /* settings, fixed for one mal_init               */
+    int grace;
+    bool summary;
+    char *report;               /* owned copy, NULL for none                       */
     /* the iteration in progress */
     double wall0, cpu0;
     long long counter0;
@@ -85,9 +92,7 @@ typedef struct {
     /* hardware counter */
     int papi_set;
     char counter_name[160];
-} monitor_t;
-
-static monitor_t mon;
+};
 
 /* ---- clocks and counters ------------------------------------------------------------ */
 
@@ -98,74 +103,74 @@ static double clock_seconds(clockid_t id)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static long long counter_read(void)
+static long long counter_read(const monitor_t *mon)
 {
 #ifdef MAL_HAVE_PAPI
     long long v = 0;
-    if (mon.papi_set != -1 && PAPI_read(mon.papi_set, &v) == PAPI_OK)
+    if (mon->papi_set != -1 && PAPI_read(mon->papi_set, &v) == PAPI_OK)
         return v;
 #endif
     return -1;
 }
 
 #ifdef MAL_HAVE_PAPI
-static bool counter_try(int event)
+static bool counter_try(monitor_t *mon, int event)
 {
     char name[PAPI_MAX_STR_LEN];
-    if (PAPI_query_event(event) != PAPI_OK || PAPI_create_eventset(&mon.papi_set) != PAPI_OK)
+    if (PAPI_query_event(event) != PAPI_OK || PAPI_create_eventset(&mon->papi_set) != PAPI_OK)
         return false;
-    if (PAPI_add_event(mon.papi_set, event) == PAPI_OK && PAPI_start(mon.papi_set) == PAPI_OK &&
+    if (PAPI_add_event(mon->papi_set, event) == PAPI_OK && PAPI_start(mon->papi_set) == PAPI_OK &&
         PAPI_event_code_to_name(event, name) == PAPI_OK) {
-        snprintf(mon.counter_name, sizeof mon.counter_name, "%s", name);
+        snprintf(mon->counter_name, sizeof mon->counter_name, "%s", name);
         return true;
     }
-    PAPI_cleanup_eventset(mon.papi_set);
-    PAPI_destroy_eventset(&mon.papi_set);
-    mon.papi_set = PAPI_NULL;
+    PAPI_cleanup_eventset(mon->papi_set);
+    PAPI_destroy_eventset(&mon->papi_set);
+    mon->papi_set = PAPI_NULL;
     return false;
 }
 #endif
 
 /* Floating-point operations where the CPU counts them, else instructions; otherwise say
  * why not, once. */
-static void counter_start(void)
+static void counter_start(monitor_t *mon)
 {
-    mon.papi_set = -1;
+    mon->papi_set = -1;
 #ifdef MAL_HAVE_PAPI
     int version = (int)PAPI_VER_CURRENT;
     if (PAPI_is_initialized() == PAPI_NOT_INITED)
         version = PAPI_library_init(PAPI_VER_CURRENT);
     if (version != (int)PAPI_VER_CURRENT) {
-        snprintf(mon.counter_name, sizeof mon.counter_name,
+        snprintf(mon->counter_name, sizeof mon->counter_name,
                  "none (PAPI_library_init failed: %s)", PAPI_strerror(version));
         return;
     }
-    mon.papi_set = PAPI_NULL;
+    mon->papi_set = PAPI_NULL;
     const int events[] = {PAPI_FP_OPS, PAPI_DP_OPS, PAPI_TOT_INS};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        if (counter_try(events[i]))
+        if (counter_try(mon, events[i]))
             return;
-    mon.papi_set = -1;
-    snprintf(mon.counter_name, sizeof mon.counter_name,
+    mon->papi_set = -1;
+    snprintf(mon->counter_name, sizeof mon->counter_name,
              "none (PAPI %d.%d: no PAPI_FP_OPS, PAPI_DP_OPS or PAPI_TOT_INS here, as in a "
              "VM without PMU)", PAPI_VERSION_MAJOR(PAPI_VERSION),
              PAPI_VERSION_MINOR(PAPI_VERSION));
 #else
-    snprintf(mon.counter_name, sizeof mon.counter_name, "none (built without PAPI)");
+    snprintf(mon->counter_name, sizeof mon->counter_name, "none (built without PAPI)");
 #endif
 }
 
-static void counter_stop(void)
+static void counter_stop(monitor_t *mon)
 {
 #ifdef MAL_HAVE_PAPI
-    if (mon.papi_set != -1) {
+    if (mon->papi_set != -1) {
         long long v;
-        PAPI_stop(mon.papi_set, &v);
-        PAPI_cleanup_eventset(mon.papi_set);
-        PAPI_destroy_eventset(&mon.papi_set);
+        PAPI_stop(mon->papi_set, &v);
+        PAPI_cleanup_eventset(mon->papi_set);
+        PAPI_destroy_eventset(&mon->papi_set);
     }
 #endif
-    mon.papi_set = -1;
+    mon->papi_set = -1;
 }
 
 /* ---- where this rank runs ------------------------------------------------------------ */
@@ -176,22 +181,23 @@ double engine_host_hash(const char *name)
     return (double)(engine_hash(ENGINE_HASH_SEED, name, strlen(name)) >> 12);
 }
 
-int engine_host_cores(void)
+char *engine_host_at(const char *hosts, int64_t index)
 {
-    static int cores;
-    if (cores > 0)
-        return cores;
-    hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo) == 0) {
-        if (hwloc_topology_load(topo) == 0)
-            cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-        hwloc_topology_destroy(topo);
+    if (hosts == NULL)
+        return NULL;
+    int64_t count = 1;
+    for (const char *c = hosts; *c; c++)
+        count += *c == ',';
+    const char *start = hosts;
+    for (int64_t i = 0; i < index % count; i++)
+        start = strchr(start, ',') + 1;
+    size_t len = strcspn(start, ",");
+    char *host = malloc(len + 1);
+    if (host != NULL) {
+        memcpy(host, start, len);
+        host[len] = '\0';
     }
-    if (cores < 1) { /* no topology: count what the OS offers */
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
-        cores = online > 0 ? (int)online : 1;
-    }
-    return cores;
+    return host;
 }
 
 static double this_host(void)
@@ -216,51 +222,68 @@ mal_status_t engine_monitor_params(const char *path, predict_params_t *out)
 
 /* ---- life cycle ----------------------------------------------------------------------- */
 
-static void begin_interval(void)
+static void begin_interval(monitor_t *mon, int64_t iteration)
 {
-    mon.start = engine.iteration;
-    mon.cur = (interval_t){.host = mon.host, .cores = engine_host_cores(),
-                           .initial = engine.procs.initial};
+    mon->start = iteration;
+    mon->cur = (interval_t){.host = mon->host, .cores = engine_host_cores(),
+                            .initial = mon->initial};
 }
 
 /* After a reconfiguration or a load change: forget the reference, wait a grace period. */
-static void relearn(void)
+static void relearn(monitor_t *mon)
 {
-    mon.best_cost = INFINITY;
-    mon.strikes = 0;
-    mon.grace_left = engine.procs.settings.grace;
+    mon->best_cost = INFINITY;
+    mon->strikes = 0;
+    mon->grace_left = mon->grace;
 }
 
-void engine_monitor_init(const predict_params_t *params, bool announce)
+static void announce_sources(const monitor_t *mon, const char *calibration)
 {
-    free(mon.all);
-    free(mon.load);
-    free(mon.mapped);
-    mon = (monitor_t){.on = true, .params = *params, .host = this_host()};
-    counter_start();
-    begin_interval();
-    relearn();
-    engine_monitor_begin_iteration();
-    if (announce && engine.rank == 0 && engine.procs.settings.summary) {
-        printf("libmal: monitor: hardware counter %s; computing power from %s\n",
-               mon.counter_name, mon.papi_set != -1 ? "it" :
-               "the work reported with mal_set_work (else the rows held) per second of "
-               "computation");
-        printf("libmal: model: %s\n", engine.procs.settings.calibration != NULL
-               ? engine.procs.settings.calibration
-               : "no calibration file (mal_config_t.calibration or MAL_CALIBRATION; "
-                 "mal-calibrate writes one): documented defaults");
-        fflush(stdout);
+    printf("libmal: monitor: hardware counter %s; computing power from %s\n",
+           mon->counter_name, mon->papi_set != -1 ? "it" :
+           "the work reported with mal_set_work (else the rows held) per second of "
+           "computation");
+    printf("libmal: model: %s\n", calibration != NULL
+           ? calibration
+           : "no calibration file (mal_config_t.calibration or MAL_CALIBRATION; "
+             "mal-calibrate writes one): documented defaults");
+    fflush(stdout);
+}
+
+monitor_t *engine_monitor_init(const engine_settings_t *s, bool initial, int64_t iteration,
+                               bool announce)
+{
+    monitor_t *mon = calloc(1, sizeof *mon);
+    char *report = s->report != NULL ? strdup(s->report) : NULL;
+    if (mon == NULL || (s->report != NULL && report == NULL)) {
+        free(mon);
+        free(report);
+        return NULL;
     }
+    *mon = (monitor_t){.on = true, .params = s->params, .host = this_host(),
+                       .initial = initial, .sample_interval = s->sample_interval,
+                       .grace = s->grace, .summary = s->summary, .report = report};
+    counter_start(mon);
+    begin_interval(mon, iteration);
+    relearn(mon);
+    engine_monitor_begin_iteration(mon);
+    if (announce && mon->summary)
+        announce_sources(mon, s->calibration);
+    return mon;
 }
 
-void engine_monitor_finalize(void)
+void engine_monitor_finalize(monitor_t **monp)
 {
-    counter_stop();
-    free(mon.all);
-    free(mon.load);
-    free(mon.mapped);
-    mon = (monitor_t){.papi_set = -1};
+    monitor_t *mon = *monp;
+    if (mon == NULL)
+        return;
+    counter_stop(mon);
+    free(mon->all);
+    free(mon->load);
+    free(mon->mapped);
+    free(mon->report);
+    free(mon);
+    *monp = NULL;
 }
 
 /* The hook of the PMPI wrapper library (src/pmpi, include/mal_pmpi.h): its kinds are the
@@ -277,19 +300,20 @@ _Static_assert((int)MAL_COMM_SEND == (int)PREDICT_OP_SEND &&
                (int)MAL_COMM_ALLTOALL + 1 == (int)PREDICT_OP_COUNT,
                "mal_comm_op_t and predict_op_t must match");
 
-bool mal_monitor_counting(void)
+bool engine_monitor_counting(const monitor_t *mon)
 {
-    return mon.on;
+    return mon != NULL && mon->on;
 }
 
-void mal_monitor_record_comm(mal_comm_op_t op, double bytes, double seconds, bool call)
+void engine_monitor_record(monitor_t *mon, mal_comm_op_t op, double bytes, double seconds,
+                           bool call)
 {
-    if (!mon.on || (int)op < 0 || (int)op >= PREDICT_OP_COUNT)
+    if (!engine_monitor_counting(mon) || (int)op < 0 || (int)op >= PREDICT_OP_COUNT)
         return;
-    mon.comm += seconds;
+    mon->comm += seconds;
     if (call) {
-        mon.calls[op] += 1;
-        mon.bytes[op] += bytes;
+        mon->calls[op] += 1;
+        mon->bytes[op] += bytes;
     }
 }
 
@@ -297,129 +321,121 @@ void mal_monitor_record_comm(mal_comm_op_t op, double bytes, double seconds, boo
 
 /* Rows of the largest block structure this rank holds: the work of a row-parallel
  * sweep when the application reports none (for a matrix: its nonzeros). */
-static double rows_held(void)
+static double rows_held(const engine_registry_t *reg, int rank)
 {
     double best = -1, rows = 0;
-    for (const mal_array_t *a = engine.reg.arrays; a != NULL; a = a->next) {
+    for (const mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
         double bytes = (double)a->global_rows * (double)a->row_bytes;
         if (a->distribution == MAL_BLOCK && bytes > best) {
             best = bytes;
-            rows = (double)(a->bounds[engine.rank + 1] - a->bounds[engine.rank]);
+            rows = (double)(a->bounds[rank + 1] - a->bounds[rank]);
         }
     }
     return rows;
 }
 
-void engine_monitor_begin_iteration(void)
+void engine_monitor_begin_iteration(monitor_t *mon)
 {
-    mon.comm = mon.work = 0;
-    mon.work_reported = false;
-    memset(mon.calls, 0, sizeof mon.calls);
-    memset(mon.bytes, 0, sizeof mon.bytes);
+    if (mon == NULL)
+        return;
+    mon->comm = mon->work = 0;
+    mon->work_reported = false;
+    memset(mon->calls, 0, sizeof mon->calls);
+    memset(mon->bytes, 0, sizeof mon->bytes);
     /* Wall first, CPU last: the CPU interval then lies inside the wall interval. */
-    mon.wall0 = clock_seconds(CLOCK_MONOTONIC);
-    mon.cpu0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
-    mon.counter0 = counter_read();
+    mon->wall0 = clock_seconds(CLOCK_MONOTONIC);
+    mon->cpu0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+    mon->counter0 = counter_read(mon);
 }
 
 /* Dyn-MPI: a cost per work unit far from the window's best, several times in a row,
  * means the load changed: what was learnt no longer holds, wait out a grace period. */
-static bool load_changed(double cost)
+static bool load_changed(monitor_t *mon, double cost)
 {
-    double best = mon.best_cost;
+    double best = mon->best_cost;
     bool off = isfinite(best) && (cost > best * LOAD_CHANGE || cost * LOAD_CHANGE < best);
-    mon.strikes = off ? mon.strikes + 1 : 0;
-    return mon.strikes >= LOAD_STRIKES;
+    mon->strikes = off ? mon->strikes + 1 : 0;
+    return mon->strikes >= LOAD_STRIKES;
 }
 
-static void add_steady(double wall, double comp, double work)
+static void add_steady(monitor_t *mon, double wall, double comp, double work)
 {
-    interval_t *c = &mon.cur;
+    interval_t *c = &mon->cur;
     double cost = work > 0 ? comp / work : INFINITY;
-    if (load_changed(cost)) { /* what this interval learnt no longer holds */
-        mon.totals.load_changes++;
+    if (load_changed(mon, cost)) { /* what this interval learnt no longer holds */
+        mon->totals.load_changes++;
         c->steady = c->steady_wall = c->steady_comp = c->steady_work = 0;
         memset(c->calls, 0, sizeof c->calls);
         memset(c->bytes, 0, sizeof c->bytes);
-        relearn();
+        relearn(mon);
         return;
     }
     c->steady += 1;
     c->steady_wall += wall;
     c->steady_comp += comp;
     c->steady_work += work;
-    if (cost < mon.best_cost)
-        mon.best_cost = cost;
+    if (cost < mon->best_cost)
+        mon->best_cost = cost;
     for (int op = 0; op < PREDICT_OP_COUNT; op++) {
-        c->calls[op] += mon.calls[op];
-        c->bytes[op] += mon.bytes[op];
+        c->calls[op] += mon->calls[op];
+        c->bytes[op] += mon->bytes[op];
     }
 }
 
-void engine_monitor_end_iteration(void)
+void engine_monitor_end_iteration(monitor_t *mon, const engine_registry_t *reg, int rank)
 {
-    if (!mon.on)
+    if (!engine_monitor_counting(mon))
         return;
-    double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - mon.cpu0;
-    double wall = clock_seconds(CLOCK_MONOTONIC) - mon.wall0;
-    long long ctr = counter_read();
-    double comm = mon.comm < wall ? mon.comm : wall;
-    double work = ctr >= 0 ? (double)(ctr - mon.counter0)
-                  : mon.work_reported ? mon.work : rows_held();
-    mal_monitor_t *t = &mon.totals;
+    double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - mon->cpu0;
+    double wall = clock_seconds(CLOCK_MONOTONIC) - mon->wall0;
+    long long ctr = counter_read(mon);
+    double comm = mon->comm < wall ? mon->comm : wall;
+    double work = ctr >= 0 ? (double)(ctr - mon->counter0)
+                  : mon->work_reported ? mon->work : rows_held(reg, rank);
+    mal_monitor_t *t = &mon->totals;
     t->iterations++;
     t->wall_seconds += wall;
     t->cpu_seconds += cpu;
     t->comm_seconds += comm;
     t->work += work;
-    t->counter = ctr >= 0 ? t->counter + (ctr - mon.counter0) : -1;
+    t->counter = ctr >= 0 ? t->counter + (ctr - mon->counter0) : -1;
     for (int op = 0; op < PREDICT_OP_COUNT; op++) {
-        t->comm_calls += (int64_t)mon.calls[op];
-        t->comm_bytes += mon.bytes[op];
+        t->comm_calls += (int64_t)mon->calls[op];
+        t->comm_bytes += mon->bytes[op];
     }
     t->last_wall = wall;
     t->last_cpu = cpu;
     t->last_comm = comm;
     t->last_work = work;
-    t->in_grace = mon.grace_left > 0;
-    interval_t *c = &mon.cur;
+    t->in_grace = mon->grace_left > 0;
+    interval_t *c = &mon->cur;
     c->iterations += 1;
     c->wall += wall;
     c->comp += wall - comm;
     c->comm += comm;
-    if (mon.grace_left > 0)
-        mon.grace_left--;
+    if (mon->grace_left > 0)
+        mon->grace_left--;
     else
-        add_steady(wall, wall - comm, work);
+        add_steady(mon, wall, wall - comm, work);
 }
 
-mal_status_t mal_set_work(double units)
+void engine_monitor_add_work(monitor_t *mon, double units)
 {
-    mal_status_t st = engine_require_init("mal_set_work");
-    if (st)
-        return st;
-    if (!(units >= 0) || !isfinite(units))
-        return engine_fail(MAL_ERR_ARG, "mal_set_work: units is %g, must be finite and >= 0",
-                           units);
-    mon.work += units;
-    mon.work_reported = true;
-    return MAL_OK;
+    if (mon == NULL)
+        return;
+    mon->work += units;
+    mon->work_reported = true;
 }
 
-mal_status_t mal_monitor_read(mal_monitor_t *m)
+mal_monitor_t engine_monitor_totals(const monitor_t *mon)
 {
-    mal_status_t st = engine_require_init("mal_monitor_read");
-    if (st)
-        return st;
-    if (m == NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_monitor_read: m is NULL");
-    *m = mon.totals;
-    return MAL_OK;
+    return mon != NULL ? mon->totals : (mal_monitor_t){0};
 }
 
-const char *mal_monitor_counter(void)
+const char *engine_monitor_counter(const monitor_t *mon)
 {
-    return mon.on ? mon.counter_name : "none (libmal is not initialised)";
+    return engine_monitor_counting(mon) ? mon->counter_name
+                                        : "none (libmal is not initialised)";
 }
 
 /* ---- the interval, gathered ------------------------------------------------------------ */
@@ -429,14 +445,16 @@ const char *mal_monitor_counter(void)
  * and after every reconfiguration, engine_monitor_reconfigured, and the size after
  * each gather), so only then is there something to agree: a rank without memory
  * fails together with the others instead of leaving them in the gather. */
-static mal_status_t interval_buffer(void)
+static mal_status_t interval_buffer(monitor_t *mon, MPI_Comm comm)
 {
-    if (mon.nall == engine.size)
+    int size;
+    MPI_Comm_size(comm, &size);
+    if (mon->nall == size)
         return MAL_OK;
-    free(mon.all);
-    mon.all = NULL;
-    mon.nall = 0;
-    size_t bytes = (size_t)engine.size * sizeof *mon.all;
+    free(mon->all);
+    mon->all = NULL;
+    mon->nall = 0;
+    size_t bytes = (size_t)size * sizeof *mon->all;
     /* MAL_FAULT_MONITOR (a testing knob): this process finds no memory here. */
     interval_t *all = setting_flag(SETTING_FAULT_MONITOR) ? NULL : malloc(bytes);
     mal_status_t st = all != NULL ? MAL_OK
@@ -444,24 +462,24 @@ static mal_status_t interval_buffer(void)
                                     "monitor's sampling interval%s", bytes,
                                     setting_flag(SETTING_FAULT_MONITOR)
                                         ? ": injected fault (MAL_FAULT_MONITOR)" : "");
-    st = engine_agree(st, 0, "gathering the monitor's sampling interval");
+    st = engine_agree_in(comm, st, 0, "gathering the monitor's sampling interval");
     if (st) {
         free(all);
         return st;
     }
-    mon.all = all;
-    mon.nall = engine.size;
+    mon->all = all;
+    mon->nall = size;
     return MAL_OK;
 }
 
-/* Collective over mal_comm(): every rank's sums of the interval that ends now. */
-static mal_status_t gather_interval(void)
+/* Collective over `comm` (mal_comm()): every rank's sums of the interval that ends now. */
+static mal_status_t gather_interval(monitor_t *mon, MPI_Comm comm)
 {
-    mon.cur.populate_cost = engine_direct_populate_cost();
-    mal_status_t st = interval_buffer();
+    mon->cur.populate_cost = engine_direct_populate_cost();
+    mal_status_t st = interval_buffer(mon, comm);
     if (!st)
-        PMPI_Allgather(&mon.cur, INTERVAL_DOUBLES, MPI_DOUBLE, mon.all, INTERVAL_DOUBLES,
-                       MPI_DOUBLE, engine.comm);
+        PMPI_Allgather(&mon->cur, INTERVAL_DOUBLES, MPI_DOUBLE, mon->all, INTERVAL_DOUBLES,
+                       MPI_DOUBLE, comm);
     return st;
 }
 
@@ -488,88 +506,94 @@ static void measured_interval(const interval_t *all, int n, double scale, double
     *comm = (wall - c) * scale;
 }
 
-static void tell_prediction(void);
+static void tell_prediction(const monitor_t *mon);
 
 /* The interval after a reconfiguration has ended (or was cut short by the next one):
  * record what it measured beside what was predicted. */
-static void check_prediction(void)
+static void check_prediction(monitor_t *mon, bool root)
 {
-    if (!mon.pending || mon.all == NULL || mon.all[0].iterations <= 0)
+    if (!mon->pending || mon->all == NULL || mon->all[0].iterations <= 0)
         return;
-    double scale = (double)mon.pred.interval / mon.all[0].iterations;
-    measured_interval(mon.all, mon.nall, scale, &mon.pred.comp_measured,
-                      &mon.pred.comm_measured);
-    mon.pred.measured = true;
-    mon.pending = false;
-    tell_prediction();
+    double scale = (double)mon->pred.interval / mon->all[0].iterations;
+    measured_interval(mon->all, mon->nall, scale, &mon->pred.comp_measured,
+                      &mon->pred.comm_measured);
+    mon->pred.measured = true;
+    mon->pending = false;
+    if (root)
+        tell_prediction(mon);
 }
 
 /* Only an interval where every rank had steady iterations tells the total work: an
  * interval spent in grace (or a rank's sums dropped by a load change) would add a false
  * low point to the extrapolation. */
-static void learn_work(void)
+static void learn_work(monitor_t *mon)
 {
     double w = 0;
-    for (int r = 0; r < mon.nall; r++) {
-        if (mon.all[r].steady <= 0)
+    for (int r = 0; r < mon->nall; r++) {
+        if (mon->all[r].steady <= 0)
             return;
-        w += mon.all[r].steady_work / mon.all[r].steady;
+        w += mon->all[r].steady_work / mon->all[r].steady;
     }
-    if (mon.nhistory == HISTORY) {
-        memmove(mon.history, mon.history + 1, (HISTORY - 1) * sizeof *mon.history);
-        mon.nhistory--;
+    if (mon->nhistory == HISTORY) {
+        memmove(mon->history, mon->history + 1, (HISTORY - 1) * sizeof *mon->history);
+        mon->nhistory--;
     }
-    mon.history[mon.nhistory++] = w;
+    mon->history[mon->nhistory++] = w;
 }
 
-static void steady_split(double *comp, double *comm);
-static void comm_profile(predict_comm_profile_t *prof);
+static void steady_split(const monitor_t *mon, double *comp, double *comm);
+static void comm_profile(const monitor_t *mon, predict_comm_profile_t *prof);
 
 /* Eq. 4 for the interval just gathered, remembered for this process count. */
-static void learn_lambda(void)
+static void learn_lambda(monitor_t *mon)
 {
     double comp_it, comm_it;
-    steady_split(&comp_it, &comm_it);
+    steady_split(mon, &comp_it, &comm_it);
     predict_comm_profile_t prof;
-    comm_profile(&prof);
-    double model = predict_comm_model(&mon.params, &prof, mon.nall, 1);
-    if (model > 0 && comm_it > 0 && mon.nall < LAMBDA_PROCS)
-        mon.lambda[mon.nall] = predict_lambda(model, comm_it);
+    comm_profile(mon, &prof);
+    double model = predict_comm_model(&mon->params, &prof, mon->nall, 1);
+    if (model > 0 && comm_it > 0 && mon->nall < LAMBDA_PROCS)
+        mon->lambda[mon->nall] = predict_lambda(model, comm_it);
 }
 
 /* On failure the interval's samples are dropped (the next one starts all the same). */
-static mal_status_t close_interval(void)
+static mal_status_t close_interval(monitor_t *mon, MPI_Comm comm, int64_t iteration)
 {
-    mal_status_t st = gather_interval();
+    mal_status_t st = gather_interval(mon, comm);
     if (!st) {
-        check_prediction();
-        learn_work();
-        learn_lambda();
+        int rank;
+        MPI_Comm_rank(comm, &rank);
+        check_prediction(mon, rank == 0);
+        learn_work(mon);
+        learn_lambda(mon);
     }
-    begin_interval();
+    begin_interval(mon, iteration);
     return st;
 }
 
 /* The correction for p processes: learnt with p if ever, else the current one's. */
-static double lambda_for(int p)
+static double lambda_for(const monitor_t *mon, int p)
 {
-    if (p < LAMBDA_PROCS && mon.lambda[p] > 0)
-        return mon.lambda[p];
-    return mon.nall < LAMBDA_PROCS && mon.lambda[mon.nall] > 0 ? mon.lambda[mon.nall] : 1.0;
+    if (p < LAMBDA_PROCS && mon->lambda[p] > 0)
+        return mon->lambda[p];
+    int now = mon->nall;
+    return now < LAMBDA_PROCS && mon->lambda[now] > 0 ? mon->lambda[now] : 1.0;
 }
 
-mal_status_t engine_monitor_step(void)
+mal_status_t engine_monitor_step(monitor_t *mon, MPI_Comm comm, int64_t iteration)
 {
-    mon.closed = mon.on && engine.iteration - mon.start >= engine.procs.settings.sample_interval;
-    mal_status_t st = mon.closed ? close_interval() : MAL_OK;
+    if (!engine_monitor_counting(mon))
+        return MAL_OK;
+    mon->closed = iteration - mon->start >= mon->sample_interval;
+    mal_status_t st = mon->closed ? close_interval(mon, comm, iteration) : MAL_OK;
     if (st)
-        mon.closed = false; /* nothing gathered to decide on */
+        mon->closed = false; /* nothing gathered to decide on */
     return st;
 }
 
-bool engine_monitor_closed(void)
+bool engine_monitor_closed(const monitor_t *mon)
 {
-    return mon.closed;
+    return mon != NULL && mon->closed;
 }
 
 /* ---- prediction ------------------------------------------------------------------------- */
@@ -577,13 +601,13 @@ bool engine_monitor_closed(void)
 /* Communication per iteration: calls averaged over the ranks that had steady
  * iterations, bytes per call over all their calls (a rank that never made a call does
  * not shrink the size of the others' messages). */
-static void comm_profile(predict_comm_profile_t *prof)
+static void comm_profile(const monitor_t *mon, predict_comm_profile_t *prof)
 {
     memset(prof, 0, sizeof *prof);
     double calls[PREDICT_OP_COUNT] = {0};
     int n = 0;
-    for (int r = 0; r < mon.nall; r++) {
-        const interval_t *a = &mon.all[r];
+    for (int r = 0; r < mon->nall; r++) {
+        const interval_t *a = &mon->all[r];
         if (a->steady <= 0)
             continue;
         n++;
@@ -600,11 +624,11 @@ static void comm_profile(predict_comm_profile_t *prof)
 }
 
 /* Steady time per iteration: slowest computation, and slowest wall minus it. */
-static void steady_split(double *comp, double *comm)
+static void steady_split(const monitor_t *mon, double *comp, double *comm)
 {
     double wall = 0, c = 0;
-    for (int r = 0; r < mon.nall; r++) {
-        const interval_t *a = &mon.all[r];
+    for (int r = 0; r < mon->nall; r++) {
+        const interval_t *a = &mon->all[r];
         if (a->steady > 0) {
             wall = fmax(wall, a->steady_wall / a->steady);
             c = fmax(c, a->steady_comp / a->steady);
@@ -615,69 +639,71 @@ static void steady_split(double *comp, double *comm)
 }
 
 /* Work per computation second of an old rank, as if it had a core of its own. */
-static double core_power(int r)
+static double core_power(const monitor_t *mon, int r)
 {
-    const interval_t *a = &mon.all[r];
+    const interval_t *a = &mon->all[r];
     if (a->steady <= 0 || a->steady_comp <= 0)
         return 0;
     int sharing = 0;
-    for (int q = 0; q < mon.nall; q++)
-        sharing += mon.all[q].host == a->host;
+    for (int q = 0; q < mon->nall; q++)
+        sharing += mon->all[q].host == a->host;
     return a->steady_work / a->steady_comp /
            predict_shared_power(1.0, sharing, (int)a->cores);
 }
 
 /* The current rank of new rank k; without a map, ranks keep their numbers and the
  * ranks beyond the current ones are new. */
-static int old_rank(const int *old_of_new, int k)
+static int old_rank(const monitor_t *mon, const int *old_of_new, int k)
 {
     if (old_of_new != NULL)
         return old_of_new[k];
-    return k < mon.nall ? k : -1;
+    return k < mon->nall ? k : -1;
 }
 
 /* Hosts of the new set: old ranks stay where they are, new ones start on rank 0's host
- * (or the configured host list's, whose cores are taken as rank 0's). */
-static void new_hosts(const int *old_of_new, int n, double *hosts, double *cores)
+ * (or the host list's, whose cores are taken as rank 0's). */
+static void new_hosts(const monitor_t *mon, const int *old_of_new, int n,
+                      const engine_host_list_t *list, double *hosts, double *cores)
 {
     int spawned = 0;
     for (int k = 0; k < n; k++) {
-        int o = old_rank(old_of_new, k);
+        int o = old_rank(mon, old_of_new, k);
         if (o >= 0) {
-            hosts[k] = mon.all[o].host;
-            cores[k] = mon.all[o].cores;
+            hosts[k] = mon->all[o].host;
+            cores[k] = mon->all[o].cores;
             continue;
         }
-        hosts[k] = mon.all[0].host;
-        cores[k] = mon.all[0].cores;
-        char *h = engine_spawn_host(&engine.procs, spawned++);
+        hosts[k] = mon->all[0].host;
+        cores[k] = mon->all[0].cores;
+        char *h = engine_host_at(list->hosts, list->first + spawned++);
         if (h != NULL)
             hosts[k] = engine_host_hash(h);
         free(h);
     }
 }
 
-static double predict_comp_next(const int *old_of_new, int n, const double *weights)
+static double predict_comp_next(const monitor_t *mon, const int *old_of_new, int n,
+                                const double *weights, const engine_host_list_t *list)
 {
     double *v = calloc(4 * (size_t)n, sizeof *v);
     if (v == NULL)
         return NAN;
     double *hosts = v, *cores = v + n, *work = v + 2 * n, *power = v + 3 * n;
-    new_hosts(old_of_new, n, hosts, cores);
+    new_hosts(mon, old_of_new, n, list, hosts, cores);
     double mean = 0, wsum = 0;
     int known = 0;
-    for (int r = 0; r < mon.nall; r++) {
-        double p = core_power(r);
+    for (int r = 0; r < mon->nall; r++) {
+        double p = core_power(mon, r);
         mean += p;
         known += p > 0;
     }
     mean = known ? mean / known : 0;
     for (int k = 0; k < n; k++)
         wsum += weights ? weights[k] : 1.0;
-    double total = predict_extrapolate(mon.history, mon.nhistory);
+    double total = predict_extrapolate(mon->history, mon->nhistory);
     for (int k = 0; k < n; k++) {
-        int o = old_rank(old_of_new, k);
-        double p = o >= 0 && core_power(o) > 0 ? core_power(o) : mean;
+        int o = old_rank(mon, old_of_new, k);
+        double p = o >= 0 && core_power(mon, o) > 0 ? core_power(mon, o) : mean;
         power[k] = predict_shared_power(p, procs_on_host(hosts, n, hosts[k]), (int)cores[k]);
         work[k] = total * (weights ? weights[k] : 1.0) / wsum;
     }
@@ -686,48 +712,55 @@ static double predict_comp_next(const int *old_of_new, int n, const double *weig
     return t;
 }
 
-void engine_monitor_predict(mal_action_t action, int changed, const int *old_of_new,
-                            int procs_after, const double *weights)
+void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
+                            mal_action_t action, int changed, const int *old_of_new,
+                            int procs_after, const double *weights,
+                            engine_host_list_t new_hosts)
 {
-    if (!mon.on)
+    if (!engine_monitor_counting(mon))
         return;
-    if (engine.iteration > mon.start) /* the same on every rank: gather what is new */
-        close_interval();
-    check_prediction();          /* a reconfiguration came before the interval ended */
-    mon.predicting = false;
-    if (mon.all == NULL || mon.nhistory == 0)
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (iteration > mon->start) /* the same on every rank: gather what is new */
+        close_interval(mon, comm, iteration);
+    check_prediction(mon, rank == 0); /* a reconfiguration came before the interval ended */
+    mon->predicting = false;
+    if (mon->all == NULL || mon->nhistory == 0)
         return;
-    double comp = predict_comp_next(old_of_new, procs_after, weights);
+    double comp = predict_comp_next(mon, old_of_new, procs_after, weights, &new_hosts);
     if (!isfinite(comp)) /* no rank had a steady iteration to measure its power */
         return;
     predict_comm_profile_t prof;
-    comm_profile(&prof);
-    double lambda = lambda_for(procs_after);
-    int64_t len = engine.procs.settings.sample_interval;
-    mon.pred = (mal_prediction_t){
-        .iteration = engine.iteration, .action = action, .procs_before = engine.size,
+    comm_profile(mon, &prof);
+    double lambda = lambda_for(mon, procs_after);
+    int64_t len = mon->sample_interval;
+    mon->pred = (mal_prediction_t){
+        .iteration = iteration, .action = action, .procs_before = size,
         .procs_after = procs_after, .interval = len, .lambda = lambda,
         .comp = comp * (double)len,
-        .comm = lambda * predict_comm_model(&mon.params, &prof, procs_after, (double)len),
-        .process = action == MAL_ACTION_EXPAND   ? predict_spawn(&mon.params, changed)
-                   : action == MAL_ACTION_SHRINK ? predict_remove(&mon.params, changed)
+        .comm = lambda * predict_comm_model(&mon->params, &prof, procs_after, (double)len),
+        .process = action == MAL_ACTION_EXPAND   ? predict_spawn(&mon->params, changed)
+                   : action == MAL_ACTION_SHRINK ? predict_remove(&mon->params, changed)
                                                  : 0.0};
-    free(mon.load);
-    free(mon.mapped);
-    mon.nload = mon.nmapped = 0;
-    mon.windows = 0;
-    mon.load = NULL;
-    mon.mapped = NULL;
-    mon.predicting = true;
+    free(mon->load);
+    free(mon->mapped);
+    mon->nload = mon->nmapped = 0;
+    mon->windows = 0;
+    mon->load = NULL;
+    mon->mapped = NULL;
+    mon->predicting = true;
 }
 
-bool engine_monitor_sample(policy_input_t *in, policy_proc_t *procs, double *hosts)
+bool engine_monitor_sample(const monitor_t *mon, int64_t iteration, int size,
+                           policy_input_t *in, policy_proc_t *procs, double *hosts)
 {
-    if (!mon.on || mon.all == NULL || mon.nall != engine.size || mon.nhistory == 0)
+    if (!engine_monitor_counting(mon) || mon->all == NULL || mon->nall != size ||
+        mon->nhistory == 0)
         return false;
     double wall = 0;
-    for (int r = 0; r < mon.nall; r++) {
-        const interval_t *a = &mon.all[r];
+    for (int r = 0; r < mon->nall; r++) {
+        const interval_t *a = &mon->all[r];
         if (a->steady <= 0 || a->iterations <= 0)
             return false;
         procs[r] = (policy_proc_t){.removable = a->initial == 0,
@@ -737,77 +770,78 @@ bool engine_monitor_sample(policy_input_t *in, policy_proc_t *procs, double *hos
         wall = fmax(wall, a->wall / a->iterations);
     }
     in->procs = procs;
-    in->nprocs = mon.nall;
-    in->iteration = engine.iteration;
-    in->interval = engine.procs.settings.sample_interval;
-    in->interval_seconds = wall * engine.procs.settings.sample_interval;
-    in->work = predict_extrapolate(mon.history, mon.nhistory);
-    comm_profile(&in->comm);
-    in->lambda = lambda_for(mon.nall);
+    in->nprocs = mon->nall;
+    in->iteration = iteration;
+    in->interval = mon->sample_interval;
+    in->interval_seconds = wall * mon->sample_interval;
+    in->work = predict_extrapolate(mon->history, mon->nhistory);
+    comm_profile(mon, &in->comm);
+    in->lambda = lambda_for(mon, mon->nall);
     return true;
 }
 
 /* ---- the transfer plan, as the engine builds it ----------------------------------------- */
 
-static bool ensure_load(int nparts)
+static bool ensure_load(monitor_t *mon, int nparts)
 {
-    if (!mon.predicting)
+    if (mon == NULL || !mon->predicting)
         return false;
-    if (mon.nload < nparts) {
-        predict_load_t *l = realloc(mon.load, (size_t)nparts * sizeof *l);
+    if (mon->nload < nparts) {
+        predict_load_t *l = realloc(mon->load, (size_t)nparts * sizeof *l);
         if (l == NULL) {
-            mon.predicting = false;
+            mon->predicting = false;
             return false;
         }
-        memset(l + mon.nload, 0, (size_t)(nparts - mon.nload) * sizeof *l);
-        mon.load = l;
-        mon.nload = nparts;
+        memset(l + mon->nload, 0, (size_t)(nparts - mon->nload) * sizeof *l);
+        mon->load = l;
+        mon->nload = nparts;
     }
     return true;
 }
 
-void engine_monitor_plan(const int64_t *old_bounds, const int64_t *new_bounds, int nparts,
-                         int64_t row_bytes, predict_rma_mode_t mode, bool cold)
+void engine_monitor_plan(monitor_t *mon, const int64_t *old_bounds,
+                         const int64_t *new_bounds, int nparts, int64_t row_bytes,
+                         predict_rma_mode_t mode, bool cold)
 {
-    if (!ensure_load(nparts))
+    if (!ensure_load(mon, nparts))
         return;
     int64_t *before = cold ? malloc((size_t)nparts * sizeof *before) : NULL;
     for (int r = 0; before != NULL && r < nparts; r++)
-        before[r] = mon.load[r].remote_bytes;
+        before[r] = mon->load[r].remote_bytes;
     /* Out of memory, the structure is left out of the prediction (it is only checked
      * against the measurement, never acted on). */
-    predict_plan_load(old_bounds, new_bounds, nparts, row_bytes, mode, mon.load);
+    predict_plan_load(old_bounds, new_bounds, nparts, row_bytes, mode, mon->load);
     for (int r = 0; before != NULL && r < nparts; r++)
-        mon.load[r].cold_bytes += mon.load[r].remote_bytes - before[r];
+        mon->load[r].cold_bytes += mon->load[r].remote_bytes - before[r];
     free(before);
 }
 
-void engine_monitor_copy(int part, int64_t bytes, int64_t ops, bool remote)
+void engine_monitor_copy(monitor_t *mon, int part, int64_t bytes, int64_t ops, bool remote)
 {
-    if (!ensure_load(part + 1))
+    if (!ensure_load(mon, part + 1))
         return;
-    *(remote ? &mon.load[part].remote_bytes : &mon.load[part].local_bytes) += bytes;
-    mon.load[part].ops += ops;
+    *(remote ? &mon->load[part].remote_bytes : &mon->load[part].local_bytes) += bytes;
+    mon->load[part].ops += ops;
 }
 
-void engine_monitor_window(const int64_t *bytes, int nparts)
+void engine_monitor_window(monitor_t *mon, const int64_t *bytes, int nparts)
 {
-    if (!mon.predicting)
+    if (mon == NULL || !mon->predicting)
         return;
-    if (nparts > mon.nmapped) {
-        double *m = realloc(mon.mapped, (size_t)nparts * sizeof *m);
+    if (nparts > mon->nmapped) {
+        double *m = realloc(mon->mapped, (size_t)nparts * sizeof *m);
         if (m == NULL) {
-            mon.predicting = false;
+            mon->predicting = false;
             return;
         }
-        for (int r = mon.nmapped; r < nparts; r++)
+        for (int r = mon->nmapped; r < nparts; r++)
             m[r] = 0;
-        mon.mapped = m;
-        mon.nmapped = nparts;
+        mon->mapped = m;
+        mon->nmapped = nparts;
     }
-    mon.windows++;
+    mon->windows++;
     for (int r = 0; r < nparts; r++)
-        mon.mapped[r] += (double)bytes[r];
+        mon->mapped[r] += (double)bytes[r];
 }
 
 /* What mapping a byte costs rank r now: its own last population (gathered with the
@@ -815,67 +849,62 @@ void engine_monitor_window(const int64_t *bytes, int nparts)
  * memory the host has reclaimed costs 25-40x more for as long as the machine stays in
  * that state (docs/design.md), and each process sees the state of what it gets. A new
  * process has not populated anything yet: the calibrated figure. */
-static double populate_cost(int r)
+static double populate_cost(const monitor_t *mon, int r)
 {
-    if (mon.all != NULL && r < mon.nall && mon.all[r].populate_cost > 0)
-        return mon.all[r].populate_cost;
-    return mon.params.window_byte_seconds;
+    if (mon->all != NULL && r < mon->nall && mon->all[r].populate_cost > 0)
+        return mon->all[r].populate_cost;
+    return mon->params.window_byte_seconds;
 }
 
 /* The one-sided model for rma and rma-get; the baselines as Hockney messages. New memory
  * is priced per rank; the slowest rank's mapping is what the move waits for. */
-static double predicted_redist(void)
+static double predicted_redist(const monitor_t *mon, mal_redist_t method)
 {
-    predict_params_t m = mon.params;
-    if (!engine_one_sided()) {
+    predict_params_t m = mon->params;
+    if (!engine_method_one_sided(method)) {
         m.get_latency = m.alpha;
         m.get_bandwidth = m.beta > 0 ? 1.0 / m.beta : m.get_bandwidth;
         m.cold_get_bandwidth = m.get_bandwidth;
     }
     double mapping = 0;
-    for (int r = 0; r < mon.nmapped; r++) {
-        double t = mon.mapped[r] * populate_cost(r);
+    for (int r = 0; r < mon->nmapped; r++) {
+        double t = mon->mapped[r] * populate_cost(mon, r);
         mapping = t > mapping ? t : mapping;
     }
-    return predict_redist(&m, mon.nload, mon.load, mon.windows, 0) + mapping;
+    return predict_redist(&m, mon->nload, mon->load, mon->windows, 0) + mapping;
 }
 
-void engine_monitor_reconfigured(const mal_reconfig_stats_t *s)
+void engine_monitor_reconfigured(monitor_t *mon, const mal_reconfig_stats_t *s,
+                                 mal_redist_t method)
 {
-    if (!mon.on)
+    if (!engine_monitor_counting(mon))
         return;
     if (s->status == MAL_OK) {
         /* The samples describe the old process set, and a prediction not yet checked
          * was about an interval that will not happen: a reconfiguration right after
          * this one (no step between) predicts nothing. */
-        free(mon.all);
-        mon.all = NULL;
-        mon.nall = 0;
-        mon.pending = false;
+        free(mon->all);
+        mon->all = NULL;
+        mon->nall = 0;
+        mon->pending = false;
     }
-    if (mon.predicting) {
-        mon.predicting = false;
+    if (mon->predicting) {
+        mon->predicting = false;
         if (s->status == MAL_OK) {
-            mon.pred.redist = predicted_redist();
-            mon.pred.process_measured = s->process_seconds;
-            mon.pred.redist_measured = s->redist_seconds + s->window_seconds;
-            mon.pending = true;
+            mon->pred.redist = predicted_redist(mon, method);
+            mon->pred.process_measured = s->process_seconds;
+            mon->pred.redist_measured = s->redist_seconds + s->window_seconds;
+            mon->pending = true;
         }
     }
     /* Whatever happened, the next interval starts now, after a grace period. */
-    begin_interval();
-    relearn();
+    begin_interval(mon, s->iteration);
+    relearn(mon);
 }
 
-mal_status_t mal_last_prediction(mal_prediction_t *p)
+mal_prediction_t engine_monitor_prediction(const monitor_t *mon)
 {
-    mal_status_t st = engine_require_init("mal_last_prediction");
-    if (st)
-        return st;
-    if (p == NULL)
-        return engine_fail(MAL_ERR_ARG, "mal_last_prediction: p is NULL");
-    *p = mon.pred;
-    return MAL_OK;
+    return mon != NULL ? mon->pred : (mal_prediction_t){0};
 }
 
 /* ---- report ------------------------------------------------------------------------------ */
@@ -886,15 +915,13 @@ static void print_term(const char *name, double pred, double meas)
            100.0 * predict_rel_error(pred, meas));
 }
 
-/* The checked prediction: a report record, and a summary line. */
-static void tell_prediction(void)
+/* The checked prediction, on rank 0: a report record, and a summary line. */
+static void tell_prediction(const monitor_t *mon)
 {
-    if (engine.rank != 0)
-        return;
-    const mal_prediction_t *p = &mon.pred;
-    if (engine.procs.settings.report != NULL)
-        report_prediction(engine.procs.settings.report, p);
-    if (!engine.procs.settings.summary)
+    const mal_prediction_t *p = &mon->pred;
+    if (mon->report != NULL)
+        report_prediction(mon->report, p);
+    if (!mon->summary)
         return;
     printf("libmal: predicted/measured after the %s at it %lld (%d -> %d procs, %lld its):",
            engine_action_name(p->action), (long long)p->iteration, p->procs_before,

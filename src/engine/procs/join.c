@@ -498,7 +498,7 @@ static mal_status_t join_data(engine_state_t *e, MPI_Comm comm, const join_heade
     engine_reconfig_t rc = {
         .action = MAL_ACTION_EXPAND, .reg = &e->reg, .xfer = &e->xfer,
         .min_rows = e->config.min_rows, .u = comm, .n = comm, .n_u = n, .n_n = n,
-        .old_procs = (int)h->old_procs, .weights = h->weights,
+        .old_procs = (int)h->old_procs, .weights = h->weights, .mon = e->mon,
     };
     MPI_Comm_rank(comm, &rc.me_u);
     rc.me_n = rc.me_u;
@@ -510,7 +510,8 @@ static mal_status_t join_data(engine_state_t *e, MPI_Comm comm, const join_heade
         .bytes_moved = rc.bytes_in, .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .status = st,
     };
-    engine_report(comm, &stats);
+    engine_report(e, comm, &stats,
+                  e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (!st)
         engine_reconfig_commit(&rc, false);
     engine_reconfig_release(&rc);
@@ -568,9 +569,9 @@ mal_status_t engine_join(engine_state_t *e, MPI_Comm parent, const mal_config_t 
     MPI_Comm_size(comm, &e->size);
     engine_set_logging(cfg->log_errors);
     schedule_parse(e->procs.settings.plan, &e->pol.schedule, NULL, 0);
-    engine_monitor_init(&e->procs.settings.params, false);
+    e->mon = engine_monitor_init(&e->procs.settings, e->procs.initial, e->iteration, false);
     mal_status_t st = join_data(e, comm, &h);
-    engine_monitor_begin_iteration(); /* the first iteration starts now */
+    engine_monitor_begin_iteration(e->mon); /* the first iteration starts now */
     free(h.weights);
     if (st)
         engine_leave_abandoned(&e->procs, &e->comm);

@@ -28,7 +28,7 @@ static uint64_t resize_fingerprint(const engine_state_t *e, int count, int mode,
 }
 
 /* Figures of a reconfiguration that stopped before moving data. */
-static void report_abandoned(const engine_state_t *e, mal_action_t action,
+static void report_abandoned(engine_state_t *e, mal_action_t action,
                              mal_spawn_mode_t mode, mal_status_t st, double t0, double spawn)
 {
     mal_reconfig_stats_t s = {.action = action, .spawn_mode = mode,
@@ -36,7 +36,7 @@ static void report_abandoned(const engine_state_t *e, mal_action_t action,
                               .procs_before = e->size, .procs_after = e->size,
                               .spawn_seconds = spawn, .total_seconds = MPI_Wtime() - t0,
                               .status = st};
-    engine_report(e->comm, &s);
+    engine_report(e, e->comm, &s, e->pol.decision_fresh ? &e->pol.decision : NULL);
 }
 
 /* ---- expand ----------------------------------------------------------------------- */
@@ -121,7 +121,8 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged, int count,
                             .xfer = &e->xfer, .min_rows = e->config.min_rows,
                             .u = merged, .n = merged, .me_u = e->rank,
                             .me_n = e->rank, .n_u = n, .n_n = n,
-                            .old_procs = e->size, .weights = weights};
+                            .old_procs = e->size, .weights = weights,
+                            .mon = e->mon};
     mal_status_t st = engine_reconfig_prepare(&rc);
     /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
     st = engine_reconfig_move(&rc, st);
@@ -131,7 +132,8 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged, int count,
         .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .process_seconds = spawn,
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(merged, &s);
+    engine_report(e, merged, &s,
+                  e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (!st) {
         engine_reconfig_commit(&rc, true);
         MPI_Comm_free(&e->comm);
@@ -158,7 +160,11 @@ static void predict_resize(const engine_state_t *e, mal_action_t action, int cou
             old_of_new[k++] = r;
     while (old_of_new != NULL && k < n)
         old_of_new[k++] = -1;
-    engine_monitor_predict(action, count, old_of_new, n, weights);
+    const engine_procs_t *pr = &e->procs; /* the new processes' hosts (dpm.c) */
+    engine_host_list_t hosts = {pr->spawn_hosts ? pr->spawn_hosts : pr->settings.hosts,
+                                pr->spawned - (pr->spawn_hosts ? pr->spawn_hosts_base : 0)};
+    engine_monitor_predict(e->mon, e->comm, e->iteration, action, count,
+                           old_of_new, n, weights, hosts);
     free(old_of_new);
 }
 
@@ -240,7 +246,7 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
     engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .reg = &e->reg,
                             .xfer = &e->xfer, .min_rows = e->config.min_rows,
                             .u = e->comm, .me_u = e->rank, .n_u = p, .old_procs = p,
-                            .weights = weights};
+                            .weights = weights, .mon = e->mon};
     mal_status_t st = engine_reconfig_prepare(&rc);
     for (int r = 0; r < p; r++) {
         if (rc.n_of_u != NULL)
@@ -264,7 +270,8 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
         .window_seconds = rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(e->comm, &s);
+    engine_report(e, e->comm, &s,
+                  e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (st) {
         if (rc.n != MPI_COMM_NULL)
             MPI_Comm_free(&rc.n);
@@ -314,26 +321,3 @@ mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
 
 
 /* ---- rebalance ---------------------------------------------------------------------- */
-
-/* A plan's or the policy's rebalance, reported like the other reconfigurations. */
-mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights, int count,
-                                       int64_t plan_iteration)
-{
-    double t0 = MPI_Wtime();
-    mal_status_t st;
-    if (count != e->size)
-        st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
-                         "processes", (long long)plan_iteration, count, e->size);
-    else {
-        engine_monitor_predict(MAL_ACTION_REBALANCE, 0, NULL, e->size, weights);
-        st = mal_rebalance(weights);
-    }
-    mal_rebalance_stats_t r = e->stats.last;
-    mal_reconfig_stats_t s = {
-        .action = MAL_ACTION_REBALANCE, .iteration = e->iteration,
-        .procs_before = e->size, .procs_after = e->size,
-        .bytes_moved = st ? 0 : r.bytes_received, .redist_seconds = st ? 0 : r.seconds,
-        .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(e->comm, &s);
-    return st ? st : MAL_RECONFIGURED;
-}

@@ -280,13 +280,13 @@ static void predict_rebalance(const engine_reconfig_t *rc, const engine_move_t *
 {
     const mal_array_t *a = m->array;
     bool cold = !a->buf[a->current].crossed || (!m->in_place && !a->buf[1 - a->current].crossed);
-    engine_monitor_plan(m->old_bounds, m->new_bounds, rc->n_u, a->row_bytes,
+    engine_monitor_plan(rc->mon, m->old_bounds, m->new_bounds, rc->n_u, a->row_bytes,
                         m->plan.mode == ENGINE_RMA_PULL ? PREDICT_RMA_PULL
                                                          : PREDICT_RMA_SPLIT, cold);
     for (int r = 0; r < rc->n_u && !m->in_place; r++) {
         int64_t stay = kept_rows(m, r);
         if (stay > 0)
-            engine_monitor_copy(r, stay * a->row_bytes, 0, false);
+            engine_monitor_copy(rc->mon, r, stay * a->row_bytes, 0, false);
     }
 }
 
@@ -307,7 +307,7 @@ static void predict_new_buffer(const engine_reconfig_t *rc, const engine_move_t 
         mapped[u] = reused ? 0 : m->caps[k] * a->row_bytes;
     }
     if (mapped != NULL)
-        engine_monitor_window(mapped, rc->n_u);
+        engine_monitor_window(rc->mon, mapped, rc->n_u);
     free(mapped);
 }
 
@@ -323,7 +323,7 @@ static void predict_across(const engine_reconfig_t *rc, const engine_move_t *m)
     /* Pushes land in new targets (cold); pulls read the old buffers. */
     bool cold = expand || !a->buf[a->current].crossed;
     if (a->distribution == MAL_BLOCK)
-        engine_monitor_plan(m->old_bounds, m->new_bounds, rc->n_u, rb,
+        engine_monitor_plan(rc->mon, m->old_bounds, m->new_bounds, rc->n_u, rb,
                             expand ? PREDICT_RMA_PUSH : PREDICT_RMA_PULL, cold);
     for (int r = 0; r < rc->old_procs; r++) {
         if (rc->n_of_u[r] < 0)
@@ -333,10 +333,11 @@ static void predict_across(const engine_reconfig_t *rc, const engine_move_t *m)
             stay = kept_rows(m, r);
         } else if (expand) { /* an even slice to every joiner */
             int64_t joiners = rc->n_u - rc->old_procs;
-            engine_monitor_copy(r, (a->global_rows / rc->old_procs + 1) * rb * joiners,
-                                joiners, true);
+            engine_monitor_copy(rc->mon, r,
+                                (a->global_rows / rc->old_procs + 1) * rb * joiners, joiners,
+                                true);
         }
-        engine_monitor_copy(r, stay * rb, 0, false);
+        engine_monitor_copy(rc->mon, r, stay * rb, 0, false);
     }
 }
 
@@ -381,7 +382,7 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
     for (int r = 0; r < p && caps != NULL && mapped != NULL; r++)
         mapped[r] = engine_buffer_holds(spare, r, caps[r]) ? 0 : caps[r] * a->row_bytes;
     if (mapped != NULL)
-        engine_monitor_window(mapped, p);
+        engine_monitor_window(rc->mon, mapped, p);
     free(mapped);
     mal_status_t st = engine_buffer_regrow(rc->u, rc->reg, rc->xfer, spare, a->row_bytes, caps,
                                            a->buf[a->current].symmetric);

@@ -52,6 +52,8 @@ typedef struct {
     int *n_of_u;                /* N rank of each U rank, -1 for a leaver          */
     int old_procs;              /* U ranks below it held the old layout            */
     const double *weights;      /* n_n weights of the new layout, NULL = even      */
+    monitor_t *mon;             /* told the planned moves (engine_plan_predict);
+                                 * NULL: nobody is predicting                       */
     uint64_t fingerprint;       /* of the arguments that must agree (rebalance), 0 */
     engine_move_t *moves;
     int count;

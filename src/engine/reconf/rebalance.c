@@ -1,21 +1,16 @@
-/* mal_rebalance: a reconfiguration whose old and new communicators are the same
- * (plan.h): new layouts from the weights, moved into the current buffer where they fit
- * or into the spare, then swapped. */
+/* A rebalance (mal_rebalance, a plan's or the policy's): a reconfiguration whose old and
+ * new communicators are the same (plan.h): new layouts from the weights, moved into the
+ * current buffer where they fit or into the spare, then swapped. */
 #include "plan.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-bool engine_one_sided(void)
-{
-    return engine_method_one_sided(engine.xfer.method);
-}
-
-static mal_status_t check_weights(const double *weights)
+static mal_status_t check_weights(const double *weights, int n)
 {
     if (weights == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_rebalance: weights is NULL");
-    return engine_check_weights(weights, engine.size, "mal_rebalance");
+    return engine_check_weights(weights, n, "mal_rebalance");
 }
 
 /* What this rank sent, received and kept, from its plans. */
@@ -47,27 +42,46 @@ static uint64_t rebalance_fingerprint(mal_redist_t method, const double *weights
     return engine_hash(h, weights, (size_t)n * sizeof *weights);
 }
 
-mal_status_t mal_rebalance(const double *weights)
+mal_status_t engine_rebalance(engine_state_t *e, const double *weights)
 {
     double t0 = MPI_Wtime();
-    mal_status_t st = engine_require_init("mal_rebalance");
-    if (st)
-        return st;
-    st = check_weights(weights);
+    mal_status_t st = check_weights(weights, e->size);
     engine_reconfig_t rc = {
-        .action = MAL_ACTION_REBALANCE, .reg = &engine.reg, .xfer = &engine.xfer,
-        .min_rows = engine.config.min_rows, .u = engine.comm, .me_u = engine.rank,
-        .n_u = engine.size, .n = engine.comm, .me_n = engine.rank, .n_n = engine.size,
-        .old_procs = engine.size, .weights = weights,
-        .fingerprint = st ? 0 : rebalance_fingerprint(engine.xfer.method, weights,
-                                                       engine.size)};
+        .action = MAL_ACTION_REBALANCE, .reg = &e->reg, .xfer = &e->xfer,
+        .min_rows = e->config.min_rows, .u = e->comm, .me_u = e->rank, .n_u = e->size,
+        .n = e->comm, .me_n = e->rank, .n_n = e->size, .old_procs = e->size,
+        .weights = weights, .mon = e->mon,
+        .fingerprint = st ? 0 : rebalance_fingerprint(e->xfer.method, weights, e->size)};
     if (!st)
         st = engine_reconfig_prepare(&rc);
     st = engine_reconfig_move(&rc, st);
     if (!st) {
         engine_reconfig_commit(&rc, true);
-        engine.stats.last = rebalance_stats(&rc, t0);
+        e->stats.last = rebalance_stats(&rc, t0);
     }
     engine_reconfig_release(&rc);
     return st;
+}
+
+mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights, int count,
+                                       int64_t plan_iteration, const mal_decision_t *decision)
+{
+    double t0 = MPI_Wtime();
+    mal_status_t st;
+    if (count != e->size)
+        st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
+                         "processes", (long long)plan_iteration, count, e->size);
+    else {
+        engine_monitor_predict(e->mon, e->comm, e->iteration, MAL_ACTION_REBALANCE, 0, NULL,
+                               e->size, weights, (engine_host_list_t){0});
+        st = engine_rebalance(e, weights);
+    }
+    mal_rebalance_stats_t r = e->stats.last;
+    mal_reconfig_stats_t s = {
+        .action = MAL_ACTION_REBALANCE, .iteration = e->iteration,
+        .procs_before = e->size, .procs_after = e->size,
+        .bytes_moved = st ? 0 : r.bytes_received, .redist_seconds = st ? 0 : r.seconds,
+        .total_seconds = MPI_Wtime() - t0, .status = st};
+    engine_report(e, e->comm, &s, decision);
+    return st ? st : MAL_RECONFIGURED;
 }

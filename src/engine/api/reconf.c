@@ -1,0 +1,10 @@
+/* mal_rebalance (include/mal.h): thin, over the rebalance of reconf/rebalance.c. */
+#include "engine.h"
+
+mal_status_t mal_rebalance(const double *weights)
+{
+    mal_status_t st = engine_require_init("mal_rebalance");
+    if (st)
+        return st;
+    return engine_rebalance(engine_context(), weights);
+}

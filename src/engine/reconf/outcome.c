@@ -1,0 +1,84 @@
+/* The outcome of a reconfiguration (rebalance, expansion or shrink): its figures reduced
+ * over the processes that took part, stored for mal_last_reconfig, told to the monitor,
+ * and on rank 0 written to the report and the summary, with the decision behind it. */
+#include "engine.h"
+#include "report.h"
+
+#include <stdio.h>
+
+static const char *status_name(mal_status_t st)
+{
+    switch (st) {
+#define MAL_STATUS_NAME_(name, value, text) case name: return #name;
+        MAL_STATUS_LIST(MAL_STATUS_NAME_)
+#undef MAL_STATUS_NAME_
+    }
+    return "MAL_UNKNOWN";
+}
+
+static double bandwidth(const mal_reconfig_stats_t *s)
+{
+    return s->redist_seconds > 0 ? (double)s->bytes_moved / s->redist_seconds : 0.0;
+}
+
+static void write_json(const char *path, const mal_reconfig_stats_t *s, mal_redist_t method,
+                       const mal_decision_t *policy)
+{
+    if (report_reconfig(path, s, mal_redist_name(method), s->status < 0 ? mal_error_message()
+                        : NULL, policy) != 0)
+        engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", path);
+}
+
+/* The summary lines of the decision behind the reconfiguration. */
+static void print_decision(const mal_decision_t *d)
+{
+    printf("libmal:   policy predicted %.4f s per interval (comp %.4f, comm %.4f, process "
+           "%.4f, redist %.4f) against %.4f s without it%s", d->comp + d->comm + d->process +
+           d->redist, d->comp, d->comm, d->process, d->redist, d->current,
+           d->goal > 0 ? "" : "\n");
+    if (d->goal > 0)
+        printf(", goal %.4f s\n", d->goal);
+}
+
+static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *decision)
+{
+    printf("libmal: it %lld %s %d -> %d procs, %.2f MiB moved, spawn %.3f s, windows "
+           "%.3f s, redist %.3f s (%.0f MB/s), total %.3f s: %s%s\n",
+           (long long)s->iteration, engine_action_name(s->action), s->procs_before, s->procs_after,
+           (double)s->bytes_moved / (1 << 20), s->spawn_seconds, s->window_seconds,
+           s->redist_seconds, bandwidth(s) / 1e6, s->total_seconds,
+           s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? status_name(s->status) : "");
+    if (s->status < 0)
+        printf("libmal:   reason: %s\n", mal_error_message());
+    if (decision != NULL)
+        print_decision(decision);
+    fflush(stdout);
+}
+
+void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local,
+                   const mal_decision_t *decision)
+{
+    double t[5] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
+                   local->total_seconds, local->process_seconds};
+    int64_t bytes = local->bytes_moved;
+    PMPI_Allreduce(MPI_IN_PLACE, t, 5, MPI_DOUBLE, MPI_MAX, comm);
+    PMPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_SUM, comm);
+    mal_reconfig_stats_t s = *local;
+    s.spawn_seconds = t[0];
+    s.window_seconds = t[1];
+    s.redist_seconds = t[2];
+    s.total_seconds = t[3];
+    s.process_seconds = t[4];
+    s.bytes_moved = bytes;
+    e->stats.reconfig = s;
+    engine_monitor_reconfigured(e->mon, &s, e->xfer.method);
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank != 0)
+        return;
+    const engine_settings_t *set = &e->procs.settings;
+    if (set->report != NULL)
+        write_json(set->report, &s, e->xfer.method, decision);
+    if (set->summary)
+        print_summary(&s, decision);
+}
