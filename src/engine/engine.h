@@ -465,7 +465,7 @@ typedef struct {
 } engine_host_list_t;
 /* The index-th name of the comma-separated list `hosts` (cyclically), malloc'd; NULL
  * for a NULL list or without memory. */
-char *engine_host_at(const char *hosts, int64_t index);
+char *engine_host_at(const char *hosts, int64_t index); /* core/host.c */
 /* Before a reconfiguration that every rank of `comm` (mal_comm()) is making at
  * `iteration` (collective): predict the interval after it. old_of_new[k] is the current
  * rank of new rank k, -1 for a new process (NULL: ranks keep their numbers, the ones
@@ -525,9 +525,6 @@ mal_status_t engine_rebalance(engine_state_t *e, const double *weights);
  * other reconfigurations (rebalance.c). */
 mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights, int count,
                                        int64_t plan_iteration, const mal_decision_t *decision);
-/* Host name of the index-th process an expansion would spawn next (malloc'd), NULL
- * when no host list is configured. */
-char *engine_spawn_host(const engine_procs_t *procs, int index);
 /* "expand", "shrink", "rebalance" or "none" (core/names.c). */
 const char *engine_action_name(mal_action_t a);
 

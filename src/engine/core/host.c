@@ -2,6 +2,8 @@
  * view. */
 #include "engine.h"
 
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -23,4 +25,23 @@ int engine_host_cores(void)
         cores = online > 0 ? (int)online : 1;
     }
     return cores;
+}
+
+char *engine_host_at(const char *hosts, int64_t index)
+{
+    if (hosts == NULL)
+        return NULL;
+    int64_t count = 1;
+    for (const char *c = hosts; *c; c++)
+        count += *c == ',';
+    const char *start = hosts;
+    for (int64_t i = 0; i < index % count; i++)
+        start = strchr(start, ',') + 1;
+    size_t len = strcspn(start, ",");
+    char *host = malloc(len + 1);
+    if (host != NULL) {
+        memcpy(host, start, len);
+        host[len] = '\0';
+    }
+    return host;
 }

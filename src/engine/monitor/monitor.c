@@ -181,25 +181,6 @@ double engine_host_hash(const char *name)
     return (double)(engine_hash(ENGINE_HASH_SEED, name, strlen(name)) >> 12);
 }
 
-char *engine_host_at(const char *hosts, int64_t index)
-{
-    if (hosts == NULL)
-        return NULL;
-    int64_t count = 1;
-    for (const char *c = hosts; *c; c++)
-        count += *c == ',';
-    const char *start = hosts;
-    for (int64_t i = 0; i < index % count; i++)
-        start = strchr(start, ',') + 1;
-    size_t len = strcspn(start, ",");
-    char *host = malloc(len + 1);
-    if (host != NULL) {
-        memcpy(host, start, len);
-        host[len] = '\0';
-    }
-    return host;
-}
-
 static double this_host(void)
 {
     char name[256] = "";

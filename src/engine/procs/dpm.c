@@ -171,37 +171,12 @@ uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash)
     return engine_hash(hash, s->plan, strlen(s->plan));
 }
 
-/* The `index`-th name of the comma-separated host list (cyclically), or NULL. */
-static char *host_for(const char *hosts, int index)
-{
-    if (hosts == NULL)
-        return NULL;
-    int count = 1;
-    for (const char *c = hosts; *c; c++)
-        count += *c == ',';
-    const char *start = hosts;
-    for (int i = 0; i < index % count; i++)
-        start = strchr(start, ',') + 1;
-    size_t len = strcspn(start, ",");
-    char *host = malloc(len + 1);
-    if (host != NULL) {
-        memcpy(host, start, len);
-        host[len] = '\0';
-    }
-    return host;
-}
-
 /* The policy's hosts for the expansion under way, else the configured list. */
 static char *spawn_host_at(const engine_procs_t *procs, int64_t index)
 {
     if (procs->spawn_hosts != NULL)
-        return host_for(procs->spawn_hosts, (int)(index - procs->spawn_hosts_base));
-    return host_for(procs->settings.hosts, (int)index);
-}
-
-char *engine_spawn_host(const engine_procs_t *procs, int index)
-{
-    return spawn_host_at(procs, procs->spawned + index);
+        return engine_host_at(procs->spawn_hosts, (int)(index - procs->spawn_hosts_base));
+    return engine_host_at(procs->settings.hosts, (int)index);
 }
 
 /* Whether the name resolves. An unknown host is refused here rather than by the MPI
