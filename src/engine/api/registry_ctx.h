@@ -1,5 +1,5 @@
 /* The registry's view of libmal's state, for the public calls of api/arrays.c,
- * api/matrices.c and api/values.c. */
+ * api/matrices.c and api/replicated.c. */
 #ifndef MAL_API_REGISTRY_CTX_H
 #define MAL_API_REGISTRY_CTX_H
 
