@@ -527,6 +527,8 @@ mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights,
                                        int64_t plan_iteration, const mal_decision_t *decision);
 /* "expand", "shrink", "rebalance" or "none" (core/names.c). */
 const char *engine_action_name(mal_action_t a);
+/* The code's name as written in mal_status.h ("MAL_ERR_SPAWN"), for reports (core/names.c). */
+const char *engine_status_name(mal_status_t status);
 
 /* ---- the MPI library's configuration (platform.c) ---- */
 /* What this process's Open MPI selected, read once through MPI_T. */

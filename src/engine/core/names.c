@@ -1,4 +1,4 @@
-/* The names reports, summaries and messages give methods and actions. */
+/* The names reports, summaries and messages give methods, actions and outcomes. */
 #include "engine.h"
 
 const char *mal_redist_name(mal_redist_t method)
@@ -23,4 +23,14 @@ const char *engine_action_name(mal_action_t a)
     case MAL_ACTION_NONE: break;
     }
     return "none";
+}
+
+const char *engine_status_name(mal_status_t status)
+{
+    switch (status) {
+#define ENGINE_STATUS_NAME_(name, value, text) case name: return #name;
+        MAL_STATUS_LIST(ENGINE_STATUS_NAME_)
+#undef ENGINE_STATUS_NAME_
+    }
+    return "MAL_UNKNOWN";
 }

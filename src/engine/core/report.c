@@ -1,5 +1,6 @@
 /* The JSON-lines report (report.h; the schema in docs/report.md). */
 #include "report.h"
+#include "engine.h" /* core/names.c */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,27 +89,6 @@ static int append(record_t *r, const char *path)
     return n == (ssize_t)r->len ? 0 : -1;
 }
 
-static const char *action_name(mal_action_t a)
-{
-    switch (a) {
-    case MAL_ACTION_EXPAND: return "expand";
-    case MAL_ACTION_SHRINK: return "shrink";
-    case MAL_ACTION_REBALANCE: return "rebalance";
-    case MAL_ACTION_NONE: break;
-    }
-    return "none";
-}
-
-static const char *status_name(mal_status_t st)
-{
-    switch (st) {
-#define REPORT_STATUS_NAME_(name, value, text) case name: return #name;
-        MAL_STATUS_LIST(REPORT_STATUS_NAME_)
-#undef REPORT_STATUS_NAME_
-    }
-    return "MAL_UNKNOWN";
-}
-
 /* What the policy predicted for the reconfiguration it decided. */
 static void policy_fields(record_t *r, const mal_decision_t *d)
 {
@@ -126,7 +106,7 @@ static void counts(record_t *r, long long iteration, mal_action_t action, int be
                    int after)
 {
     integer(r, "iteration", iteration);
-    text(r, "action", action_name(action));
+    text(r, "action", engine_action_name(action));
     integer(r, "procs_before", before);
     integer(r, "procs_after", after);
 }
@@ -147,7 +127,7 @@ int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const char 
     double bw = s->redist_seconds > 0 ? (double)s->bytes_moved / s->redist_seconds : 0.0;
     put(&r, ",\"bandwidth_Bps\":%.0f", bw);
     text(&r, "method", method);
-    text(&r, "outcome", status_name(s->status));
+    text(&r, "outcome", engine_status_name(s->status));
     if (s->action == MAL_ACTION_EXPAND)
         text(&r, "spawn_mode", s->spawn_mode == MAL_SPAWN_BATCHED ? "batched" : "per-call");
     if (error != NULL)

@@ -6,16 +6,6 @@
 
 #include <stdio.h>
 
-static const char *status_name(mal_status_t st)
-{
-    switch (st) {
-#define MAL_STATUS_NAME_(name, value, text) case name: return #name;
-        MAL_STATUS_LIST(MAL_STATUS_NAME_)
-#undef MAL_STATUS_NAME_
-    }
-    return "MAL_UNKNOWN";
-}
-
 static double bandwidth(const mal_reconfig_stats_t *s)
 {
     return s->redist_seconds > 0 ? (double)s->bytes_moved / s->redist_seconds : 0.0;
@@ -47,7 +37,7 @@ static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *d
            (long long)s->iteration, engine_action_name(s->action), s->procs_before, s->procs_after,
            (double)s->bytes_moved / (1 << 20), s->spawn_seconds, s->window_seconds,
            s->redist_seconds, bandwidth(s) / 1e6, s->total_seconds,
-           s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? status_name(s->status) : "");
+           s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? engine_status_name(s->status) : "");
     if (s->status < 0)
         printf("libmal:   reason: %s\n", mal_error_message());
     if (decision != NULL)
