@@ -228,12 +228,10 @@ mal_status_t engine_require_init(const char *call);
 uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes);
 #define ENGINE_HASH_SEED 1469598103934665603ULL
 
-/* Agree across mal_comm() on the outcome of a collective call: every rank passes its
- * local status and a fingerprint of the arguments that must match. Ranks that failed
- * keep their status; the others get MAL_ERR_REMOTE, or MAL_ERR_MISMATCH when the
- * fingerprints differ. One small allreduce. */
-mal_status_t engine_agree(mal_status_t local, uint64_t fingerprint, const char *call);
-/* The same over `comm` (core/agree.c): what the layers below the API call. */
+/* Agree across `comm` on the outcome of a collective call (core/agree.c): every rank
+ * passes its local status and a fingerprint of the arguments that must match. Ranks
+ * that failed keep their status; the others get MAL_ERR_REMOTE, or MAL_ERR_MISMATCH when
+ * the fingerprints differ. One small allreduce. */
 mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerprint,
                              const char *call);
 
