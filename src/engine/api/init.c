@@ -1,4 +1,5 @@
-/* Initialisation, configuration, method selection and cross-rank agreement. */
+/* mal_config_init, mal_init, mal_finalize and mal_set_redist: the settings resolved and
+ * agreed by every rank, the transport started, the state set up and torn down. */
 #include "engine.h"
 #include "settings.h"
 
