@@ -309,8 +309,10 @@ typedef struct {
      *  iterations: "10:+2" acts in the mal_step() call that ends the 10th iteration.
      *  Example: "10:+2,20:-1,30:w=1:2:1". Default: NULL. */
     const char *plan;
-    /** File to which one JSON line per reconfiguration is appended by rank 0; NULL: the
-     *  MAL_REPORT environment variable (no file when unset). Default: NULL. */
+    /** JSON-lines report file, appended to: one record per reconfiguration, policy
+     *  decision, checked prediction and parked process, each with its schema version and
+     *  kind (docs/report.md). NULL: the MAL_REPORT environment variable (no file when
+     *  unset). Default: NULL. */
     const char *report;
     /** Print a one-line summary of each reconfiguration on rank 0 (stdout), and one
      *  line from each released process when it leaves mal_finalize (how long it parked,
