@@ -87,7 +87,9 @@ typedef struct {
     double headroom;            /* mal_config_t.headroom: how much capacities grow  */
 } engine_registry_t;
 
-/* How data moves: the transport chosen at mal_init (or by mal_set_redist). */
+/* How data moves: the transport chosen at mal_init (or by mal_set_redist). The transport
+ * layer's settings, declared here because the registry (array.c: which memory a buffer
+ * gets) is the lowest layer that reads them; the transports take engine_plan_t. */
 typedef struct {
     mal_redist_t method;
     bool direct;                /* buffers may be direct memory (MAL_MEMORY)           */
