@@ -4,10 +4,8 @@
 #ifndef MAL_REGISTRY_H
 #define MAL_REGISTRY_H
 
-#include "core.h"
+#include "mal.h"
 #include "memory.h"
-#include "partition.h"
-#include "transport.h"
 
 #include <stdbool.h>
 #include <stddef.h>
