@@ -10,8 +10,11 @@
 # Layers: a file of src/engine/<layer>/ may call only files of layers before its own in
 # MAL_LAYERS below (and the pure modules, src/partition, src/predict, src/policy, which
 # come first); a call the other way is reported as upward even where it closes no cycle.
-# Exit status: 0 without a cycle or an upward call, 1 otherwise (the files are printed),
-# 2 on bad usage.
+# Includes follow the same order: a file (source or header) of one layer may include only
+# headers of its own layer or of layers before it, a header's layer being its folder; an
+# include of a later layer's header is reported as upward.
+# Exit status: 0 without a cycle, an upward call or an upward include, 1 otherwise (the
+# files are printed), 2 on bad usage.
 set -eu
 
 if [ $# -lt 1 ] || [ ! -f "$1" ]; then
@@ -61,6 +64,16 @@ find "$src" -name '*.c' | while read -r file; do
     done
     echo "$(basename "$file" .c) $rank $dir"
 done | sort >"$work/layer_of"
+# The same for every source and header, known by its full base name (includes name it).
+find "$src" -name '*.[ch]' | while read -r file; do
+    dir=$(basename "$(dirname "$file")")
+    rank=0 i=1
+    for l in $layers; do
+        [ "$l" = "$dir" ] && rank=$i
+        i=$((i + 1))
+    done
+    echo "$(basename "$file") $rank $dir"
+done | sort >"$work/layer_of_file"
 
 status=0
 # Upward calls: the caller's layer is before the callee's.
@@ -73,6 +86,18 @@ if [ -s "$work/upward" ]; then
     status=1
 else
     echo "layers: every call goes down the order: $layers"
+fi
+# Upward includes: the including file's layer is before the included header's.
+sort "$work/include_edges" | join - "$work/layer_of_file" | sort -k2,2 |
+    join -1 2 -2 1 - "$work/layer_of_file" |
+    awk '$3 < $5 { printf "  %s (%s) includes %s (%s)\n", $2, $4, $1, $6 }' \
+        >"$work/upward_includes"
+if [ -s "$work/upward_includes" ]; then
+    echo "layers: UPWARD includes ($(wc -l <"$work/upward_includes")):"
+    cat "$work/upward_includes"
+    status=1
+else
+    echo "layers: every include goes down the order: $(wc -l <"$work/include_edges") checked"
 fi
 for graph in call include; do
     edges="$work/${graph}_edges"

@@ -9,8 +9,11 @@
  * expose, pull, complete, close, free) for each action, and that two different fake
  * transports (one-sided, following the plan's mode, and two-sided, the receiver copying
  * every segment) leave the same bytes where the new layout says. */
+#include "memory.h"
 #include "mpitest.h"
 #include "plan.h"
+#include "registry.h"
+#include "transport.h"
 
 #include <stdlib.h>
 #include <string.h>

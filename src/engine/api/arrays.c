@@ -1,5 +1,8 @@
 /* The public calls on structures: check mal_init, hand the registry (array.c) its state.
  * Accessors that need this process's rank read it here. */
+#include "api.h"
+#include "reconf.h"
+#include "registry.h"
 #include "registry_ctx.h"
 
 mal_status_t mal_alloc_window(const char *name, MPI_Datatype type, int64_t global_rows,

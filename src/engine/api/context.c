@@ -1,7 +1,8 @@
 /* The one handle of libmal's state: every public call (src/engine/api/) starts from it
  * and hands the layers below the parts they need, explicitly. Nothing outside api/ calls
  * engine_context() (tools/check-layers.sh refuses an upward call). */
-#include "engine.h"
+#include "api.h"
+#include "reconf.h"
 
 static engine_state_t the_engine = {.comm = MPI_COMM_NULL, .mon = NULL};
 

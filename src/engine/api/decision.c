@@ -1,5 +1,6 @@
 /* mal_last_decision (include/mal.h): thin, over the decider's state (decide/decide.c). */
-#include "engine.h"
+#include "api.h"
+#include "core.h"
 
 mal_status_t mal_last_decision(mal_decision_t *d)
 {

@@ -1,5 +1,7 @@
 /* The check every public call that needs libmal's state starts with. */
-#include "engine.h"
+#include "api.h"
+#include "core.h"
+#include "reconf.h"
 
 mal_status_t engine_require_init(const char *call)
 {

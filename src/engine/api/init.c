@@ -1,6 +1,12 @@
 /* mal_config_init, mal_init, mal_finalize and mal_set_redist: the settings resolved and
  * agreed by every rank, the transport started, the state set up and torn down. */
-#include "engine.h"
+#include "api.h"
+#include "core.h"
+#include "memory.h"
+#include "monitor.h"
+#include "procs.h"
+#include "reconf.h"
+#include "registry.h"
 #include "settings.h"
 
 #include <errno.h>

@@ -1,5 +1,8 @@
 /* The public calls on CSR matrices: check mal_init, hand the registry (csr.c) its state.
  * Accessors of this process's rows are here, beside mal_local_data, which they use. */
+#include "api.h"
+#include "reconf.h"
+#include "registry.h"
 #include "registry_ctx.h"
 
 mal_status_t mal_alloc_csr(const char *name, int64_t global_rows, int64_t global_cols,

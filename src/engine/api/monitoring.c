@@ -1,6 +1,8 @@
 /* The monitor's public calls (include/mal.h, include/mal_pmpi.h): thin, over the
  * monitor of this process's mal_init (engine_state_t.mon, monitor/monitor.c). */
-#include "engine.h"
+#include "api.h"
+#include "core.h"
+#include "monitor.h"
 
 #include <math.h>
 

@@ -1,7 +1,8 @@
 /* mal_expand and mal_shrink: the guard, then the processes layer (procs/resize.c) on the
  * state of this process's libmal. Not api/resize.c: tools/check-layers.sh names files by
  * their base name, which must be unique. */
-#include "engine.h"
+#include "api.h"
+#include "procs.h"
 
 mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
 {

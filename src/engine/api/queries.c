@@ -1,6 +1,9 @@
 /* The queries on libmal's state: local, communicate nothing, and answer a neutral value
  * (or MAL_ERR_NOT_INITIALIZED where they return a status) outside mal_init..mal_finalize. */
-#include "engine.h"
+#include "api.h"
+#include "core.h"
+#include "reconf.h"
+#include "registry.h"
 
 bool mal_is_initialized(void)
 {

@@ -1,5 +1,6 @@
 /* mal_rebalance (include/mal.h): thin, over the rebalance of reconf/rebalance.c. */
-#include "engine.h"
+#include "api.h"
+#include "reconf.h"
 
 mal_status_t mal_rebalance(const double *weights)
 {

@@ -3,6 +3,7 @@
 #ifndef MAL_API_REGISTRY_CTX_H
 #define MAL_API_REGISTRY_CTX_H
 
+#include "reconf.h"
 #include "registry.h"
 
 /* What the registry needs from `e`: mal_comm(), this process's registry and transport,

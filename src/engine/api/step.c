@@ -1,5 +1,10 @@
 /* mal_step: the iteration loop, the plan's actions and the policy's turn. */
-#include "engine.h"
+#include "api.h"
+#include "core.h"
+#include "decide.h"
+#include "monitor.h"
+#include "procs.h"
+#include "reconf.h"
 
 static mal_status_t run_action(engine_state_t *e, const schedule_action_t *act)
 {

@@ -1,6 +1,6 @@
 /* Fingerprints of collective arguments and the agreement on a collective call's outcome:
  * every layer that communicates uses them, over the communicator it is given. */
-#include "engine.h"
+#include "core.h"
 
 uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes)
 {

@@ -1,6 +1,6 @@
 /* Facts of the host this process runs on, for the monitor and the policy's resource
  * view. */
-#include "engine.h"
+#include "core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* The names reports, summaries and messages give methods, actions and outcomes. */
-#include "engine.h"
+#include "core.h"
 
 const char *mal_redist_name(mal_redist_t method)
 {

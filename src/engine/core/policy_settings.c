@@ -1,7 +1,7 @@
 /* The policy's settings, resolved at mal_init beside the others (procs/dpm.c): the
  * policy text, the availability file (or this host alone) and the run length. Only text
  * and files, through the pure modules (src/policy): every layer may resolve them. */
-#include "engine.h"
+#include "core.h"
 #include "settings.h"
 
 #include <stdlib.h>

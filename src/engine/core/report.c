@@ -1,6 +1,6 @@
 /* The JSON-lines report (report.h; the schema in docs/report.md). */
+#include "core.h"
 #include "report.h"
-#include "engine.h" /* core/names.c */
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* The settings table and its resolution (settings.h). */
+#include "core.h"
 #include "settings.h"
 
-#include "engine.h" /* engine_fail */
 
 #include <errno.h>
 #include <inttypes.h>

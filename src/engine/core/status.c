@@ -1,5 +1,5 @@
 /* Status strings and the per-process error message. */
-#include "engine.h"
+#include "core.h"
 
 #include <ctype.h>
 #include <stdarg.h>

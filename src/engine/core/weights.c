@@ -1,5 +1,6 @@
 /* Rank weights as every layer takes them: checked once, NULL meaning even. */
-#include "engine.h"
+#include "core.h"
+#include "partition.h"
 
 #include <stdlib.h>
 

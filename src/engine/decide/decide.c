@@ -8,7 +8,13 @@
  * The resource view sits behind engine_resources_t: the availability file (or this host
  * alone) with this host's cores from hwloc. A Slurm backend would implement the same
  * call by asking the controller for the idle CPUs of the job's allocation. */
-#include "engine.h"
+#include "core.h"
+#include "decide.h"
+#include "memory.h"
+#include "monitor.h"
+#include "procs.h"
+#include "reconf.h"
+#include "registry.h"
 #include "report.h"
 
 #include <math.h>

@@ -12,11 +12,15 @@
  * else instructions), the work the application reports (mal_set_work), the rows held of
  * the largest registered block structure. These VMs have no PMU, so the second and third
  * are what runs here. */
-#include "engine.h"
+#include "core.h"
 #include "mal_pmpi.h"
+#include "memory.h"
+#include "monitor.h"
 #include "predict.h"
+#include "registry.h"
 #include "report.h"
 #include "settings.h"
+#include "transport.h"
 
 #include <math.h>
 #include <stdio.h>

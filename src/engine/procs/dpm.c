@@ -15,7 +15,10 @@
  *   job. Every process of a job meets the others in one non-blocking barrier on the
  *   job communicator before MPI_Finalize, polled with growing sleeps so a parked process
  *   uses no CPU to speak of. */
-#include "engine.h"
+#include "core.h"
+#include "monitor.h"
+#include "procs.h"
+#include "reconf.h"
 #include "report.h"
 #include "settings.h"
 

@@ -8,8 +8,12 @@
  * processes and data untouched: nothing here aborts the run. Otherwise the children
  * take part in the remaining joins of the expansion and in its data phase, which
  * writes their partitions into their new windows; mal_alloc_window hands those back. */
-#include "engine.h"
+#include "core.h"
+#include "monitor.h"
 #include "plan.h"
+#include "procs.h"
+#include "reconf.h"
+#include "registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,13 @@
 /* Expand and shrink (mal_expand, mal_shrink, a plan's or the policy's): change the
  * process set, then move the data (reconfig.c); and the reported rebalance, the third
  * reconfiguration a plan or the policy carries out. */
-#include "engine.h"
+#include "core.h"
+#include "memory.h"
+#include "monitor.h"
 #include "plan.h"
+#include "procs.h"
+#include "reconf.h"
+#include "registry.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -20,7 +20,8 @@
  *   finished, instead of waiting for the lost process for ever.
  * - MAL_FAULT_SPAWN_HANG (testing): a libmal-spawned child stops before main, as a
  *   lost start does, so the time-out path can be tested on purpose. */
-#include "engine.h"
+#include "core.h"
+#include "procs.h"
 #include "settings.h"
 
 #include <dirent.h>

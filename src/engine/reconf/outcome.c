@@ -1,7 +1,9 @@
 /* The outcome of a reconfiguration (rebalance, expansion or shrink): its figures reduced
  * over the processes that took part, stored for mal_last_reconfig, told to the monitor,
  * and on rank 0 written to the report and the summary, with the decision behind it. */
-#include "engine.h"
+#include "core.h"
+#include "monitor.h"
+#include "reconf.h"
 #include "report.h"
 
 #include <stdio.h>

@@ -1,7 +1,12 @@
 /* The planner of every reconfiguration (plan.h): per structure, the layouts over U, the
  * segments between them, where the new parts go, the transport that moves them and what
  * the model predicts it costs. */
+#include "core.h"
+#include "memory.h"
+#include "monitor.h"
 #include "plan.h"
+#include "registry.h"
+#include "transport.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,10 @@
 #ifndef MAL_PLAN_H
 #define MAL_PLAN_H
 
-#include "engine.h"
+#include "memory.h"
+#include "monitor.h"
+#include "partition.h"
+#include "registry.h"
 #include "transport.h"
 
 /* One structure in a reconfiguration: its layouts over U, where its new part goes, and

@@ -1,7 +1,10 @@
 /* A rebalance (mal_rebalance, a plan's or the policy's): a reconfiguration whose old and
  * new communicators are the same (plan.h): new layouts from the weights, moved into the
  * current buffer where they fit or into the spare, then swapped. */
+#include "core.h"
+#include "monitor.h"
 #include "plan.h"
+#include "reconf.h"
 
 #include <stdlib.h>
 #include <string.h>

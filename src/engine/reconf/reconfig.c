@@ -13,7 +13,11 @@
  * process that held the structure borrows its spare's memory when the new part fits,
  * final only at the commit) and MPI_Win_allocate'd windows otherwise. A process that
  * stays keeps its old buffer's direct memory for the structure's next spare. */
+#include "core.h"
+#include "memory.h"
 #include "plan.h"
+#include "registry.h"
+#include "transport.h"
 
 #include <stdlib.h>
 #include <string.h>

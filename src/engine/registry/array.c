@@ -1,5 +1,7 @@
 /* Registry of structures: their buffers (direct memory, windows or symmetric blocks),
  * allocation, lookup and free. State comes in explicitly (registry.h). */
+#include "core.h"
+#include "memory.h"
 #include "registry.h"
 
 #include <limits.h>

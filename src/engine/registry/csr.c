@@ -5,6 +5,7 @@
  * it is the ordinary engine's job: one-sided pulls and pushes, the baselines, chunking,
  * in-place moves, joins. What is particular to it is where the boundaries go (by
  * nonzeros, computed here from a distributed prefix) and the rebased row pointer. */
+#include "core.h"
 #include "registry.h"
 
 #include <stdio.h>

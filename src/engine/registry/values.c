@@ -1,5 +1,6 @@
 /* Replicated values (mal_register_value): user memory every process holds alike, carried
  * to joining processes; a value carried here before its mal_register_value is pending. */
+#include "core.h"
 #include "registry.h"
 
 #include <stdlib.h>

@@ -18,7 +18,9 @@
  * rank's memory this way (same host, cross-memory attach permitted and proven on a
  * cookie); otherwise the caller allocates an MPI window. */
 #define _GNU_SOURCE
-#include "engine.h"
+#include "core.h"
+#include "memory.h"
+#include "transport.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -18,7 +18,8 @@
  * it chooses per window). MPI_T_init_thread costs 0.3 s here (it registers every
  * framework's parameters), so the probe runs only where a check needs it: a plan that
  * spawns, or a window over processes of different jobs. */
-#include "engine.h"
+#include "core.h"
+#include "memory.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,8 +11,10 @@
  *   SHMEM in a program that does not link libmal-pmpi (it says so when loaded).
  * - The heap is sized at start (SMA_SYMMETRIC_SIZE, 256 MiB by default); shmem_malloc
  *   beyond it returns NULL on every PE alike. */
-#include "engine.h"
+#include "core.h"
 #include "mal_pmpi.h"
+#include "memory.h"
+#include "transport.h"
 
 #include <stdlib.h>
 

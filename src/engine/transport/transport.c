@@ -1,7 +1,6 @@
 /* The one place a transport is chosen, and what the choice implies: which table moves a
  * structure's rows and who copies each segment of a one-sided one. Calls the tables;
  * none of them calls it. */
-#include "engine.h"
 #include "transport.h"
 
 bool engine_method_one_sided(mal_redist_t method)

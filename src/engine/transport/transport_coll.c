@@ -1,7 +1,7 @@
 /* The MPI_Alltoallv transport (a baseline): one collective per structure over the plan's
  * communicator, MPI_Alltoallw with typed segments when a count in rows would not fit an
  * int. Nothing is exposed: the collective completes every row on return. */
-#include "engine.h"
+#include "core.h"
 #include "transport.h"
 
 #include <stdlib.h>

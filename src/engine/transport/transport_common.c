@@ -3,7 +3,6 @@
  * entries of transports that keep no scratch, open no epoch or leave nothing pending. All
  * transports read the old parts and write the new ones at the addresses the plan gives,
  * so they differ only in how remote rows travel. Calls no table: the tables call it. */
-#include "engine.h"
 #include "transport.h"
 
 #include <stdlib.h>

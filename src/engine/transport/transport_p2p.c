@@ -1,6 +1,6 @@
 /* The MPI_Isend/Irecv transport (a baseline): every segment as chunked messages, posted
  * together and waited for within pull. Nothing is exposed. */
-#include "engine.h"
+#include "core.h"
 #include "transport.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The one-sided transport over MPI windows or direct memory: remote rows are got or put
  * with MPI_Get/MPI_Put on a window, or copied by cross-memory attach (direct.c), along
  * the segment walk every one-sided transport shares (transport_common.c). */
-#include "engine.h"
+#include "core.h"
 #include "transport.h"
 
 /* Get (or put) `bytes` between local `buf` and byte `disp` of `peer`'s source (or

@@ -3,7 +3,6 @@
  * agreement before a move orders the user's stores before the gets, and one quiet
  * completes every get of this PE. Closing quiets again, so that gets still in flight
  * after a failure land before any buffer is freed or reused. */
-#include "engine.h"
 #include "transport.h"
 
 static mal_status_t shmem_transfer(const engine_plan_t *plan, bool put, char *buf,

@@ -1,0 +1,20 @@
+/* The API layer (api/): what only the public calls use. engine_state_t itself is
+ * defined in reconf/reconf.h (see there why). */
+#ifndef MAL_API_H
+#define MAL_API_H
+
+#include "reconf.h"
+
+/* The state of this process's libmal (api/context.c): for the API layer only. */
+engine_state_t *engine_context(void);
+
+/* Guard for calls that need mal_init (api/guard.c) (it names `call` as the call in progress, see
+ * engine_enter); returns MAL_OK when initialised. */
+mal_status_t engine_require_init(const char *call);
+
+/* Resolve MAL_REDIST_DEFAULT from the environment; MAL_ERR_ARG (naming `call`) on an
+ * unknown value. */
+mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
+                                   const char *call);
+
+#endif /* MAL_API_H */

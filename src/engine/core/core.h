@@ -1,0 +1,97 @@
+/* The core layer (core/): error recording and messages, agreement over a communicator,
+ * names, weights, hosts and the settings every later layer reads. It uses only the pure
+ * modules (src/policy, src/predict) and include/. Private, never installed. */
+#ifndef MAL_CORE_H
+#define MAL_CORE_H
+
+#include "mal.h"
+#include "policy.h"
+#include "predict.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Settings of dynamic process management, resolved from the configuration and the
+ * environment at mal_init and carried to every spawned process. Strings are owned. */
+typedef struct {
+    char *plan;                 /* plan text ("" when none)                         */
+    char *report;               /* JSON-lines report path, NULL for none            */
+    char *hosts;                /* comma-separated host list, NULL for none         */
+    char *program;              /* what an expansion spawns                         */
+    char **argv;                /* its arguments, NULL-terminated                   */
+    mal_spawn_mode_t spawn_mode;/* resolved: never MAL_SPAWN_DEFAULT                */
+    bool summary;
+    int sample_interval;        /* resolved: >= 1                                   */
+    int grace;                  /* resolved: >= 0                                   */
+    char *calibration;          /* calibration file, NULL for the defaults          */
+    predict_params_t params;    /* the model's machine parameters                   */
+    /* The policy decides only where no plan is given; rank 0 decides, so only it
+     * needs the configuration and the resource view (joiners get policy_on). */
+    bool policy_on;
+    char *policy_text;          /* as given, NULL for the default                   */
+    char *availability;         /* availability file, NULL for this host alone      */
+    int64_t iterations;         /* of the whole run, 0 unknown                      */
+    policy_config_t policy;
+    avail_t avail;
+} engine_settings_t;
+
+/* Record (and log once) an error found on this rank; returns `status`. The message
+ * starts with the public call the user made (engine_enter), unless it names it first
+ * already: a helper shared by several calls need not know which one reached it. */
+mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The rank engine_fail's messages name ("libmal[rank]"): mal_comm()'s while libmal is
+ * initialised (mal_init, a join, a shrink set it), -1 for none. */
+void engine_set_log_rank(int rank);
+
+/* Whether engine_fail prints to stderr (mal_config_t.log_errors; on before mal_init). */
+void engine_set_logging(bool on);
+
+/* Map an MPI return code to MAL_ERR_MPI with the MPI error string; MAL_OK for success. */
+mal_status_t engine_mpi_check(int rc, const char *call);
+
+/* The public call the user made, named by every message until the next one: each
+ * public call that can fail says so first (engine_require_init does). Between
+ * engine_enclose(true) and (false) the name stays: mal_step carrying out its plan
+ * through mal_expand is still the user's mal_step. */
+void engine_enter(const char *call);
+void engine_enclose(bool on);
+
+/* FNV-1a over bytes (core/agree.c), chained through `hash`: fingerprints collective arguments. */
+uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes);
+#define ENGINE_HASH_SEED 1469598103934665603ULL
+
+/* Agree across `comm` on the outcome of a collective call (core/agree.c): every rank
+ * passes its local status and a fingerprint of the arguments that must match. Ranks
+ * that failed keep their status; the others get MAL_ERR_REMOTE, or MAL_ERR_MISMATCH when
+ * the fingerprints differ. One small allreduce. */
+mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerprint,
+                             const char *call);
+
+/* n weights of 1 (malloc'd, NULL without memory): what NULL weights mean (core/weights.c). */
+double *engine_even_weights(int n);
+
+/* One finite, non-negative weight per rank (core/weights.c), at least one positive (not NULL). */
+mal_status_t engine_check_weights(const double *weights, int n, const char *call);
+
+/* The index-th name of the comma-separated list `hosts` (cyclically), malloc'd; NULL
+ * for a NULL list or without memory. */
+char *engine_host_at(const char *hosts, int64_t index); /* core/host.c */
+/* Cores of this host (hwloc), at least 1 (core/host.c). */
+int engine_host_cores(void);
+
+/* ---- the policy's settings (core/policy_settings.c) ---- */
+/* Resolve the policy text, the availability file and the run length (mal_init, before
+ * the agreement: errors are MAL_ERR_ARG naming the item or line). */
+mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s);
+void engine_policy_free(engine_settings_t *s);
+uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash);
+
+/* "expand", "shrink", "rebalance" or "none" (core/names.c). */
+const char *engine_action_name(mal_action_t a);
+/* The code's name as written in mal_status.h ("MAL_ERR_SPAWN"), for reports (core/names.c). */
+const char *engine_status_name(mal_status_t status);
+
+#endif /* MAL_CORE_H */

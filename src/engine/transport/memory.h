@@ -1,0 +1,103 @@
+/* The transport layer's memory (transport/): a structure's buffers as peers reach them,
+ * direct memory (direct.c), the OpenSHMEM runtime (shmem.c) and the MPI library's
+ * configuration (platform.c). The transfers themselves are in transport.h. */
+#ifndef MAL_TRANSPORT_MEMORY_H
+#define MAL_TRANSPORT_MEMORY_H
+
+#include "schedule.h"
+#include "transport.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One of the two buffers of a structure: memory other ranks can pull from without any
+ * setup at rebalance time. Direct memory (every rank on one node: private memory that
+ * peers copy by cross-memory attach, direct.c), an MPI window, or (SHMEM transport) a
+ * symmetric-heap allocation, whose local address is also every PE's address of it. */
+typedef struct {
+    MPI_Win win;      /* MPI_WIN_NULL when absent, direct or symmetric   */
+    char *base;       /* local memory of the buffer                      */
+    int64_t *caps;    /* capacity in rows of every rank (same everywhere) */
+    bool symmetric;   /* allocated with shmem_malloc                     */
+    engine_peer_mem_t *peers; /* direct: every rank's process and base   */
+    size_t mapped;    /* direct: bytes mapped at base                    */
+    bool pending;     /* not a buffer, only this process's direct memory
+                       * kept from one (caps: the old capacities over the
+                       * new communicator where known, else NULL), which
+                       * the next allocation of the structure reuses     */
+    bool borrowed;    /* direct: its memory still belongs to another buffer
+                       * of this process (the donor) until the move that
+                       * needs it commits                               */
+    bool lent;        /* direct: its memory now belongs to another buffer:
+                       * freeing it must not unmap it                   */
+    bool crossed;     /* data have crossed between ranks through it: its
+                       * first-transfer costs are paid (the model's cold
+                       * bandwidth applies until then)                    */
+} engine_buffer_t;
+
+/* ---- Direct memory (direct.c) ---- */
+/* Collective over `comm`: when `allowed` and every rank reaches every other one by
+ * cross-memory attach (one host, permitted, proven), map `bytes` of private memory
+ * (huge pages where the kernel has them, populated), or borrow `donor`'s (a direct
+ * buffer or kept memory of this process, left untouched: b->borrowed) when it is large
+ * enough, and learn every rank's address: *used = true. Otherwise *used = false and nothing is allocated (the caller creates
+ * a window). Errors are agreed. */
+mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
+                                 bool allowed, const engine_buffer_t *donor, bool *used);
+/* Collective over the communicator of direct buffer `b`: ranks whose memory is smaller
+ * than `bytes` map new memory, the others keep theirs; every rank learns the new
+ * addresses. On failure `b` holds nothing on any rank. */
+mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes);
+void engine_direct_free(engine_buffer_t *b);
+/* Seconds per byte of this process's last population of at least 1 MiB of direct
+ * memory, 0 before any: the model prices the next one with it. */
+double engine_direct_populate_cost(void);
+/* Whether the kernel gives transparent huge pages to memory that asks (THP enabled
+ * "always" or "madvise"). */
+bool engine_direct_huge_pages(void);
+
+/* ---- The OpenSHMEM runtime (shmem.c; its transfers are declared in transport.h). A
+ * libmal built without OpenSHMEM answers MAL_ERR_UNSUPPORTED to every call that needs
+ * it. ---- */
+
+/* Start SHMEM for mal_init over `comm`, which must span every process of the job
+ * (shmem_init is collective over all of them). Idempotent within a process. */
+mal_status_t engine_shmem_start(MPI_Comm comm);
+/* Whether libmal started SHMEM in this process (the PE set is then fixed). */
+bool engine_shmem_active(void);
+/* Collective over every PE: a symmetric block of `bytes` (the same on all), or an
+ * error naming the heap limit. */
+mal_status_t engine_shmem_alloc(size_t bytes, char **out);
+void engine_shmem_free(char *base);
+
+/* ---- the MPI library's configuration (platform.c) ---- */
+/* What this process's Open MPI selected, read once through MPI_T. */
+typedef struct {
+    bool known;                 /* Open MPI's osc components were recognised       */
+    char pml[64];               /* the selected pml ("ob1", "ucx"), "" unknown      */
+    char osc[128];              /* usable osc components, comma-separated          */
+    bool windows_span_jobs;     /* each of them creates windows over processes of
+                                 * different jobs on every rank alike (ucx, pt2pt)  */
+    bool oversubscribe;         /* the launcher lets spawns oversubscribe slots    */
+    int universe;               /* MPI_UNIVERSE_SIZE, 0 when not given             */
+    int world;                  /* size of this process's MPI_COMM_WORLD           */
+    int thread_level;           /* MPI_Query_thread                                */
+} engine_platform_t;
+const engine_platform_t *engine_platform(void);
+const char *engine_thread_level_name(int level);
+/* mal_init on the initial processes: refuse (MAL_ERR_UNSUPPORTED, naming the fix) a plan
+ * that spawns more processes than the launcher has room for, or that spawns while
+ * structures live in windows (`direct` false) an osc component cannot span. */
+mal_status_t engine_platform_check(const schedule_t *plan, bool direct);
+/* Before MPI_Win_allocate over `comm` (collective: the answer is the same on every
+ * member): MAL_ERR_UNSUPPORTED, naming `call` and the fix, when the window would span
+ * processes of different jobs with an osc component that hangs there. */
+mal_status_t engine_window_allowed(MPI_Comm comm, const char *call);
+/* Whether the library was probed (only where a check needed it: it costs 0.3 s). */
+bool engine_platform_probed(void);
+/* Rank 0's line on the MPI library (mal_init, when summaries are on and a check probed
+ * it). */
+void engine_platform_announce(void);
+
+#endif /* MAL_TRANSPORT_MEMORY_H */
