@@ -5,7 +5,7 @@
  * These MPI objects are counted by interposition through the MPI profiling
  * interface: soak_probe.c defines the MPI calls that create and free them and forwards
  * each to its PMPI_ entry point. libmal calls these by their MPI_ names (src/engine:
- * array.c, dpm.c, join.c, resize.c, engine.c; the wrapper library libmal-pmpi,
+ * the registry, the transports, procs/ and api/init.c; the wrapper library libmal-pmpi,
  * src/pmpi, defines only communication calls, so both link into mal_soak), so defined in
  * the executable they see libmal's objects as well as the
  * program's. Open MPI's internal objects (created inside libmpi without these entry
