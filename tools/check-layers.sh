@@ -53,18 +53,9 @@ if [ "${MAL_LAYERS_VERBOSE:-0}" = 1 ]; then
         "$work/calls" | sort
 fi
 
-# The layer of every file: its folder's position in the order (pure modules 0).
+# The layer of every source and header: its folder's position in the order (pure modules
+# and other folders 0). Includes name a file by its base name, nm by its stem (array.c.o).
 layers=${MAL_LAYERS:-"core transport registry monitor reconf procs decide api"}
-find "$src" -name '*.c' | while read -r file; do
-    dir=$(basename "$(dirname "$file")")
-    rank=0 i=1
-    for l in $layers; do
-        [ "$l" = "$dir" ] && rank=$i
-        i=$((i + 1))
-    done
-    echo "$(basename "$file" .c) $rank $dir"
-done | sort >"$work/layer_of"
-# The same for every source and header, known by its full base name (includes name it).
 find "$src" -name '*.[ch]' | while read -r file; do
     dir=$(basename "$(dirname "$file")")
     rank=0 i=1
@@ -74,31 +65,26 @@ find "$src" -name '*.[ch]' | while read -r file; do
     done
     echo "$(basename "$file") $rank $dir"
 done | sort >"$work/layer_of_file"
+awk '$1 ~ /\.c$/ { sub(/\.c$/, "", $1); print }' "$work/layer_of_file" | sort >"$work/layer_of"
+
+# Edges ("from to") whose source's layer comes before the target's, as "from (layer)
+# VERB to (layer)" lines in OUT; prints the verdict and returns 1 when there is one.
+upward() { # EDGES LAYERS VERB WHAT OUT
+    sort "$1" | join - "$2" | sort -k2,2 | join -1 2 -2 1 - "$2" |
+        awk -v verb="$3" '$3 < $5 { printf "  %s (%s) %s %s (%s)\n", $2, $4, verb, $1, $6 }' \
+            >"$5"
+    if [ -s "$5" ]; then
+        echo "layers: UPWARD ${4}s ($(wc -l <"$5")):"
+        cat "$5"
+        return 1
+    fi
+    echo "layers: every $4 goes down the order ($(wc -l <"$1") checked): $layers"
+}
 
 status=0
-# Upward calls: the caller's layer is before the callee's.
-sort "$work/call_edges" | join - "$work/layer_of" | sort -k2,2 |
-    join -1 2 -2 1 - "$work/layer_of" |
-    awk '$3 < $5 { printf "  %s (%s) -> %s (%s)\n", $2, $4, $1, $6 }' >"$work/upward"
-if [ -s "$work/upward" ]; then
-    echo "layers: UPWARD calls ($(wc -l <"$work/upward")):"
-    cat "$work/upward"
-    status=1
-else
-    echo "layers: every call goes down the order: $layers"
-fi
-# Upward includes: the including file's layer is before the included header's.
-sort "$work/include_edges" | join - "$work/layer_of_file" | sort -k2,2 |
-    join -1 2 -2 1 - "$work/layer_of_file" |
-    awk '$3 < $5 { printf "  %s (%s) includes %s (%s)\n", $2, $4, $1, $6 }' \
-        >"$work/upward_includes"
-if [ -s "$work/upward_includes" ]; then
-    echo "layers: UPWARD includes ($(wc -l <"$work/upward_includes")):"
-    cat "$work/upward_includes"
-    status=1
-else
-    echo "layers: every include goes down the order: $(wc -l <"$work/include_edges") checked"
-fi
+upward "$work/call_edges" "$work/layer_of" "->" call "$work/upward" || status=1
+upward "$work/include_edges" "$work/layer_of_file" includes include \
+    "$work/upward_includes" || status=1
 for graph in call include; do
     edges="$work/${graph}_edges"
     nodes=$(awk '{ print $1; print $2 }' "$edges" | sort -u | wc -l)
