@@ -8,11 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *dup_or_null(const char *s)
-{
-    return s != NULL && *s != '\0' ? strdup(s) : NULL;
-}
-
 static mal_status_t read_availability(engine_settings_t *s)
 {
     char err[512];
@@ -35,9 +30,8 @@ static mal_status_t read_availability(engine_settings_t *s)
 mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s)
 {
     const char *text = setting_text(cfg, SETTING_POLICY);
-    const char *file = setting_text(cfg, SETTING_AVAILABILITY);
-    s->policy_text = dup_or_null(text);
-    s->availability = dup_or_null(file);
+    s->policy_text = setting_text_copy(cfg, SETTING_POLICY);
+    s->availability = setting_text_copy(cfg, SETTING_AVAILABILITY);
     s->iterations = cfg->iterations; /* checked by settings_check */
     policy_config_default(&s->policy);
     s->policy.total_iterations = cfg->iterations;

@@ -236,6 +236,12 @@ const char *setting_text(const mal_config_t *cfg, setting_id_t id)
     return value != NULL || table[id].env == NULL ? value : getenv(table[id].env);
 }
 
+char *setting_text_copy(const mal_config_t *cfg, setting_id_t id)
+{
+    const char *text = setting_text(cfg, id);
+    return text != NULL && *text != '\0' ? strdup(text) : NULL;
+}
+
 bool setting_bool(const mal_config_t *cfg, setting_id_t id)
 {
     bool value = *(const bool *)((const char *)cfg + table[id].offset);

@@ -102,6 +102,8 @@ mal_status_t setting_int(const mal_config_t *cfg, setting_id_t id, int *out);
 
 /* A string: the configuration's, else the environment variable's (NULL when neither). */
 const char *setting_text(const mal_config_t *cfg, setting_id_t id);
+/* The same, copied (malloc'd), or NULL for none or "" (and without memory). */
+char *setting_text_copy(const mal_config_t *cfg, setting_id_t id);
 
 /* A switch: the configuration's value, unless the environment turns it off. */
 bool setting_bool(const mal_config_t *cfg, setting_id_t id);

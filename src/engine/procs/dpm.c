@@ -34,11 +34,6 @@
 
 #define JOIN_TAG 7412
 
-char *engine_dup_or_null(const char *s)
-{
-    return s != NULL && *s != '\0' ? strdup(s) : NULL;
-}
-
 /* The whole file of a small /proc entry, NUL-terminated; *len excludes the NUL. */
 static char *read_small_file(const char *path, size_t *len)
 {
@@ -113,7 +108,7 @@ static mal_status_t resolve_monitor(const mal_config_t *cfg, engine_settings_t *
     mal_status_t st = setting_int(cfg, SETTING_SAMPLE_INTERVAL, &s->sample_interval);
     if (!st)
         st = setting_int(cfg, SETTING_GRACE, &s->grace);
-    s->calibration = engine_dup_or_null(setting_text(cfg, SETTING_CALIBRATION));
+    s->calibration = setting_text_copy(cfg, SETTING_CALIBRATION);
     if (!st)
         st = engine_monitor_params(s->calibration, &s->params);
     return st;
@@ -131,8 +126,8 @@ mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t 
     s.summary = setting_bool(cfg, SETTING_SUMMARY);
     const char *plan = setting_text(cfg, SETTING_PLAN);
     s.plan = strdup(plan != NULL ? plan : "");
-    s.report = engine_dup_or_null(setting_text(cfg, SETTING_REPORT));
-    s.hosts = engine_dup_or_null(setting_text(cfg, SETTING_HOSTS));
+    s.report = setting_text_copy(cfg, SETTING_REPORT);
+    s.hosts = setting_text_copy(cfg, SETTING_HOSTS);
     if (!st)
         st = engine_policy_resolve(cfg, &s);
     s.program = cfg->spawn_program != NULL ? strdup(cfg->spawn_program) : own_program();

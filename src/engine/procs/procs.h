@@ -71,7 +71,4 @@ mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
 mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
                            const double *weights);
 
-/* A copy of s, or NULL for NULL or "" (dpm.c). */
-char *engine_dup_or_null(const char *s);
-
 #endif /* MAL_PROCS_H */
