@@ -21,6 +21,11 @@
 #   pattern needs about 2.25x its --size per PE at 2 PEs (see README). 8G covers
 #   --size 1073741824 and more. It is reserved, not touched: only the pages libmal uses
 #   become resident.
+# - Symbols bound at load time (LD_BIND_NOW): once, in CI, an OpenSHMEM finalize crashed
+#   in the dynamic linker's lazy lookup, called from an Open MPI progress thread while the
+#   main thread was closing components (docs/design.md, platform facts). Binding at load
+#   leaves that thread no lookup to do; it costs ~20 ms per launch.
+: "${LD_BIND_NOW:=1}"
 : "${OMPI_ALLOW_RUN_AS_ROOT:=1}"
 : "${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:=1}"
 : "${OMPI_MCA_pml:=ucx}"
@@ -37,4 +42,4 @@ export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_pml \
     OMPI_MCA_pml_ucx_tls OMPI_MCA_pml_ucx_devices OMPI_MCA_osc \
     OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle \
     OMPI_MCA_hwloc_base_binding_policy OMPI_MCA_orte_allowed_exit_without_sync \
-    PMIX_MCA_gds SMA_SYMMETRIC_SIZE
+    PMIX_MCA_gds SMA_SYMMETRIC_SIZE LD_BIND_NOW
