@@ -59,7 +59,8 @@
  *   mal_shrink() that returns MAL_RECONFIGURED, and (for its matrix) mal_csr_set_rows();
  *   mal_comm() after every MAL_RECONFIGURED.
  * - libmal is not thread-safe: call it from one thread (the one that makes its MPI calls;
- *   MPI_THREAD_SINGLE suffices).
+ *   MPI_THREAD_SINGLE suffices, except for asynchronous expansions, mal_config_t.async,
+ *   whose background thread needs MPI_THREAD_MULTIPLE).
  *
  * @section mal_names Names
  * Every call starts with mal_ and names what it acts on. A registered dense structure is
@@ -227,7 +228,14 @@ typedef enum {
 /** How a structure's rows are placed on the processes. */
 typedef enum {
     MAL_BLOCK = 1,     /**< contiguous block rows, one block per rank, follows rebalances */
-    MAL_REPLICATED = 2 /**< every rank holds all rows; a rebalance leaves it in place     */
+    MAL_REPLICATED = 2, /**< every rank holds all rows; a rebalance leaves it in place    */
+    /** Flag OR-ed into MAL_BLOCK (MAL_BLOCK | MAL_READ_MOSTLY): the application does not
+     *  change these rows between iterations (a matrix, a mesh). An asynchronous
+     *  expansion (mal_config_t.async) moves them in the background, while the old
+     *  processes go on iterating; rows written after that are not moved again, so a
+     *  structure written after mal_step() started an asynchronous expansion must not
+     *  carry the flag. Without async it changes nothing. */
+    MAL_READ_MOSTLY = 0x100
 } mal_distribution_t;
 
 /** Opaque handle of a registered array. Owned by the library. */
@@ -376,6 +384,26 @@ typedef struct {
     /** Where buffers live for the one-sided methods and the baselines alike; see
      *  ::mal_memory_t. Default: MAL_MEMORY_DEFAULT. */
     mal_memory_t memory;
+    /** Keep released processes in a pool (1) instead of ending them (0): a process a
+     *  shrink releases parks inside the call that released it, using no CPU, and the
+     *  next expansion takes parked processes before it spawns any (no spawn, no
+     *  MPI_Init, no merge; their memory stays mapped). A reused process returns from
+     *  that call with MAL_RECONFIGURED; one released for good (mal_pool_release(), or
+     *  the others' mal_finalize()) returns MAL_REMOVED. -1: MAL_POOL from the
+     *  environment, else 1. */
+    int pool;
+    /** Processes to spawn into the pool at mal_init() and after each shrink that
+     *  leaves fewer parked (prespawn), parked until an expansion takes them. -1:
+     *  MAL_PREFETCH from the environment, else 0. Must be -1..4096. */
+    int prefetch;
+    /** Asynchronous expansion (1): an expansion that needs new processes spawns them in
+     *  the background (a thread on rank 0; MPI_THREAD_MULTIPLE required, else libmal
+     *  says so once and expands synchronously), with their MPI_Init, join, memory and
+     *  MAL_READ_MOSTLY rows, while the application iterates; a later mal_step() switches
+     *  to the new processes (the rows that changed, the new communicator) and returns
+     *  MAL_RECONFIGURED. Shrinks and rebalances stay synchronous. -1: MAL_ASYNC from the
+     *  environment, else 0. */
+    int async;
 } mal_config_t;
 
 /**
@@ -403,7 +431,8 @@ MAL_API mal_status_t mal_config_init(mal_config_t *config);
  *         library in use would hang on (the message names the fix). On error libmal
  *         stays uninitialised and mal_init() may be called again.
  * @note Collective over @p comm. MPI must be initialised (MPI_THREAD_SINGLE suffices:
- *       libmal makes MPI calls only from the thread that calls it).
+ *       libmal makes MPI calls only from the thread that calls it; with
+ *       mal_config_t.async, MPI_THREAD_MULTIPLE is needed for the background thread).
  *
  * A process started by a libmal expansion (it has an MPI parent) runs the same main():
  * here it joins the malleable communicator instead, receives the configuration, the
@@ -800,6 +829,14 @@ typedef struct {
     double total_seconds;    /**< the whole reconfiguration                         */
     mal_status_t status;     /**< MAL_OK, or why it was abandoned                   */
     mal_spawn_mode_t spawn_mode; /**< how processes were spawned (expand only)      */
+    int pooled;              /**< processes taken from the pool (expand)            */
+    int spawned;             /**< processes spawned for it (expand)                 */
+    bool async;              /**< asynchronous: spawned in the background           */
+    double background_seconds; /**< asynchronous: from the start of the background
+                                  phase to the switch (the old processes iterated)  */
+    double switch_seconds;   /**< asynchronous: the switch in mal_step(), the part of
+                                  the expansion the application waited for; equals
+                                  total_seconds for a synchronous one              */
 } mal_reconfig_stats_t;
 
 /**
@@ -904,6 +941,34 @@ MAL_API mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *
  *       the local getters) remain. Updates mal_last_reconfig(), successful or not.
  */
 MAL_API mal_status_t mal_shrink(int count, const int *ranks, const double *weights);
+
+/** The process pool as this process knows it (see mal_config_t.pool). */
+typedef struct {
+    int active;              /**< processes of mal_comm() (0 on a parked process)     */
+    int parked;              /**< processes parked in the pool, reusable              */
+    int64_t spawned;         /**< processes spawned since mal_init(), prespawn included */
+    int64_t reused;          /**< processes taken from the pool by expansions         */
+    int64_t released;        /**< processes released for good since mal_init()        */
+    bool async_pending;      /**< an asynchronous expansion is under way              */
+} mal_pool_info_t;
+
+/**
+ * @brief The pool's counts: active and parked processes, spawns and reuses.
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG for NULL.
+ * @note Local.
+ */
+MAL_API mal_status_t mal_pool_info(mal_pool_info_t *info);
+
+/**
+ * @brief Release parked processes for good: they leave their parked call with
+ *        MAL_REMOVED, and a spawned one ends, freeing its core.
+ * @param count Processes to release, the most recently parked first; -1 for all.
+ * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED; MAL_ERR_ARG (count below
+ *         -1 or above the parked count); MAL_ERR_MISMATCH (@p count differs between
+ *         ranks).
+ * @note Collective over mal_comm().
+ */
+MAL_API mal_status_t mal_pool_release(int count);
 
 /** What the most recent mal_rebalance() did on the calling process. */
 typedef struct {
