@@ -7,7 +7,7 @@
  * - reuse:    pool on; "2:-1,4:+1": the released initial rank 1 parks and is taken back
  *             (no spawn); "6:-@0,8:+1": the initial rank 0 too.
  * - prefetch: prefetch 2; "3:+2": both processes come from the pool, none is spawned
- *             during the expansion.
+ *             during the expansion; "6:-1": the shrink refills the pool to 2.
  * - release:  pool on; "2:-1" then mal_pool_release(-1): the parked process leaves with
  *             MAL_REMOVED, the counters say it.
  * - stale:    pool on; "2:-1", a new array registered at 3, "4:+1": the parked process
@@ -56,7 +56,9 @@ static const char *plan_of(const char *mode)
 {
     if (strcmp(mode, "reuse") == 0)
         return "2:-1,4:+1,6:-@0,8:+1";
-    if (strcmp(mode, "prefetch") == 0 || strcmp(mode, "async") == 0)
+    if (strcmp(mode, "prefetch") == 0)
+        return "3:+2,6:-1";
+    if (strcmp(mode, "async") == 0)
         return "3:+2";
     if (strcmp(mode, "async_fail") == 0)
         return "3:+1";
@@ -84,10 +86,14 @@ static void check_counters(const char *mode, const mal_pool_info_t *p, int64_t i
         CHECK(p->active == 2 && p->parked == 0, "reuse: %d active, %d parked", p->active,
               p->parked);
     }
-    if (strcmp(mode, "prefetch") == 0 && it >= 3)
+    if (strcmp(mode, "prefetch") == 0 && it >= 3 && it < 6)
         CHECK(p->spawned == 2 && p->reused == 2 && p->parked == 0 && p->active == 4,
               "prefetch: %lld spawned, %lld reused, %d parked, %d active",
               (long long)p->spawned, (long long)p->reused, p->parked, p->active);
+    if (strcmp(mode, "prefetch") == 0 && it >= 6) /* the shrink refilled the pool */
+        CHECK(p->spawned == 4 && p->parked == 2 && p->active == 3,
+              "prefetch after the shrink: %lld spawned, %d parked, %d active",
+              (long long)p->spawned, p->parked, p->active);
     if (strcmp(mode, "stale") == 0 && it >= 4)
         CHECK(p->spawned == 1 && p->reused == 0 && p->released == 1,
               "stale: %lld spawned, %lld reused, %lld released", (long long)p->spawned,

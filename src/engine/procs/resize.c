@@ -369,6 +369,15 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
     return st;
 }
 
+/* Prefetch after a shrink: the pool is brought back to mal_config_t.prefetch parked
+ * processes. A spawn that fails leaves it smaller (said on stderr); the shrink stands. */
+static void refill_pool(engine_state_t *e)
+{
+    int missing = e->procs.settings.prefetch - engine_pool_parked(e);
+    if (missing > 0 && e->procs.world != MPI_COMM_NULL)
+        engine_pool_fill(e, missing, NULL);
+}
+
 mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
                            const double *weights)
 {
@@ -396,6 +405,8 @@ mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
         return st;
     if (e->comm == MPI_COMM_NULL && !e->procs.removed)
         return park_released(e);
+    if (!e->procs.removed)
+        refill_pool(e);
     return e->procs.removed ? MAL_REMOVED : MAL_RECONFIGURED;
 }
 

@@ -42,6 +42,10 @@ static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *d
            s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? engine_status_name(s->status) : "");
     if (s->status < 0)
         printf("libmal:   reason: %s\n", mal_error_message());
+    if (s->action == MAL_ACTION_EXPAND && (s->pooled > 0 || s->async))
+        printf("libmal:   %d from the pool, %d spawned%s; the application waited %.3f s%s\n",
+               s->pooled, s->spawned, s->async ? " in the background" : "",
+               s->switch_seconds, s->async ? " (the switch)" : "");
     if (decision != NULL)
         print_decision(decision);
     fflush(stdout);
