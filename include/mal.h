@@ -840,6 +840,8 @@ typedef struct {
     double switch_seconds;   /**< asynchronous: the switch in mal_step(), the part of
                                   the expansion the application waited for; equals
                                   total_seconds for a synchronous one              */
+    int64_t bytes_ahead;     /**< asynchronous: of bytes_moved, the MAL_READ_MOSTLY
+                                  rows copied in the background                    */
 } mal_reconfig_stats_t;
 
 /**

@@ -11,6 +11,10 @@ engine_state_t *engine_context(void);
 /* Guard for calls that need mal_init (api/guard.c) (it names `call` as the call in progress, see
  * engine_enter); returns MAL_OK when initialised. */
 mal_status_t engine_require_init(const char *call);
+/* The same for a call that reconfigures: refused (MAL_ERR_UNSUPPORTED) while an
+ * asynchronous expansion runs, whose background phase relies on the layout and the pool
+ * staying as they were. */
+mal_status_t engine_require_idle(const char *call);
 
 /* Resolve MAL_REDIST_DEFAULT from the environment; MAL_ERR_ARG (naming `call`) on an
  * unknown value. */

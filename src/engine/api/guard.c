@@ -14,3 +14,13 @@ mal_status_t engine_require_init(const char *call)
                            "(only mal_finalize is left)", call);
     return MAL_OK;
 }
+
+mal_status_t engine_require_idle(const char *call)
+{
+    mal_status_t st = engine_require_init(call);
+    if (!st && engine_context()->procs.async != NULL)
+        st = engine_fail(MAL_ERR_UNSUPPORTED, "%s: an asynchronous expansion is under way "
+                         "(mal_pool_info: async_pending); call mal_step until it completes",
+                         call);
+    return st;
+}

@@ -6,13 +6,13 @@
 
 mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
 {
-    mal_status_t st = engine_require_init("mal_expand");
+    mal_status_t st = engine_require_idle("mal_expand");
     return st ? st : engine_expand(engine_context(), count, mode, weights);
 }
 
 mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
 {
-    mal_status_t st = engine_require_init("mal_shrink");
+    mal_status_t st = engine_require_idle("mal_shrink");
     return st ? st : engine_shrink(engine_context(), count, ranks, weights);
 }
 
@@ -34,6 +34,6 @@ mal_status_t mal_pool_info(mal_pool_info_t *info)
 
 mal_status_t mal_pool_release(int count)
 {
-    mal_status_t st = engine_require_init("mal_pool_release");
+    mal_status_t st = engine_require_idle("mal_pool_release");
     return st ? st : engine_pool_release(engine_context(), count);
 }

@@ -4,7 +4,7 @@
 
 mal_status_t mal_rebalance(const double *weights)
 {
-    mal_status_t st = engine_require_init("mal_rebalance");
+    mal_status_t st = engine_require_idle("mal_rebalance");
     if (st)
         return st;
     return engine_rebalance(engine_context(), weights);

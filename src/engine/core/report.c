@@ -135,6 +135,7 @@ int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const char 
         boolean(&r, "async", s->async);
         real(&r, "switch_s", s->switch_seconds);
         real(&r, "background_s", s->background_seconds);
+        integer(&r, "bytes_ahead", (long long)s->bytes_ahead);
     }
     if (error != NULL)
         text(&r, "error", error);

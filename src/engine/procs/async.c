@@ -12,8 +12,10 @@
  * a background spawn that fails abandons the expansion with a report and a notice, and
  * the application goes on as it was. */
 #include "core.h"
+#include "plan.h"
 #include "procs.h"
 #include "reconf.h"
+#include "registry.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,10 +38,28 @@ struct engine_async {
     char message[640];
 };
 
+/* This process's rows of the read-mostly structures after the expansion, copied ahead
+ * into its spares (reconf/prepull.c); the application does not change them meanwhile. */
+static void prepull_old(engine_async_t *a)
+{
+    engine_state_t *e = &a->snap;
+    for (mal_array_t *x = e->reg.arrays; x != NULL; x = x->next) {
+        const engine_buffer_t *cur = &x->buf[x->current], *spare = &x->buf[1 - x->current];
+        if (!x->read_mostly || x->layout != ENGINE_LAYOUT_OWN || cur->peers == NULL ||
+            spare->base == NULL || (spare->peers == NULL && !spare->pending))
+            continue;
+        engine_prepull_src_t src = {e->size, x->offsets, cur->peers};
+        engine_prepull_dst_t dst = {e->size + a->count, e->rank, a->weights,
+                                    e->config.min_rows, spare->base, spare->mapped};
+        engine_prepull(&e->reg, x, &src, &dst);
+    }
+}
+
 static void *background(void *arg)
 {
     engine_async_t *a = arg;
     engine_enter("mal_step (asynchronous expansion)");
+    prepull_old(a);
     a->status = engine_pool_fill(&a->snap, a->spawn, a->packed);
     if (a->status)
         snprintf(a->message, sizeof a->message, "%s", mal_error_message());
@@ -82,8 +102,10 @@ static mal_status_t prepare(engine_async_t *a, const engine_state_t *e, const do
     a->calls = engine_pool_fill_calls(e, a->spawn, MAL_SPAWN_DEFAULT);
     if (!st && e->rank == 0) {
         a->packed = calloc((size_t)a->calls, sizeof *a->packed);
+        engine_join_msg_t expansion = {.new_procs = n, .weights = a->weights};
         st = a->packed == NULL ? engine_fail(MAL_ERR_NOMEM, "no memory for join information")
-                               : engine_pool_pack_fill(e, a->spawn, a->calls, a->packed);
+                               : engine_pool_pack_fill(e, a->spawn, a->calls, &expansion,
+                                                       a->packed);
     }
     return st;
 }

@@ -51,6 +51,22 @@ static void enter_application(engine_state_t *e, MPI_Comm parent, MPI_Comm *comm
     }
 }
 
+/* Spawned into the pool for an expansion under way: copy ahead this process's rows of
+ * the read-mostly structures, into the memory prepared for them. */
+static void prepull_new(engine_state_t *e, const engine_join_header_t *h)
+{
+    int me = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me); /* its place in its spawn call */
+    for (mal_array_t *a = e->reg.arrays; h->first >= 0 && a != NULL; a = a->next) {
+        engine_prepull_src_t src = {(int)h->old_procs, a->offsets, a->prepulled.peers};
+        engine_prepull_dst_t dst = {.procs = (int)h->new_procs, .me = (int)h->first + me,
+                                    .weights = h->weights, .min_rows = e->config.min_rows};
+        if (a->prepulled.peers != NULL && a->offsets != NULL &&
+            engine_pool_reserved(&e->procs, a->name, &dst.base, &dst.mapped))
+            engine_prepull(&e->reg, a, &src, &dst);
+    }
+}
+
 /* Spawned into the pool: memory for the share of one more process of each structure
  * it was told of, then parked until an expansion takes it (or it is released: it
  * leaves MPI and exits here, as an abandoned spawn does). */
@@ -66,6 +82,7 @@ static void park_prespawned(engine_state_t *e, MPI_Comm world, engine_join_heade
                            : engine_grown_capacity(&e->reg, (a->global_rows + procs - 1) / procs);
         engine_pool_reserve(p, a->name, rows * a->row_bytes);
     }
+    prepull_new(e, h);
     free(h->weights);
     MPI_Comm comm = MPI_COMM_NULL;
     do {

@@ -152,6 +152,20 @@ static int64_t matrix_index(const engine_registry_t *reg, const mal_csr_t *targe
     return -1;
 }
 
+/* Where a read-mostly structure's rows are (offsets and direct memory of every owner),
+ * so that a process spawned into the pool for an expansion copies its part ahead. */
+static void pack_sources(pack_t *p, const mal_array_t *a, int nprocs)
+{
+    const engine_buffer_t *cur = &a->buf[a->current];
+    bool direct = a->read_mostly && a->layout == ENGINE_LAYOUT_OWN && cur->peers != NULL &&
+                  a->offsets != NULL;
+    put_i64(p, direct);
+    if (!direct)
+        return;
+    put(p, a->offsets, (size_t)nprocs * sizeof *a->offsets);
+    put(p, cur->peers, (size_t)nprocs * sizeof *cur->peers);
+}
+
 /* `nprocs`: the current process count (every structure has nprocs + 1 bounds). */
 static void pack_arrays(pack_t *p, const engine_registry_t *reg, int nprocs)
 {
@@ -170,6 +184,7 @@ static void pack_arrays(pack_t *p, const engine_registry_t *reg, int nprocs)
         put_i64(p, a->read_mostly);
         put_i64(p, matrix_index(reg, a->matrix));
         put(p, a->bounds, ((size_t)nprocs + 1) * sizeof *a->bounds);
+        pack_sources(p, a, nprocs);
     }
 }
 
@@ -249,6 +264,7 @@ mal_status_t engine_pack_join_info(const engine_state_t *e, const engine_join_ms
     put_i64(&p, msg->remaining);
     put_i64(&p, e->size);
     put_i64(&p, msg->new_procs);
+    put_i64(&p, msg->park ? msg->first : -1);
     put_i64(&p, e->iteration);
     put_i64(&p, (int64_t)e->pol.next_action);
     put_i64(&p, e->procs.spawned + msg->spawning);
@@ -376,6 +392,20 @@ static void link_matrix(unpack_t *u, const engine_registry_t *reg, mal_array_t *
     a->adoptable = false; /* handed back by mal_alloc_csr, not mal_alloc_window */
 }
 
+static void unpack_sources(unpack_t *u, mal_array_t *a, int64_t old_procs)
+{
+    if (get_i64(u) == 0 || u->failed)
+        return;
+    a->offsets = malloc((size_t)old_procs * sizeof *a->offsets);
+    a->prepulled.peers = malloc((size_t)old_procs * sizeof *a->prepulled.peers);
+    if (a->offsets == NULL || a->prepulled.peers == NULL) {
+        u->failed = true;
+        return;
+    }
+    get(u, a->offsets, (size_t)old_procs * sizeof *a->offsets);
+    get(u, a->prepulled.peers, (size_t)old_procs * sizeof *a->prepulled.peers);
+}
+
 static mal_array_t *unpack_array(unpack_t *u, const engine_registry_t *reg, int64_t old_procs)
 {
     mal_array_t *a = calloc(1, sizeof *a);
@@ -403,6 +433,7 @@ static mal_array_t *unpack_array(unpack_t *u, const engine_registry_t *reg, int6
         get(u, a->bounds, ((size_t)old_procs + 1) * sizeof *a->bounds);
     a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
     a->adoptable = true;
+    unpack_sources(u, a, old_procs);
     link_matrix(u, reg, a, matrix);
     return a;
 }
@@ -467,6 +498,7 @@ static void unpack_join_info(unpack_t *u, engine_state_t *e, engine_join_header_
     h->remaining = get_i64(u);
     h->old_procs = get_i64(u);
     h->new_procs = get_i64(u);
+    h->first = get_i64(u);
     e->iteration = get_i64(u);
     e->pol.next_action = (size_t)get_i64(u);
     e->procs.spawned = get_i64(u);
@@ -569,7 +601,8 @@ mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_joi
     mal_reconfig_stats_t stats = {
         .action = MAL_ACTION_EXPAND, .iteration = e->iteration,
         .procs_before = (int)h->old_procs, .procs_after = st ? (int)h->old_procs : n,
-        .bytes_moved = rc.bytes_in, .window_seconds = rc.t_windows,
+        .bytes_moved = rc.bytes_in, .bytes_ahead = rc.bytes_ahead,
+        .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .status = st,
     };
     engine_report(e, comm, &stats,

@@ -144,12 +144,18 @@ int engine_pool_fill_calls(const engine_state_t *e, int count, mal_spawn_mode_t 
 }
 
 mal_status_t engine_pool_pack_fill(const engine_state_t *e, int count, int calls,
-                                   engine_bytes_t *packed)
+                                   const engine_join_msg_t *expansion, engine_bytes_t *packed)
 {
     mal_status_t st = MAL_OK;
     for (int i = 0; i < calls; i++) {
+        int per = count / calls;
         engine_join_msg_t msg = {.park = true, .remaining = calls - 1 - i,
-                                 .new_procs = e->size, .spawning = count / calls};
+                                 .new_procs = e->size, .spawning = per, .first = -1};
+        if (expansion != NULL) { /* they will take ranks after the parked ones */
+            msg.new_procs = expansion->new_procs;
+            msg.weights = expansion->weights;
+            msg.first = e->size + e->procs.nparked + i * per;
+        }
         mal_status_t s = engine_pack_join_info(e, &msg, &packed[i]);
         st = st ? st : s;
     }

@@ -24,12 +24,15 @@ typedef struct {
     int spawning;               /* processes this expansion spawns                     */
     int woken;                  /* parked processes it takes (the first ones)          */
     const double *weights;      /* new_procs weights, NULL for an even split           */
+    int first;                  /* park, for an expansion under way: the rank its first
+                                 * receiver will have in it (read-mostly rows are copied
+                                 * ahead, reconf/prepull.c); -1 none                  */
 } engine_join_msg_t;
 
 /* What a spawned or woken process received. */
 typedef struct {
     bool park;
-    int64_t remaining, old_procs, new_procs;
+    int64_t remaining, old_procs, new_procs, first;
     double *weights;
 } engine_join_header_t;
 
@@ -144,8 +147,10 @@ mal_status_t engine_pool_start(engine_state_t *e);
  * beforehand by engine_pool_pack_fill; NULL: packed now. */
 mal_status_t engine_pool_fill(engine_state_t *e, int count, const engine_bytes_t *packed);
 int engine_pool_fill_calls(const engine_state_t *e, int count, mal_spawn_mode_t mode);
+/* `expansion` (new_procs, weights): the expansion the processes are spawned for, whose
+ * read-mostly rows they copy ahead; NULL for none. */
 mal_status_t engine_pool_pack_fill(const engine_state_t *e, int count, int calls,
-                                   engine_bytes_t *packed);
+                                   const engine_join_msg_t *expansion, engine_bytes_t *packed);
 /* Processes parked and reusable (the same on every active rank). */
 int engine_pool_parked(const engine_state_t *e);
 /* Asynchronous expansion enabled, and MPI_THREAD_MULTIPLE provided. */
@@ -175,6 +180,9 @@ void engine_pool_finalize(engine_state_t *e);
  * structure of that name (into *buf, as kept memory) or dropped. */
 void engine_pool_reserve(engine_procs_t *procs, const char *name, int64_t bytes);
 void engine_pool_claim(engine_procs_t *procs, const char *name, engine_buffer_t *buf);
+/* The prepared memory of that name, if any (not claimed). */
+bool engine_pool_reserved(const engine_procs_t *procs, const char *name, char **base,
+                          size_t *mapped);
 void engine_pool_drop_reserves(engine_procs_t *procs);
 
 #endif /* MAL_PROCS_H */

@@ -30,6 +30,18 @@ void engine_pool_reserve(engine_procs_t *procs, const char *name, int64_t bytes)
     procs->reserves = r;
 }
 
+bool engine_pool_reserved(const engine_procs_t *procs, const char *name, char **base,
+                          size_t *mapped)
+{
+    for (const struct engine_reserve *r = procs->reserves; r != NULL; r = r->next)
+        if (strcmp(r->name, name) == 0) {
+            *base = r->kept.base;
+            *mapped = r->kept.mapped;
+            return true;
+        }
+    return false;
+}
+
 void engine_pool_claim(engine_procs_t *procs, const char *name, engine_buffer_t *buf)
 {
     for (struct engine_reserve **p = &procs->reserves; *p != NULL; p = &(*p)->next)

@@ -152,7 +152,7 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
         .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .process_seconds = spawn,
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st,
-        .pooled = msg->woken, .spawned = msg->spawning};
+        .pooled = msg->woken, .spawned = msg->spawning, .bytes_ahead = rc.bytes_ahead};
     s.switch_seconds = s.total_seconds;
     if (e->procs.async_started > 0) { /* the switch of an asynchronous expansion */
         s.async = true;

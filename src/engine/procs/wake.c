@@ -46,6 +46,8 @@ static mal_array_t *graft_array(mal_array_t *own, mal_array_t *fresh)
     own->buf[0] = (engine_buffer_t){.win = MPI_WIN_NULL};
     own->buf[1] = kept;
     own->current = 0;
+    free(fresh->offsets);
+    free(fresh->prepulled.peers);
     free(fresh);
     return own;
 }

@@ -43,8 +43,9 @@ static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *d
     if (s->status < 0)
         printf("libmal:   reason: %s\n", mal_error_message());
     if (s->action == MAL_ACTION_EXPAND && (s->pooled > 0 || s->async))
-        printf("libmal:   %d from the pool, %d spawned%s; the application waited %.3f s%s\n",
-               s->pooled, s->spawned, s->async ? " in the background" : "",
+        printf("libmal:   %d from the pool, %d spawned%s, %.2f MiB copied ahead; the "
+               "application waited %.3f s%s\n", s->pooled, s->spawned,
+               s->async ? " in the background" : "", (double)s->bytes_ahead / (1 << 20),
                s->switch_seconds, s->async ? " (the switch)" : "");
     if (decision != NULL)
         print_decision(decision);
@@ -60,6 +61,8 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
     int64_t bytes = local->bytes_moved;
     PMPI_Allreduce(MPI_IN_PLACE, t, 7, MPI_DOUBLE, MPI_MAX, comm);
     PMPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_SUM, comm);
+    int64_t ahead = local->bytes_ahead;
+    PMPI_Allreduce(MPI_IN_PLACE, &ahead, 1, MPI_INT64_T, MPI_SUM, comm);
     mal_reconfig_stats_t s = *local;
     s.spawn_seconds = t[0];
     s.window_seconds = t[1];
@@ -69,6 +72,7 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
     s.switch_seconds = t[5];
     s.background_seconds = t[6];
     s.bytes_moved = bytes;
+    s.bytes_ahead = ahead;
     e->stats.reconfig = s;
     engine_monitor_reconfigured(e->mon, &s, e->xfer.method);
     int rank;

@@ -257,7 +257,8 @@ static mal_status_t plan_move(engine_reconfig_t *rc, engine_move_t *m)
     if ((st = m->tp->allocate(&m->plan)))
         return st;
     m->allocated = true;
-    rc->bytes_in += bytes_in(rc, m);
+    m->bytes_in = bytes_in(rc, m);
+    rc->bytes_in += m->bytes_in;
     rc->changed = true;
     return MAL_OK;
 }

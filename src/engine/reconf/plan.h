@@ -35,6 +35,7 @@ typedef struct {
     int64_t *caps;              /* n_n: capacities of a new target buffer           */
     int64_t *flows;             /* 2 n_u: rows arriving at, then leaving, each rank */
     partition_segment_t *segs;  /* 2 n_u: recv segments, then send segments         */
+    int64_t bytes_in;           /* bytes this rank receives from others              */
     engine_buffer_t target;     /* a new buffer over N (none on a leaver, nor in a
                                  * rebalance)                                        */
     int spare;                  /* rebalance: the buffer index the rows go to       */
@@ -63,6 +64,7 @@ typedef struct {
     int count;
     int64_t bytes_in;           /* bytes this rank received                        */
     int windows_created;        /* rebalance: spare buffers (re)allocated           */
+    int64_t bytes_ahead;        /* of bytes_in, copied ahead in the background      */
     bool changed;               /* some structure's layout changed                 */
     double t_windows, t_redist; /* seconds                                         */
 } engine_reconfig_t;
@@ -117,5 +119,38 @@ void engine_reconfig_release(engine_reconfig_t *rc);
  * buffers are freed (collective over the old communicator on the processes that
  * `had_old` them); a rebalance swaps to the target buffer. */
 void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old);
+
+/* ---- read-mostly rows copied ahead of an asynchronous expansion (prepull.c) ---- */
+
+/* A process's part of a block structure after an expansion: rows [lo, hi) at `offset`
+ * rows into a new buffer of `cap` rows. */
+typedef struct {
+    int64_t lo, hi, offset, cap;
+} engine_part_t;
+/* What engine_plan_all and engine_plan_targets will decide for process `me` of `n` in an
+ * expansion with `weights` (NULL: even). Local. */
+mal_status_t engine_expanded_part(const engine_registry_t *reg, const mal_array_t *a, int n,
+                                  const double *weights, int64_t min_rows, int me,
+                                  engine_part_t *part);
+/* Where the rows are now: the old owners' parts (a->bounds), offsets and memory. */
+typedef struct {
+    int old_procs;
+    const int64_t *offsets;
+    const engine_peer_mem_t *peers;
+} engine_prepull_src_t;
+/* Where they go: this process (`me` of `procs` after the expansion) and the memory its
+ * new buffer will borrow. */
+typedef struct {
+    int procs, me;
+    const double *weights;
+    int64_t min_rows;
+    char *base;
+    size_t mapped;
+} engine_prepull_dst_t;
+/* Copy this process's rows of `a` for the expansion into dst (a->prepulled records
+ * it); nothing when the memory is too small. Local, one-sided. */
+mal_status_t engine_prepull(const engine_registry_t *reg, mal_array_t *a,
+                            const engine_prepull_src_t *src, const engine_prepull_dst_t *dst);
+void engine_prepull_forget(mal_array_t *a);
 
 #endif /* MAL_PLAN_H */

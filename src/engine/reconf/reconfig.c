@@ -133,6 +133,35 @@ static mal_status_t targets_agreed(engine_reconfig_t *rc, mal_status_t st)
     return st;
 }
 
+/* An expansion's structures whose rows every process of U copied ahead, to the place
+ * its plan gives them, in the memory its target borrowed (prepull.c), need not move:
+ * checked by each process against its own plan, agreed in one allreduce. The records are
+ * spent either way. */
+static void skip_prepulled(engine_reconfig_t *rc)
+{
+    if (rc->action != MAL_ACTION_EXPAND || rc->count == 0)
+        return;
+    int *ok = malloc((size_t)rc->count * sizeof *ok);
+    for (int i = 0; ok != NULL && i < rc->count; i++) {
+        const engine_move_t *m = &rc->moves[i];
+        const engine_prepull_t *p = &m->array->prepulled;
+        int me = rc->me_n;
+        ok[i] = m->moves && p->base != NULL && p->procs == rc->n_n &&
+                p->lo == m->new_bounds_n[me] && p->hi == m->new_bounds_n[me + 1] &&
+                p->offset == m->new_offsets_n[me] && m->target.base == p->base;
+    }
+    /* Every process takes part, also one without memory for the flags (as a no). */
+    int none = 0, *flags = ok != NULL ? ok : &none, n = ok != NULL ? rc->count : 1;
+    PMPI_Allreduce(MPI_IN_PLACE, flags, n, MPI_INT, MPI_MIN, rc->u);
+    for (int i = 0; ok != NULL && i < rc->count; i++) {
+        rc->moves[i].moves = rc->moves[i].moves && !ok[i];
+        rc->bytes_ahead += ok[i] ? rc->moves[i].bytes_in : 0;
+    }
+    for (int i = 0; i < rc->count; i++)
+        engine_prepull_forget(rc->moves[i].array);
+    free(ok);
+}
+
 mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
 {
     double t0 = MPI_Wtime();
@@ -144,6 +173,8 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
     /* Every rank takes the same branch: a rebalance's layouts agree once planned (a
      * failed spare still takes part in the last agreement), across communicators the
      * targets were agreed. */
+    if (!rebalancing(rc) && !st)
+        skip_prepulled(rc);
     if (rebalancing(rc) ? agreed && rc->changed : !st)
         st = engine_execute(rc->moves, rc->count, rc->u, st,
                             rebalancing(rc) ? "mal_rebalance" : "reconfiguration data movement");

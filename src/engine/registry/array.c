@@ -279,6 +279,7 @@ void engine_array_destroy(engine_registry_t *reg, mal_array_t *a)
         engine_buffer_free(reg, &a->buf[b]);
     free(a->bounds);
     free(a->offsets);
+    free(a->prepulled.peers);
     free(a);
 }
 

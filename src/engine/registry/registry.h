@@ -24,6 +24,17 @@ typedef enum {
 typedef enum { CSR_PART_NONE = 0, CSR_PART_ROWPTR, CSR_PART_COLIND, CSR_PART_VALUES }
     csr_part_t;
 
+/* A MAL_READ_MOSTLY structure's part of an asynchronous expansion under way, copied in
+ * the background (reconf/prepull.c) into the memory its new buffer will borrow: valid
+ * when `base` is set. The switch checks it against its own plan before skipping the
+ * move (reconf/reconfig.c). */
+typedef struct {
+    char *base;                 /* the memory written, NULL: nothing copied          */
+    int64_t lo, hi, offset;     /* global rows [lo, hi) at `offset` rows into it     */
+    int procs;                  /* the process count they were planned for           */
+    engine_peer_mem_t *peers;   /* a new process: the old owners' memory (owned)     */
+} engine_prepull_t;
+
 struct mal_array {
     char name[ENGINE_NAME_MAX];
     engine_layout_t layout;
@@ -41,6 +52,7 @@ struct mal_array {
     bool adoptable;             /* arrived with a join: the next mal_alloc_window of
                                  * this name hands it back without communicating    */
     bool read_mostly;           /* MAL_READ_MOSTLY: unchanged between iterations     */
+    engine_prepull_t prepulled; /* its rows for the coming expansion, copied ahead   */
     struct mal_array *next;
 };
 
