@@ -13,6 +13,7 @@
 #include "memory.h"
 #include "monitor.h"
 #include "procs.h"
+#include "pool_stub.h" /* TEMPORARY: procs.h declares the pool at the merge */
 #include "reconf.h"
 #include "registry.h"
 #include "report.h"
@@ -100,6 +101,17 @@ static void data_rows(const engine_registry_t *reg, policy_input_t *in, policy_p
     }
     in->row_bytes = largest && largest->global_rows > 0
                         ? (int64_t)ceil(bytes / (double)largest->global_rows) : 0;
+}
+
+/* What an expansion would cost beyond spawning: parked processes are woken, not spawned
+ * (the pool's count only: where they are parked is left to the pool, which takes them
+ * before it spawns, so the policy counts the first new processes as the pooled ones),
+ * and with async an expansion that spawns runs in the background. */
+static void pool_view(const engine_state_t *e, policy_input_t *in)
+{
+    in->parked = engine_pool_parked(e);
+    in->parked_on = NULL;
+    in->async = engine_async_on(e);
 }
 
 /* Each rank's availability host; -1 when some rank runs on a host the view lacks. */
@@ -228,6 +240,7 @@ static void decide_on_root(engine_state_t *e, decision_msg_t *m, decision_arrays
                                  "view");
     else {
         data_rows(&e->reg, &in, procs);
+        pool_view(e, &in);
         file_resources.free_cores(a, running, free_cores);
         ask_policy(e, &in, free_cores, m, out);
     }
