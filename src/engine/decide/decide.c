@@ -13,7 +13,6 @@
 #include "memory.h"
 #include "monitor.h"
 #include "procs.h"
-#include "pool_stub.h" /* TEMPORARY: procs.h declares the pool at the merge */
 #include "reconf.h"
 #include "registry.h"
 #include "report.h"
@@ -79,16 +78,18 @@ static void arrays_free(decision_arrays_t *a)
 }
 
 /* Rows per rank of the largest block structure (the work's unit when nothing else is
- * reported) and the bytes of all block structures per row of it. */
+ * reported) and the bytes of all block structures per row of it, and of those marked
+ * MAL_READ_MOSTLY (an asynchronous expansion moves them in the background). */
 static void data_rows(const engine_registry_t *reg, policy_input_t *in, policy_proc_t *procs)
 {
     const mal_array_t *largest = NULL;
-    double bytes = 0, best = -1;
+    double bytes = 0, read_mostly = 0, best = -1;
     for (const mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
         if (a->distribution != MAL_BLOCK)
             continue;
         double b = (double)a->global_rows * (double)a->row_bytes;
         bytes += b;
+        read_mostly += a->read_mostly ? b : 0;
         if (b > best) {
             best = b;
             largest = a;
@@ -101,6 +102,8 @@ static void data_rows(const engine_registry_t *reg, policy_input_t *in, policy_p
     }
     in->row_bytes = largest && largest->global_rows > 0
                         ? (int64_t)ceil(bytes / (double)largest->global_rows) : 0;
+    in->read_mostly_row_bytes = largest && largest->global_rows > 0
+                        ? (int64_t)floor(read_mostly / (double)largest->global_rows) : 0;
 }
 
 /* What an expansion would cost beyond spawning: parked processes are woken, not spawned

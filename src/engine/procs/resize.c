@@ -6,7 +6,6 @@
 #include "monitor.h"
 #include "plan.h"
 #include "procs.h"
-#include "pool_stub.h" /* TEMPORARY: procs.h declares the pool at the merge */
 #include "reconf.h"
 #include "registry.h"
 
