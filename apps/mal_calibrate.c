@@ -755,7 +755,11 @@ static mal_status_t measure_resizes(int cycles, results_t *r)
 /* ---- async_slowdown: iterations while an expansion runs in the background ---------- */
 
 #define KERNEL_DOUBLES ((size_t)128 * 1024) /* 1 MiB: in cache, so computation bound */
-#define KERNEL_SWEEPS 16
+/* About 8-12 ms an iteration on the development VM. With 0.4 ms iterations (16 sweeps)
+ * the background measured 8x: each iteration then waits a whole scheduler slice of the
+ * newcomer's start on the shared cores, which iterations of an application's length
+ * (Jacobi, CG: tens of ms) spread over more work (1.2-1.35x). */
+#define KERNEL_SWEEPS 256
 #define WARMUP_ITERATIONS 10
 #define MAX_BACKGROUND_ITERATIONS 100000
 
