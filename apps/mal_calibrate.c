@@ -897,6 +897,20 @@ static void print_row(const char *name, double value, const char *unit, const ch
     printf("  %-20s %12.4g %-5s %s\n", name, value, unit, how);
 }
 
+/* The model's asynchronous expansion by one spawned process, nothing to move: what the
+ * measured background should take and cost. */
+static predict_expand_cost_t background_model(const predict_params_t *p)
+{
+    return predict_expand(p, &(predict_expand_t){.procs = 1, .async = true});
+}
+
+/* Iteration time the background cost the application: the disturbed iterations' excess
+ * over the undisturbed median. */
+static double lost_seconds(const results_t *r)
+{
+    return r->disturbed_iterations * (r->disturbed_seconds - r->undisturbed_seconds);
+}
+
 static void print_table(const results_t *r, const reps_t *reps, bool quick, double seconds)
 {
     const predict_params_t *p = &r->params;
@@ -939,9 +953,11 @@ static void print_table(const results_t *r, const reps_t *reps, bool quick, doub
     print_row("pool_wake_seconds", p->pool_wake_seconds, "s", how);
     if (r->disturbed_iterations > 0)
         snprintf(how, sizeof how, "kernel iteration %.4f s, %.4f s during %d in the "
-                 "background (%.3f s; switch %.4f s)", r->undisturbed_seconds,
-                 r->disturbed_seconds, r->disturbed_iterations, r->background_seconds,
-                 r->switch_seconds);
+                 "background (%.3f s, model %.3f s; lost %.3f s, model %.3f s; switch "
+                 "%.4f s)", r->undisturbed_seconds, r->disturbed_seconds,
+                 r->disturbed_iterations, r->background_seconds,
+                 background_model(p).background, lost_seconds(r),
+                 background_model(p).process, r->switch_seconds);
     else
         snprintf(how, sizeof how, "default: the expansion ran synchronously (%s)",
                  r->thread_multiple ? "no background" : "no MPI_THREAD_MULTIPLE");

@@ -256,9 +256,10 @@ static void test_grow_from_pool(void)
     CHECK(predict_grow(&m, 2, 2) < predict_spawn(&m, 2), "the pool is cheaper than spawning");
 }
 
-/* spawn 0.5, wake 0.01, epoch 0.1, slowdown 1.25 (a background second costs the
- * application 1 - 1/1.25 = 0.2 s); moving takes 2.1 s (epoch + 2 s of copies), a
- * quarter of the copies read-mostly; a spawned process populates in 0.4 s. */
+/* spawn 0.5, wake 0.01, epoch 0.1, slowdown 1.25 (a second of background work costs
+ * the application s - 1 = 0.25 s and takes s = 1.25 s of wall time); moving takes 2.1 s
+ * (epoch + 2 s of copies), a quarter of the copies read-mostly; a spawned process
+ * populates in 0.4 s. */
 static predict_params_t expand_params(void)
 {
     predict_params_t m = {0};
@@ -294,28 +295,31 @@ static void test_expand_async(void)
     predict_expand_t x = {.procs = 2, .async = true, .populate = 0.4, .move = 2.1,
                           .read_mostly = 0.25};
     predict_expand_cost_t c = predict_expand(&m, &x);
-    /* background = 1.0 spawn + 0.4 populate + 0.5 read-mostly copies = 1.9 s */
-    CHECK_NEAR(c.background, 1.9, "background: spawn, population, read-mostly copies");
+    /* work alone = 1.0 spawn + 0.4 populate + 0.5 read-mostly copies = 1.9 s */
+    CHECK_NEAR(c.background, 1.9 * 1.25, "background: 1.9 s of work, stretched 1.25x");
     CHECK_NEAR(c.switch_seconds, 1.6, "switch: epoch + the 1.5 s of other copies");
-    CHECK_NEAR(c.process, 0.2, "spawn in the background: 1.0 s x 0.2");
-    CHECK_NEAR(c.redist, 1.6 + 0.9 * 0.2, "switch + 0.9 s of background x 0.2");
-    CHECK_NEAR(c.process + c.redist, 1.6 + 1.9 * 0.2, "stall: switch + slowdown");
+    CHECK_NEAR(c.process, 0.25, "spawn in the background: 1.0 s x 0.25");
+    CHECK_NEAR(c.redist, 1.6 + 0.9 * 0.25, "switch + 0.9 s of background x 0.25");
+    CHECK_NEAR(c.process + c.redist, 1.6 + 1.9 * 0.25, "stall: switch + slowdown");
     predict_expand_cost_t sync = predict_expand(&m, &(predict_expand_t){
         .procs = 2, .populate = 0.4, .move = 2.1, .read_mostly = 0.25});
-    CHECK(c.process + c.redist < sync.process + sync.redist, "async stalls less");
+    CHECK(c.process + c.redist < sync.process + sync.redist, "async stalls less at 1.25x");
 
     m.async_slowdown = 1;
     c = predict_expand(&m, &x);
     CHECK_NEAR(c.process + c.redist, 1.6, "an undisturbed background: the switch alone");
+    CHECK_NEAR(c.background, 1.9, "an undisturbed background takes its work's time");
     m.async_slowdown = 0; /* a parameter set written before the key: no slowdown */
     c = predict_expand(&m, &x);
     CHECK_NEAR(c.process + c.redist, 1.6, "slowdown 0 counts as 1");
-    m.async_slowdown = 3; /* 1 - 1/3 of every background second lost */
+    m.async_slowdown = 3; /* 2 s lost per second of background work */
     x.read_mostly = 1;
     c = predict_expand(&m, &x);
     CHECK_NEAR(c.switch_seconds, 0.1, "everything read-mostly: the switch is the epoch");
-    CHECK_NEAR(c.background, 3.4, "1.0 + 0.4 + 2.0");
-    CHECK_NEAR(c.process + c.redist, 0.1 + 3.4 * 2.0 / 3.0, "stall at slowdown 3");
+    CHECK_NEAR(c.background, 3.4 * 3, "(1.0 + 0.4 + 2.0) x 3");
+    CHECK_NEAR(c.process + c.redist, 0.1 + 3.4 * 2, "stall at slowdown 3");
+    CHECK(c.process + c.redist > sync.process + sync.redist,
+          "at 3x the background costs more than waiting: %g s", c.process + c.redist);
 
     x.pooled = 2; /* the pool serves it whole: synchronous */
     c = predict_expand(&m, &x);

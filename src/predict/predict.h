@@ -173,7 +173,8 @@ typedef struct {
 
 /* What it costs the application. */
 typedef struct {
-    double background;   /* wall seconds of the background phase; 0 when synchronous  */
+    double background;   /* wall seconds of the background phase (stretched by the
+                          * slowdown: it shares the cores); 0 when synchronous        */
     double switch_seconds; /* what mal_step waits for: synchronous, everything;
                           * asynchronous, the switch = epoch_seconds + the copies of the
                           * data that is not read-mostly                              */
@@ -186,11 +187,13 @@ typedef struct {
 
 /* Synchronous:  process = G, redist = populate + move, switch = G + populate + move,
  *               background = 0, with G = predict_grow(procs, pooled).
- * Asynchronous: background B = G + populate + (move - epoch) read_mostly; while it runs
- *               the old set iterates async_slowdown (s) times slower, so the application
- *               loses B (1 - 1/s) seconds of iterations; switch = epoch +
- *               (move - epoch) (1 - read_mostly); process = G (1 - 1/s), redist =
- *               switch + (B - G) (1 - 1/s). process + redist is the stall either way.
+ * Asynchronous: the background's work A = G + populate + (move - epoch) read_mostly
+ *               shares the cores with the old set, whose iterations run async_slowdown
+ *               (s) times slower meanwhile, and stretches alike: background = A s wall
+ *               seconds, in which the application loses A s (1 - 1/s) = A (s - 1)
+ *               seconds of iterations; switch = epoch + (move - epoch) (1 - read_mostly);
+ *               process = G (s - 1), redist = switch + (A - G) (s - 1).
+ *               process + redist is the stall either way.
  * populate is counted only when some process is spawned; s < 1 counts as 1, a
  * read_mostly outside [0, 1] as the nearest bound, move below epoch as epoch. */
 predict_expand_cost_t predict_expand(const predict_params_t *m, const predict_expand_t *x);
