@@ -5,12 +5,16 @@
  *
  * Runs with exactly 2 initial processes. They first time point-to-point messages, a
  * local reduction, one-sided gets, memcpy, window creation and one libmal rebalance on a
- * duplicate of mal_comm(). Then a plan makes mal_step() add one process and release it
- * again, several times, and libmal's own figures of those reconfigurations give the
- * spawn and removal costs. A spawned process runs this same main() with the same
- * arguments: it joins inside mal_init(), skips every measurement (mal_is_initial_process() is
- * false), takes part in the loop from mal_iteration() on until it is released, and
- * leaves. Rank 0 prints a table and writes the file.
+ * duplicate of mal_comm(). Then, several times, mal_expand() adds one process,
+ * mal_shrink() releases it into the pool, mal_expand() takes it back, mal_shrink()
+ * parks it again and mal_pool_release() ends it: libmal's own figures of those
+ * reconfigurations give the spawn, wake and removal costs. Last, a compute + allreduce
+ * kernel iterates while the plan's one entry adds a process asynchronously
+ * (mal_config_t.async): its iterations while the expansion runs in the background, over
+ * the undisturbed ones, give async_slowdown. A spawned process runs this same main()
+ * with the same arguments: it joins inside mal_init(), skips every measurement
+ * (mal_is_initial_process() is false), takes part in the loop from mal_iteration() on
+ * until it is released, and leaves. Rank 0 prints a table and writes the file.
  *
  * Every figure is a median over repetitions, after a warm-up (these machines are small
  * and noisy); where both ranks work at once, each repetition counts the slower one. */
@@ -68,11 +72,12 @@ typedef struct {
     int latency;        /* 8-byte gets                                          */
     int windows;        /* window cycles per size                               */
     int epochs;         /* rebalances                                           */
-    int resize_cycles;  /* expansions by one process, each followed by a release */
+    int resize_cycles;  /* spawn, release, take back from the pool, release, end    */
+    int undisturbed;    /* kernel iterations before the asynchronous expansion     */
 } reps_t;
 
-static const reps_t FULL_REPS = {1000, 40, 15, 1000, 7, 20, 5};
-static const reps_t QUICK_REPS = {200, 10, 5, 200, 3, 8, 2};
+static const reps_t FULL_REPS = {1000, 40, 15, 1000, 7, 20, 5, 200};
+static const reps_t QUICK_REPS = {200, 10, 5, 200, 3, 8, 2, 40};
 
 typedef struct {
     const char *output;
@@ -86,7 +91,13 @@ typedef struct {
     double window_fresh_seconds;
     int64_t transfer_bytes;
     double transfer_cold_seconds, transfer_warm_seconds;
-    int spawn_samples, remove_samples;
+    int spawn_samples, wake_samples, remove_samples;
+    bool thread_multiple;       /* MPI_Init_thread provided MPI_THREAD_MULTIPLE        */
+    bool async_ran;             /* the expansion ran in the background                 */
+    double undisturbed_seconds; /* kernel iteration, median, nothing in the background  */
+    double disturbed_seconds;   /* mean, while the expansion ran in the background      */
+    int disturbed_iterations;
+    double background_seconds, switch_seconds; /* mal_last_reconfig()'s                 */
 } results_t;
 
 /* Remarks (clamped values, fallbacks) for the table and the file's header; rank 0. */
@@ -629,63 +640,254 @@ static int measure_initial(const reps_t *reps, results_t *r)
     return rc;
 }
 
-/* ---- spawn_seconds, remove_seconds: libmal's own reconfigurations ------------------- */
+/* ---- spawn_seconds, pool_wake_seconds, remove_seconds: libmal's reconfigurations --- */
 
-/* "1:+1,2:-1,3:+1,4:-1,...": each expansion by one process is followed by the release of
- * the last rank, which is the process just spawned. */
-static void resize_plan(int cycles, char *plan, size_t len)
-{
-    size_t used = 0;
-    plan[0] = '\0';
-    for (int i = 0; i < cycles && used < len; i++)
-        used += (size_t)snprintf(plan + used, len - used, "%s%d:+1,%d:-1", i ? "," : "",
-                                 2 * i + 1, 2 * i + 2);
-}
+/* One cycle of four steps, by direct calls (synchronous whatever mal_config_t.async
+ * says, so the background cannot blur these figures): spawn one process, release it
+ * (it parks in the pool), take it back from the pool, release it again, then end it
+ * for good (mal_pool_release) so that the next cycle spawns again. Without a pool the
+ * releases end the process and both expansions spawn. */
+#define CYCLE_STEPS 4
+
+typedef enum { CYCLE_SPAWN, CYCLE_PARK, CYCLE_WAKE, CYCLE_PARK_AND_END } cycle_step_t;
 
 typedef struct {
-    double expand[MAX_CYCLES], shrink[MAX_CYCLES];
-    int expands, shrinks;
+    double spawn[2 * MAX_CYCLES], wake[2 * MAX_CYCLES], shrink[2 * MAX_CYCLES];
+    int spawns, wakes, shrinks;
 } resize_samples_t;
 
+/* Per process, by where the processes came from (mal_reconfig_stats_t.pooled). */
 static void record_reconfig(resize_samples_t *s)
 {
     mal_reconfig_stats_t st;
     if (mal_last_reconfig(&st) != MAL_OK || st.status != MAL_OK)
         return;
-    if (st.action == MAL_ACTION_EXPAND && s->expands < MAX_CYCLES)
-        s->expand[s->expands++] = st.process_seconds;
-    else if (st.action == MAL_ACTION_SHRINK && s->shrinks < MAX_CYCLES)
+    int added = st.procs_after - st.procs_before;
+    if (st.action == MAL_ACTION_EXPAND && added > 0 && st.pooled == 0 &&
+        s->spawns < 2 * MAX_CYCLES)
+        s->spawn[s->spawns++] = st.process_seconds / added;
+    else if (st.action == MAL_ACTION_EXPAND && added > 0 && st.pooled == added &&
+             s->wakes < 2 * MAX_CYCLES)
+        s->wake[s->wakes++] = st.process_seconds / added;
+    else if (st.action == MAL_ACTION_SHRINK && s->shrinks < 2 * MAX_CYCLES)
         s->shrink[s->shrinks++] = st.process_seconds;
 }
 
-/* Every process, spawned ones included, runs the loop from where it is; times are
- * mal_last_reconfig()'s process_seconds (max over the ranks), read on the initial rank 0,
- * which is never released. Returns MAL_OK, MAL_REMOVED or the failure. */
+/* The step's reconfiguration; the last rank is the process the cycle added. */
+static mal_status_t cycle_action(cycle_step_t step)
+{
+    int size, last;
+    MPI_Comm_size(mal_comm(), &size);
+    last = size - 1;
+    switch (step) {
+    case CYCLE_SPAWN:
+    case CYCLE_WAKE:
+        return mal_expand(1, MAL_SPAWN_DEFAULT, NULL);
+    case CYCLE_PARK:
+    case CYCLE_PARK_AND_END:
+        return mal_shrink(1, &last, NULL);
+    }
+    return MAL_ERR_ARG;
+}
+
+/* After the reconfiguration of step `step`: its figures, and the end of the parked
+ * process after the last one. Returns MAL_OK or the failure. */
+static mal_status_t after_action(cycle_step_t step, bool keeper, resize_samples_t *s)
+{
+    if (keeper)
+        record_reconfig(s);
+    if (step != CYCLE_PARK_AND_END)
+        return MAL_OK;
+    mal_status_t st = mal_pool_release(-1);
+    if (st != MAL_OK)
+        libmal_failed("mal_pool_release", st);
+    return st;
+}
+
+/* Every process, spawned and pooled ones included, runs the cycles from where it is;
+ * times are mal_last_reconfig()'s process_seconds (max over the ranks), read on the
+ * initial rank 0, which is never released. Returns MAL_OK, MAL_REMOVED or the failure. */
 static mal_status_t measure_resizes(int cycles, results_t *r)
 {
-    resize_samples_t s = {.expands = 0};
+    resize_samples_t s = {.spawns = 0};
     bool keeper = mal_is_initial_process() && rank_of(mal_comm()) == 0;
-    for (int64_t it = mal_iteration(); it < 2 * (int64_t)cycles; it++) {
-        mal_status_t st = mal_step();
+    /* A process that joined inside mal_init, or was woken from the pool inside its
+     * mal_shrink, is inside an iteration whose reconfiguration the others are finishing:
+     * it does not call that reconfiguration again. */
+    bool arrived = !mal_is_initial_process();
+    for (int64_t it = mal_iteration(); it < CYCLE_STEPS * (int64_t)cycles;
+         it = mal_iteration()) {
+        cycle_step_t step = (cycle_step_t)(it % CYCLE_STEPS);
+        mal_status_t st = arrived ? MAL_OK : cycle_action(step);
         if (st == MAL_REMOVED)
             return st;
-        if (st < 0) {
+        if (st < 0)
+            return libmal_failed(step == CYCLE_SPAWN || step == CYCLE_WAKE ? "mal_expand"
+                                                                          : "mal_shrink", st),
+                   st;
+        arrived = mal_iteration() != it; /* woken from the pool in a later iteration */
+        if (arrived)
+            continue;
+        st = after_action(step, keeper, &s);
+        if (st == MAL_OK && (st = mal_step()) < 0)
             libmal_failed("mal_step", st);
+        if (st == MAL_REMOVED || st < 0)
             return st;
-        }
-        if (st == MAL_RECONFIGURED && keeper)
-            record_reconfig(&s);
     }
     if (!keeper)
         return MAL_OK;
-    r->spawn_samples = s.expands;
+    r->spawn_samples = s.spawns;
+    r->wake_samples = s.wakes;
     r->remove_samples = s.shrinks;
-    r->params.spawn_seconds = s.expands ? median(s.expand, s.expands) : 0.0;
+    r->params.spawn_seconds = s.spawns ? median(s.spawn, s.spawns) : 0.0;
     r->params.remove_seconds = s.shrinks ? median(s.shrink, s.shrinks) : 0.0;
-    if (s.expands < cycles || s.shrinks < cycles)
+    if (s.wakes > 0)
+        r->params.pool_wake_seconds = median(s.wake, s.wakes);
+    else
+        add_note("no expansion took a process from the pool (no pool in this libmal?): "
+                 "pool_wake_seconds is the default");
+    if (s.spawns + s.wakes < 2 * cycles || s.shrinks < 2 * cycles)
         add_note("only %d expansions and %d releases of the %d planned reported their "
-                 "times", s.expands, s.shrinks, cycles);
+                 "times", s.spawns + s.wakes, s.shrinks, 2 * cycles);
     return MAL_OK;
+}
+
+/* ---- async_slowdown: iterations while an expansion runs in the background ---------- */
+
+#define KERNEL_DOUBLES ((size_t)128 * 1024) /* 1 MiB: in cache, so computation bound */
+/* About 8-12 ms an iteration on the development VM. With 0.4 ms iterations (16 sweeps)
+ * the background measured 8x: each iteration then waits a whole scheduler slice of the
+ * newcomer's start on the shared cores, which iterations of an application's length
+ * (Jacobi, CG: tens of ms) spread over more work (1.2-1.35x). */
+#define KERNEL_SWEEPS 256
+#define WARMUP_ITERATIONS 10
+#define MAX_BACKGROUND_ITERATIONS 100000
+
+/* An application's iteration on the old set: computation, then an allreduce. */
+static void kernel_iteration(double *v)
+{
+    double local = 0, global;
+    for (int sweep = 0; sweep < KERNEL_SWEEPS; sweep++)
+        for (size_t i = 0; i < KERNEL_DOUBLES; i++)
+            v[i] = v[i] * 0.999 + 1e-3;
+    for (size_t i = 0; i < KERNEL_DOUBLES; i += 4096)
+        local += v[i];
+    MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, mal_comm());
+    copy_sink = (char)global;
+}
+
+/* The kernel's iteration times (each with its mal_step): undisturbed before the plan's
+ * entry (the "+1" fires in the step that reaches it), disturbed while the expansion runs
+ * in the background; the iteration that starts it and the one that switches are left
+ * out. */
+typedef struct {
+    double undisturbed[MAX_REPS], *disturbed;
+    int nundisturbed, ndisturbed;
+} kernel_times_t;
+
+/* Iterates until the switch (MAL_OK) or a failure, which the caller reports. */
+static mal_status_t run_kernel(int64_t entry, double *v, kernel_times_t *k)
+{
+    int64_t first = mal_iteration();
+    for (int64_t it = first;; it++) {
+        double t0 = MPI_Wtime();
+        kernel_iteration(v);
+        mal_status_t st = mal_step();
+        double t = MPI_Wtime() - t0;
+        if (st < 0)
+            return st;
+        if (st == MAL_RECONFIGURED)
+            return MAL_OK;
+        if (it + 1 < entry && it >= first + WARMUP_ITERATIONS && k->nundisturbed < MAX_REPS)
+            k->undisturbed[k->nundisturbed++] = t;
+        else if (it + 1 > entry && k->ndisturbed < MAX_BACKGROUND_ITERATIONS)
+            k->disturbed[k->ndisturbed++] = t;
+    }
+}
+
+static double mean(const double *v, int n)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += v[i];
+    return n > 0 ? sum / n : 0;
+}
+
+/* The slowdown from the kernel's times, and what the table shows beside it. */
+static void slowdown_from(kernel_times_t *k, results_t *r)
+{
+    mal_reconfig_stats_t st;
+    mal_last_reconfig(&st);
+    r->async_ran = st.async;
+    r->background_seconds = st.background_seconds;
+    r->switch_seconds = st.switch_seconds;
+    r->undisturbed_seconds = k->nundisturbed ? median(k->undisturbed, k->nundisturbed) : 0;
+    r->disturbed_iterations = k->ndisturbed;
+    r->disturbed_seconds = mean(k->disturbed, k->ndisturbed);
+    if (k->ndisturbed == 0 || !(r->undisturbed_seconds > 0)) {
+        add_note("the expansion did not run in the background (%s): async_slowdown is the "
+                 "default", r->thread_multiple ? "no asynchronous expansion in this libmal?"
+                                               : "MPI_THREAD_MULTIPLE not provided");
+        return;
+    }
+    r->params.async_slowdown = r->disturbed_seconds / r->undisturbed_seconds;
+    clamp_below(&r->params.async_slowdown, 1.0, "async_slowdown",
+                "background iterations no slower than undisturbed ones");
+}
+
+/* Allocations the kernel needs, on every rank or on none (its allreduce would wait for
+ * a rank that left). */
+static mal_status_t kernel_alloc(kernel_times_t *k, double **v)
+{
+    k->disturbed = malloc(MAX_BACKGROUND_ITERATIONS * sizeof *k->disturbed);
+    *v = malloc(KERNEL_DOUBLES * sizeof **v);
+    int ok = k->disturbed != NULL && *v != NULL;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, mal_comm());
+    if (!ok) {
+        if (rank_of(mal_comm()) == 0)
+            fprintf(stderr, "mal-calibrate: no memory for the kernel\n");
+        return MAL_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < KERNEL_DOUBLES; i++)
+        (*v)[i] = 1.0;
+    return MAL_OK;
+}
+
+/* The plan's one entry: "+1" at `entry`, asynchronous (mal_config_t.async). The
+ * process it adds is released afterwards, so the report runs on the 2 initial ones. */
+static mal_status_t measure_async(int64_t entry, results_t *r)
+{
+    int last;
+    if (!mal_is_initial_process()) { /* the newcomer, after the switch */
+        MPI_Comm_size(mal_comm(), &last);
+        last--;
+        mal_status_t st = mal_shrink(1, &last, NULL);
+        return st == MAL_REMOVED || st < 0 ? st : MAL_OK;
+    }
+    kernel_times_t k = {.nundisturbed = 0};
+    double *v = NULL;
+    mal_status_t st = kernel_alloc(&k, &v);
+    if (st == MAL_OK)
+        st = run_kernel(entry, v, &k);
+    if (st == MAL_OK && rank_of(mal_comm()) == 0)
+        slowdown_from(&k, r);
+    free(k.disturbed);
+    free(v);
+    if (st == MAL_ERR_NOMEM)
+        return st;
+    if (st != MAL_OK) { /* abandoned in the background: the old set goes on, unchanged */
+        if (rank_of(mal_comm()) == 0)
+            add_note("the asynchronous expansion was abandoned (%s): async_slowdown is the "
+                     "default", mal_strerror(st));
+        return MAL_OK;
+    }
+    MPI_Comm_size(mal_comm(), &last);
+    last--;
+    st = mal_shrink(1, &last, NULL);
+    if (st < 0)
+        return libmal_failed("mal_shrink", st), st;
+    st = mal_pool_release(-1);
+    return st == MAL_OK ? MAL_OK : (libmal_failed("mal_pool_release", st), st);
 }
 
 /* ---- output ------------------------------------------------------------------------- */
@@ -693,6 +895,20 @@ static mal_status_t measure_resizes(int cycles, results_t *r)
 static void print_row(const char *name, double value, const char *unit, const char *how)
 {
     printf("  %-20s %12.4g %-5s %s\n", name, value, unit, how);
+}
+
+/* The model's asynchronous expansion by one spawned process, nothing to move: what the
+ * measured background should take and cost. */
+static predict_expand_cost_t background_model(const predict_params_t *p)
+{
+    return predict_expand(p, &(predict_expand_t){.procs = 1, .async = true});
+}
+
+/* Iteration time the background cost the application: the disturbed iterations' excess
+ * over the undisturbed median. */
+static double lost_seconds(const results_t *r)
+{
+    return r->disturbed_iterations * (r->disturbed_seconds - r->undisturbed_seconds);
 }
 
 static void print_table(const results_t *r, const reps_t *reps, bool quick, double seconds)
@@ -726,12 +942,26 @@ static void print_table(const results_t *r, const reps_t *reps, bool quick, doub
     snprintf(how, sizeof how, "slope of the same (recycled memory; %zu MiB on memory never "
              "used before: %.4f s)", WINDOW_LARGE_BYTES / MIB, r->window_fresh_seconds);
     print_row("window_byte_seconds", p->window_byte_seconds, "s/B", how);
-    snprintf(how, sizeof how, "spawn + merge of 1 process by mal_step (%d of %d)",
-             r->spawn_samples, reps->resize_cycles);
+    snprintf(how, sizeof how, "spawn + merge of 1 process by mal_expand (%d samples)",
+             r->spawn_samples);
     print_row("spawn_seconds", p->spawn_seconds, "s", how);
-    snprintf(how, sizeof how, "release of 1 process by mal_step (%d of %d)",
-             r->remove_samples, reps->resize_cycles);
+    snprintf(how, sizeof how, "release of 1 process by mal_shrink (%d of %d)",
+             r->remove_samples, 2 * reps->resize_cycles);
     print_row("remove_seconds", p->remove_seconds, "s", how);
+    snprintf(how, sizeof how, "1 process taken from the pool by mal_expand (%d samples%s)",
+             r->wake_samples, r->wake_samples ? "" : ": default");
+    print_row("pool_wake_seconds", p->pool_wake_seconds, "s", how);
+    if (r->disturbed_iterations > 0)
+        snprintf(how, sizeof how, "kernel iteration %.4f s, %.4f s during %d in the "
+                 "background (%.3f s, model %.3f s; lost %.3f s, model %.3f s; switch "
+                 "%.4f s)", r->undisturbed_seconds, r->disturbed_seconds,
+                 r->disturbed_iterations, r->background_seconds,
+                 background_model(p).background, lost_seconds(r),
+                 background_model(p).process, r->switch_seconds);
+    else
+        snprintf(how, sizeof how, "default: the expansion ran synchronously (%s)",
+                 r->thread_multiple ? "no background" : "no MPI_THREAD_MULTIPLE");
+    print_row("async_slowdown", p->async_slowdown, "x", how);
     print_row("cores", p->cores, "", "hwloc cores of this host");
     if (notes[0] != '\0')
         printf("notes:\n%s", notes);
@@ -821,6 +1051,13 @@ static parse_result_t parse_options(int argc, char **argv, options_t *o, char *c
     return PARSE_RUN;
 }
 
+/* The iteration at which the plan adds a process in the background: after the resize
+ * cycles and the undisturbed kernel iterations. */
+static int64_t async_entry(const reps_t *reps)
+{
+    return CYCLE_STEPS * (int64_t)reps->resize_cycles + reps->undisturbed;
+}
+
 static mal_status_t start_libmal(const reps_t *reps, char *plan, size_t plan_len)
 {
     /* The calibration being made must not depend on an old one: with MAL_CALIBRATION
@@ -828,8 +1065,11 @@ static mal_status_t start_libmal(const reps_t *reps, char *plan, size_t plan_len
     unsetenv("MAL_CALIBRATION");
     mal_config_t cfg;
     mal_config_init(&cfg);
-    resize_plan(reps->resize_cycles, plan, plan_len);
+    snprintf(plan, plan_len, "%lld:+1", (long long)async_entry(reps));
     cfg.plan = plan;
+    cfg.pool = 1;                    /* released processes park: their wake is timed */
+    cfg.prefetch = 0;                /* the first expansion of each cycle spawns     */
+    cfg.async = 1;                   /* the plan's expansion; mal_expand stays sync  */
     cfg.summary = false;             /* the table says it all                        */
     cfg.log_errors = false;          /* failures are printed here, with the call     */
     cfg.redist = MAL_REDIST_RMA;     /* the one-sided engine is what the model costs */
@@ -838,7 +1078,10 @@ static mal_status_t start_libmal(const reps_t *reps, char *plan, size_t plan_len
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* MULTIPLE: the asynchronous expansion's background thread needs it (libmal expands
+     * synchronously otherwise, and async_slowdown keeps its default). */
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     options_t opt;
     char complaint[256];
     int exit_code = 0, world_rank;
@@ -853,7 +1096,7 @@ int main(int argc, char **argv)
         return parsed == PARSE_HELP ? EXIT_SUCCESS : EXIT_USAGE;
     }
     const reps_t *reps = opt.quick ? &QUICK_REPS : &FULL_REPS;
-    char plan[32 * MAX_CYCLES];
+    char plan[32];
     mal_status_t st = start_libmal(reps, plan, sizeof plan);
     if (st != MAL_OK) {
         libmal_failed("mal_init", st);
@@ -863,11 +1106,14 @@ int main(int argc, char **argv)
     results_t results;
     memset(&results, 0, sizeof results);
     predict_params_default(&results.params); /* any key this tool does not measure */
+    results.thread_multiple = provided >= MPI_THREAD_MULTIPLE;
     double t0 = MPI_Wtime();
     if (mal_is_initial_process())
         exit_code = measure_initial(reps, &results);
     if (exit_code == 0)
         st = measure_resizes(reps->resize_cycles, &results);
+    if (exit_code == 0 && st == MAL_OK)
+        st = measure_async(async_entry(reps), &results);
     if (exit_code == 0 && st < 0)
         exit_code = EXIT_FAILED;
     if (exit_code == 0 && mal_is_initial_process())

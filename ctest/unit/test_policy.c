@@ -470,6 +470,131 @@ static void test_empty_ranks(void)
     done(&x);
 }
 
+/* 35% faster needs about four more processes; at 50 s a spawn no expansion pays for
+ * itself within an interval of about 3.4 s, but a parked process is woken in 1 ms. */
+static void pool_fixture(fixture_t *x, int parked)
+{
+    objective_fixture(x, 0.35, SELECT_EFFICIENCY);
+    x->model.spawn_seconds = 50;
+    x->model.pool_wake_seconds = 1e-3;
+    x->in.parked = parked;
+}
+
+static void test_pool_makes_growing_pay(void)
+{
+    fixture_t x;
+    policy_decision_t d;
+    pool_fixture(&x, 0);
+    if (decide(&x, &d) == MAL_OK)
+        CHECK(d.action != POLICY_EXPAND, "nothing parked, 50 s a spawn: %s to %d (%s)",
+              policy_action_name(d.action), d.procs_after, d.reason);
+    policy_decision_free(&d);
+    done(&x);
+
+    pool_fixture(&x, 16);
+    if (decide(&x, &d) == MAL_OK) {
+        CHECK(d.action == POLICY_EXPAND && d.count > 0, "16 parked: %s (%s)",
+              policy_action_name(d.action), d.reason);
+        CHECK(d.pooled == d.count, "every new process from the pool: %d of %d", d.pooled,
+              d.count);
+        CHECK(d.predicted.process < 1, "woken, not spawned: process term %g s",
+              d.predicted.process);
+        CHECK(strstr(d.reason, "from the pool") != NULL, "the reason names the pool: %s",
+              d.reason);
+    }
+    policy_decision_free(&d);
+    done(&x);
+}
+
+/* Fewer parked than needed: the pooled ones are counted, the rest spawned and priced so. */
+static void test_pool_partly(void)
+{
+    fixture_t x;
+    policy_decision_t d;
+    fixture(&x, 1, 1.0); /* 4 processes, min 6: two more whatever they cost */
+    x.cfg.min_procs = 6;
+    x.model.spawn_seconds = 10;
+    x.model.pool_wake_seconds = 0.5;
+    x.in.parked = 1;
+    if (decide(&x, &d) == MAL_OK) {
+        CHECK(d.action == POLICY_EXPAND && d.count == 2 && d.pooled == 1,
+              "one of the two from the pool: %s %d, %d pooled (%s)",
+              policy_action_name(d.action), d.count, d.pooled, d.reason);
+        CHECK(fabs(d.predicted.process - 10.5) < 1e-9, "one spawn + one wake: %g s",
+              d.predicted.process);
+        CHECK(strstr(d.reason, "1 from the pool, 1 spawned") != NULL, "reason: %s", d.reason);
+    }
+    policy_decision_free(&d);
+    done(&x);
+}
+
+/* Two hosts of one class, one process parked on the second: the first new process goes
+ * where the parked one is, the second to the first host's free core. */
+static void test_pool_hosts_first(void)
+{
+    const char *two = "a 2 C1 1.0 0.1\nb 2 C1 1.0 0.1\n";
+    fixture_t x;
+    fixture(&x, 1, 1.0);
+    avail_free(&x.avail);
+    FILE *f = fmemopen((void *)two, strlen(two), "r");
+    char err[256] = "";
+    CHECK(avail_parse(f, "two", &x.avail, err, sizeof err) == MAL_OK, "two: %s", err);
+    fclose(f);
+    x.in.nprocs = 2;
+    x.procs[0] = (policy_proc_t){.host = 0, .work = 1e8, .comp = 1.0, .rows = ROWS / 2};
+    x.procs[1] = (policy_proc_t){.host = 1, .work = 1e8, .comp = 1.0, .rows = ROWS / 2};
+    x.free_cores[0] = x.free_cores[1] = 1;
+    int parked_on[2] = {0, 1};
+    x.in.parked = 1;
+    x.in.parked_on = parked_on;
+    x.cfg.min_procs = 3;
+    policy_decision_t d;
+    if (decide(&x, &d) == MAL_OK) {
+        CHECK(d.action == POLICY_EXPAND && d.count == 1 && d.pooled == 1 && d.hosts[0] == 1,
+              "min 3: one process, on host b where one is parked: %s %d (pooled %d, host "
+              "%d; %s)", policy_action_name(d.action), d.count, d.pooled,
+              d.count > 0 ? d.hosts[0] : -1, d.reason);
+    }
+    policy_decision_free(&d);
+    parked_on[1] = 0; /* parked nowhere the view knows: file order, nothing pooled */
+    x.state = (policy_state_t){0};
+    if (decide(&x, &d) == MAL_OK)
+        CHECK(d.count == 1 && d.pooled == 0 && d.hosts[0] == 0, "file order: host %d, "
+              "pooled %d", d.count > 0 ? d.hosts[0] : -1, d.pooled);
+    policy_decision_free(&d);
+    parked_on[1] = -1;
+    expect_input_error(&x, "host b: -1 parked");
+    done(&x);
+}
+
+/* Asynchronous: the 50 s spawns run in the background; whether that pays depends on
+ * how much the background slows the old set's iterations. */
+static void test_async_hides_spawn(void)
+{
+    fixture_t x;
+    policy_decision_t d;
+    pool_fixture(&x, 0);
+    x.in.async = true;
+    x.model.async_slowdown = 1.0; /* an undisturbed background: only the switch counts */
+    if (decide(&x, &d) == MAL_OK) {
+        CHECK(d.action == POLICY_EXPAND && d.pooled == 0, "async, no slowdown: %s (%s)",
+              policy_action_name(d.action), d.reason);
+        CHECK(d.predicted.process == 0, "spawn off the critical path: %g s",
+              d.predicted.process);
+        CHECK(strstr(d.reason, "in the background") != NULL, "reason: %s", d.reason);
+    }
+    policy_decision_free(&d);
+    done(&x);
+    pool_fixture(&x, 0);
+    x.in.async = true;
+    x.model.async_slowdown = 2.0; /* s - 1 = 1: the 50 s a process lost all the same */
+    if (decide(&x, &d) == MAL_OK)
+        CHECK(d.action != POLICY_EXPAND, "async at slowdown 2 still pays 50 s a process: "
+              "%s (%s)", policy_action_name(d.action), d.reason);
+    policy_decision_free(&d);
+    done(&x);
+}
+
 int main(void)
 {
     test_goal_met_no_action();
@@ -485,6 +610,10 @@ int main(void)
     test_parse();
     test_bad_input();
     test_empty_ranks();
+    test_pool_makes_growing_pay();
+    test_pool_partly();
+    test_pool_hosts_first();
+    test_async_hides_spawn();
     printf("test_policy: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures != 0;
 }

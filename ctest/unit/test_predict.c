@@ -241,6 +241,92 @@ static void test_spawn_remove(void)
     CHECK_NEAR(predict_remove(&m, 4), 1, "remove 4");
 }
 
+/* A pooled process is woken (0.01 s), not spawned (0.5 s). */
+static void test_grow_from_pool(void)
+{
+    predict_params_t m = {0};
+    m.spawn_seconds = 0.5;
+    m.pool_wake_seconds = 0.01;
+    CHECK_NEAR(predict_grow(&m, 4, 0), 2, "no pool: four spawns");
+    CHECK_NEAR(predict_grow(&m, 4, 1), 1.51, "three spawns, one wake");
+    CHECK_NEAR(predict_grow(&m, 4, 4), 0.04, "four wakes");
+    CHECK_NEAR(predict_grow(&m, 4, 9), 0.04, "more parked than needed: four wakes");
+    CHECK_NEAR(predict_grow(&m, 4, -1), 2, "negative pooled counts as none");
+    CHECK(predict_grow(&m, 0, 3) == 0, "nothing added");
+    CHECK(predict_grow(&m, 2, 2) < predict_spawn(&m, 2), "the pool is cheaper than spawning");
+}
+
+/* spawn 0.5, wake 0.01, epoch 0.1, slowdown 1.25 (a second of background work costs
+ * the application s - 1 = 0.25 s and takes s = 1.25 s of wall time); moving takes 2.1 s
+ * (epoch + 2 s of copies), a quarter of the copies read-mostly; a spawned process
+ * populates in 0.4 s. */
+static predict_params_t expand_params(void)
+{
+    predict_params_t m = {0};
+    m.spawn_seconds = 0.5;
+    m.pool_wake_seconds = 0.01;
+    m.epoch_seconds = 0.1;
+    m.async_slowdown = 1.25;
+    return m;
+}
+
+static void test_expand_sync(void)
+{
+    predict_params_t m = expand_params();
+    predict_expand_t x = {.procs = 2, .populate = 0.4, .move = 2.1, .read_mostly = 0.25};
+    predict_expand_cost_t c = predict_expand(&m, &x);
+    CHECK_NEAR(c.process, 1.0, "two spawns");
+    CHECK_NEAR(c.redist, 2.5, "population + move");
+    CHECK_NEAR(c.switch_seconds, 3.5, "synchronous: the application waits for everything");
+    CHECK(c.background == 0, "no background");
+    x.pooled = 2;
+    c = predict_expand(&m, &x);
+    CHECK_NEAR(c.process, 0.02, "two wakes");
+    CHECK_NEAR(c.redist, 2.1, "pooled processes keep their memory: the move only");
+    x.pooled = 1;
+    c = predict_expand(&m, &x);
+    CHECK_NEAR(c.process, 0.51, "one spawn, one wake");
+    CHECK_NEAR(c.redist, 2.5, "the spawned one populates");
+}
+
+static void test_expand_async(void)
+{
+    predict_params_t m = expand_params();
+    predict_expand_t x = {.procs = 2, .async = true, .populate = 0.4, .move = 2.1,
+                          .read_mostly = 0.25};
+    predict_expand_cost_t c = predict_expand(&m, &x);
+    /* work alone = 1.0 spawn + 0.4 populate + 0.5 read-mostly copies = 1.9 s */
+    CHECK_NEAR(c.background, 1.9 * 1.25, "background: 1.9 s of work, stretched 1.25x");
+    CHECK_NEAR(c.switch_seconds, 1.6, "switch: epoch + the 1.5 s of other copies");
+    CHECK_NEAR(c.process, 0.25, "spawn in the background: 1.0 s x 0.25");
+    CHECK_NEAR(c.redist, 1.6 + 0.9 * 0.25, "switch + 0.9 s of background x 0.25");
+    CHECK_NEAR(c.process + c.redist, 1.6 + 1.9 * 0.25, "stall: switch + slowdown");
+    predict_expand_cost_t sync = predict_expand(&m, &(predict_expand_t){
+        .procs = 2, .populate = 0.4, .move = 2.1, .read_mostly = 0.25});
+    CHECK(c.process + c.redist < sync.process + sync.redist, "async stalls less at 1.25x");
+
+    m.async_slowdown = 1;
+    c = predict_expand(&m, &x);
+    CHECK_NEAR(c.process + c.redist, 1.6, "an undisturbed background: the switch alone");
+    CHECK_NEAR(c.background, 1.9, "an undisturbed background takes its work's time");
+    m.async_slowdown = 0; /* a parameter set written before the key: no slowdown */
+    c = predict_expand(&m, &x);
+    CHECK_NEAR(c.process + c.redist, 1.6, "slowdown 0 counts as 1");
+    m.async_slowdown = 3; /* 2 s lost per second of background work */
+    x.read_mostly = 1;
+    c = predict_expand(&m, &x);
+    CHECK_NEAR(c.switch_seconds, 0.1, "everything read-mostly: the switch is the epoch");
+    CHECK_NEAR(c.background, 3.4 * 3, "(1.0 + 0.4 + 2.0) x 3");
+    CHECK_NEAR(c.process + c.redist, 0.1 + 3.4 * 2, "stall at slowdown 3");
+    CHECK(c.process + c.redist > sync.process + sync.redist,
+          "at 3x the background costs more than waiting: %g s", c.process + c.redist);
+
+    x.pooled = 2; /* the pool serves it whole: synchronous */
+    c = predict_expand(&m, &x);
+    CHECK(c.background == 0, "a pooled expansion does not go to the background");
+    CHECK_NEAR(c.switch_seconds, 0.02 + 2.1, "wakes + move, no population");
+}
+
 /* ---- redistribution ------------------------------------------------------------------ */
 
 static int load_is(const predict_load_t *l, int64_t bytes, int64_t ops)
@@ -411,6 +497,9 @@ static int same_params(const predict_params_t *a, const predict_params_t *b)
                   sizeof a->window_byte_seconds) == 0 &&
            memcmp(&a->spawn_seconds, &b->spawn_seconds, sizeof a->spawn_seconds) == 0 &&
            memcmp(&a->remove_seconds, &b->remove_seconds, sizeof a->remove_seconds) == 0 &&
+           memcmp(&a->pool_wake_seconds, &b->pool_wake_seconds,
+                  sizeof a->pool_wake_seconds) == 0 &&
+           memcmp(&a->async_slowdown, &b->async_slowdown, sizeof a->async_slowdown) == 0 &&
            a->cores == b->cores;
 }
 
@@ -458,7 +547,8 @@ static void test_round_trip(void)
         .cold_get_bandwidth = 3e8 + 0.25,
         .get_latency = 2e-6, .copy_bandwidth = 1.0 / 7.0, .epoch_seconds = 0,
         .window_seconds = 123456789.125, .window_byte_seconds = 4.9e-324,
-        .spawn_seconds = 0.08, .remove_seconds = 1e300, .cores = 7,
+        .spawn_seconds = 0.08, .remove_seconds = 1e300, .pool_wake_seconds = 2.5e-3,
+        .async_slowdown = 1.0 + 1.0 / 3.0, .cores = 7,
     };
     FILE *f = tmpfile();
     CHECK(f != NULL, "tmpfile");
@@ -535,6 +625,17 @@ static void test_good_file(void)
               p.window_byte_seconds == 3e-10, "window values");
     CHECK(p.spawn_seconds == 0.25 && p.remove_seconds == 0.0125 && p.cores == 16,
           "process values");
+    predict_params_t def;
+    predict_params_default(&def);
+    CHECK(p.pool_wake_seconds == def.pool_wake_seconds &&
+              p.async_slowdown == def.async_slowdown && def.async_slowdown >= 1,
+          "a file without the pool and async keys: the defaults (%g, %g)",
+          p.pool_wake_seconds, p.async_slowdown);
+    char with_keys[1024];
+    snprintf(with_keys, sizeof with_keys,
+             "%s\npool_wake_seconds = 0.003\nasync_slowdown = 1.75\n", text);
+    CHECK(parse_text(with_keys, &p, err, sizeof err) == MAL_OK, "pool keys refused: %s", err);
+    CHECK(p.pool_wake_seconds == 0.003 && p.async_slowdown == 1.75, "pool values");
 }
 
 /* The twelve lines of a good file; line k (1-based) holds good_lines[k - 1]. */
@@ -613,6 +714,10 @@ static void test_bad_values(void)
                 (const char *const[]){"test.cal:12:", "'cores'", NULL});
     refuse_line(12, "cores = 1e10", NULL, "cores beyond int",
                 (const char *const[]){"test.cal:12:", "'cores'", NULL});
+    refuse_line(0, NULL, "async_slowdown = 0.5", "slowdown below 1",
+                (const char *const[]){"test.cal:13:", "'async_slowdown' must be >= 1", NULL});
+    refuse_line(0, NULL, "pool_wake_seconds = -1", "negative wake",
+                (const char *const[]){"test.cal:13:", "'pool_wake_seconds'", NULL});
 }
 
 static void test_bad_structure(void)
@@ -708,6 +813,9 @@ int main(void)
     test_extrapolate();
     test_power_and_comp();
     test_spawn_remove();
+    test_grow_from_pool();
+    test_expand_sync();
+    test_expand_async();
     test_plan_load_pair();
     test_plan_load_expand_shrink();
     test_plan_load_one_to_all();

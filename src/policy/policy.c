@@ -4,8 +4,11 @@
  * work and the computing power of each process (measured for the current ones; for new
  * ones, the nominal GFLOPS of their class scaled by the work per GFLOP the best current
  * process achieves), communication from the Hockney model times lambda, process
- * creation and removal from eqs. 6-7, and redistribution from the transfer plan the
- * engine would execute (predict_plan_load over the old and new block layouts). */
+ * creation and removal from eqs. 6-7 (a pooled process woken, not spawned), and
+ * redistribution from the transfer plan the engine would execute (predict_plan_load over
+ * the old and new block layouts); an expansion's process and redistribution terms are
+ * what it stalls the application (predict_expand: everything when synchronous, the
+ * switch and the background's slowdown when asynchronous). */
 #include "policy.h"
 
 #include "partition.h"
@@ -140,6 +143,7 @@ typedef struct {
     double *class_power;    /* per class: a new process on a free core               */
     int *class_free;        /* per class: free cores                                  */
     int *on_host;           /* per host: processes there now                         */
+    int *taken;             /* per host: cores taken by the expansion being placed    */
     double current;         /* next interval with no action                          */
 } ctx_t;
 
@@ -150,6 +154,7 @@ static void ctx_free(ctx_t *x)
     free(x->class_power);
     free(x->class_free);
     free(x->on_host);
+    free(x->taken);
 }
 
 static mal_status_t check_proc(const ctx_t *x, int r, char *err, size_t errlen)
@@ -165,6 +170,21 @@ static mal_status_t check_proc(const ctx_t *x, int r, char *err, size_t errlen)
                     "and >= 0", r, q->work, q->comp);
     if (q->rows < 0)
         return fail(err, errlen, MAL_ERR_ARG, "rank %d: %lld rows", r, (long long)q->rows);
+    return MAL_OK;
+}
+
+static mal_status_t check_pool(const ctx_t *x, char *err, size_t errlen)
+{
+    const policy_input_t *in = x->in;
+    if (in->parked < 0 || in->read_mostly_row_bytes < 0 ||
+        in->read_mostly_row_bytes > in->row_bytes)
+        return fail(err, errlen, MAL_ERR_ARG, "%d parked processes, %lld read-mostly bytes "
+                    "of %lld per row: out of range", in->parked,
+                    (long long)in->read_mostly_row_bytes, (long long)in->row_bytes);
+    for (int h = 0; in->parked_on != NULL && h < x->avail->nhosts; h++)
+        if (in->parked_on[h] < 0)
+            return fail(err, errlen, MAL_ERR_ARG, "host %s: %d parked processes",
+                        x->avail->hosts[h].name, in->parked_on[h]);
     return MAL_OK;
 }
 
@@ -190,6 +210,9 @@ static mal_status_t check_input(const ctx_t *x, char *err, size_t errlen)
     if (rows != in->rows)
         return fail(err, errlen, MAL_ERR_ARG, "the ranks hold %lld rows, the data has %lld",
                     (long long)rows, (long long)in->rows);
+    mal_status_t rc = check_pool(x, err, errlen);
+    if (rc)
+        return rc;
     for (int h = 0; h < x->avail->nhosts; h++)
         if (in->free_cores[h] < 0)
             return fail(err, errlen, MAL_ERR_ARG,
@@ -279,7 +302,9 @@ static mal_status_t ctx_init(ctx_t *x, const policy_config_t *cfg, const avail_t
     x->class_power = calloc(nc, sizeof *x->class_power);
     x->class_free = calloc(nc, sizeof *x->class_free);
     x->on_host = calloc((size_t)avail->nhosts, sizeof *x->on_host);
-    if (!x->power || !x->nominal || !x->class_power || !x->class_free || !x->on_host)
+    x->taken = calloc((size_t)avail->nhosts, sizeof *x->taken);
+    if (!x->power || !x->nominal || !x->class_power || !x->class_free || !x->on_host ||
+        !x->taken)
         return fail(err, errlen, MAL_ERR_NOMEM,
                     "no memory for a decision over %d processes", x->p);
     rc = ctx_powers(x, err, errlen);
@@ -314,6 +339,7 @@ static double current_interval(const ctx_t *x)
 typedef struct {
     policy_action_t action;
     int n, count;           /* processes after; added or removed                      */
+    int pooled;             /* EXPAND: of count, served by the pool                   */
     double *power, *weights;
     int *hosts;             /* EXPAND: host of each new process                       */
     int *ranks;             /* SHRINK: ranks leaving, ascending                       */
@@ -357,9 +383,10 @@ static double price_now(const ctx_t *x)
 }
 
 /* Old layout (the rows each rank holds; joiners empty at the end) against the new one
- * (partition_block over `weights`, leavers weighted 0), as the engine would move it. */
+ * (partition_block over `weights`, leavers weighted 0), as the engine would move it.
+ * *largest_part (may be NULL): the rows of the largest new part. */
 static double redist_interval(const ctx_t *x, int nparts, const double *weights,
-                              predict_rma_mode_t mode, int windows)
+                              predict_rma_mode_t mode, int windows, int64_t *largest_part)
 {
     int64_t *old_b = calloc(2 * ((size_t)nparts + 1), sizeof *old_b);
     predict_load_t *load = calloc((size_t)nparts, sizeof *load);
@@ -376,6 +403,8 @@ static double redist_interval(const ctx_t *x, int nparts, const double *weights,
                 MAL_OK)
                 t = predict_redist(x->model, nparts, load, windows,
                                    windows * largest * x->in->row_bytes);
+            if (largest_part != NULL)
+                *largest_part = largest;
         }
     }
     free(old_b);
@@ -418,28 +447,72 @@ static mal_status_t cand_rebalance(const ctx_t *x, cand_t *c)
         c->weights[r] = rank_weight(x, r);
     }
     predict_steady(x, c);
-    c->t.redist = redist_interval(x, x->p, c->weights, PREDICT_RMA_SPLIT, 0);
+    c->t.redist = redist_interval(x, x->p, c->weights, PREDICT_RMA_SPLIT, 0, NULL);
     c->price = price_now(x);
     return isnan(c->t.redist) ? MAL_ERR_NOMEM : MAL_OK;
 }
 
-/* Hosts of the new processes: the free cores of each class, hosts in file order. Returns
- * how many were placed, -1 when a class lacks the free cores. */
-static int place_new(const ctx_t *x, const int *counts, int *hosts)
+/* `want` new processes of class `cls` from hosts[k] on: on the free cores of its hosts
+ * in file order, those where processes are parked first (a pooled process before a
+ * spawned one). Returns the next k, -1 when the class lacks the free cores. */
+static int place_class(const ctx_t *x, int cls, int want, int *hosts, int k, int *pooled)
+{
+    const int *parked_on = x->in->parked_on;
+    for (int pass = parked_on != NULL ? 0 : 1; pass < 2; pass++) {
+        for (int h = 0; h < x->avail->nhosts && want > 0; h++) {
+            if (x->avail->hosts[h].cls != cls)
+                continue;
+            int room = x->in->free_cores[h] - x->taken[h];
+            if (pass == 0) /* parked there and not taken yet in this pass */
+                room = room < parked_on[h] - x->taken[h] ? room : parked_on[h] - x->taken[h];
+            for (; room > 0 && want > 0; room--, want--, k++) {
+                hosts[k] = h;
+                x->taken[h]++;
+                *pooled += pass == 0;
+            }
+        }
+    }
+    return want > 0 ? -1 : k;
+}
+
+/* Hosts of the new processes, class by class (place_class). Returns how many were
+ * placed, -1 when a class lacks the free cores; *pooled: how many of them the pool
+ * serves (without parked_on, the first `parked` ones). */
+static int place_new(const ctx_t *x, const int *counts, int *hosts, int *pooled)
 {
     int k = 0;
-    for (int c = 0; c < x->avail->nclasses; c++) {
-        int want = counts[c];
-        for (int h = 0; h < x->avail->nhosts && want > 0; h++) {
-            if (x->avail->hosts[h].cls != c)
-                continue;
-            for (int f = 0; f < x->in->free_cores[h] && want > 0; f++, want--)
-                hosts[k++] = h;
-        }
-        if (want > 0)
-            return -1;
-    }
+    *pooled = 0;
+    memset(x->taken, 0, (size_t)x->avail->nhosts * sizeof *x->taken);
+    for (int c = 0; c < x->avail->nclasses && k >= 0; c++)
+        k = place_class(x, c, counts[c], hosts, k, pooled);
+    if (k >= 0 && x->in->parked_on == NULL)
+        *pooled = k;
+    if (*pooled > x->in->parked) /* the per-host counts said more than the total */
+        *pooled = x->in->parked;
     return k;
+}
+
+/* What the expansion by c stalls the application (predict_expand): the move as the
+ * engine pushes it, the spawned processes' new memory as one window of the largest
+ * part (pooled ones keep theirs), the read-mostly share moved in the background. */
+static mal_status_t expand_costs(const ctx_t *x, cand_t *c)
+{
+    int64_t largest = 0;
+    double move = redist_interval(x, c->n, c->weights, PREDICT_RMA_PUSH, 0, &largest);
+    if (isnan(move))
+        return MAL_ERR_NOMEM;
+    const predict_params_t *m = x->model;
+    const policy_input_t *in = x->in;
+    predict_expand_t e = {
+        .procs = c->count, .pooled = c->pooled, .async = in->async, .move = move,
+        .populate = m->window_seconds +
+                    (double)largest * (double)in->row_bytes * m->window_byte_seconds,
+        .read_mostly = in->row_bytes > 0
+                           ? (double)in->read_mostly_row_bytes / (double)in->row_bytes : 0};
+    predict_expand_cost_t cost = predict_expand(m, &e);
+    c->t.process = cost.process;
+    c->t.redist = cost.redist;
+    return MAL_OK;
 }
 
 /* The current processes plus counts[c] new ones of each class. */
@@ -451,7 +524,7 @@ static mal_status_t cand_expand(const ctx_t *x, const int *counts, int s, cand_t
     c->action = POLICY_EXPAND;
     c->count = s;
     memcpy(c->class_counts, counts, (size_t)x->avail->nclasses * sizeof *counts);
-    if (place_new(x, counts, c->hosts) != s)
+    if (place_new(x, counts, c->hosts, &c->pooled) != s)
         return MAL_ERR_ARG;
     c->price = price_now(x);
     for (int r = 0; r < x->p; r++) {
@@ -464,9 +537,7 @@ static mal_status_t cand_expand(const ctx_t *x, const int *counts, int s, cand_t
         c->price += x->avail->classes[cls].price;
     }
     predict_steady(x, c);
-    c->t.process = predict_spawn(x->model, s);
-    c->t.redist = redist_interval(x, c->n, c->weights, PREDICT_RMA_PUSH, 1);
-    return isnan(c->t.redist) ? MAL_ERR_NOMEM : MAL_OK;
+    return expand_costs(x, c);
 }
 
 /* The current processes without the `leaving` ones. */
@@ -496,7 +567,7 @@ static mal_status_t cand_shrink(const ctx_t *x, const bool *leaving, cand_t *c)
     }
     predict_steady(x, c);
     c->t.process = predict_remove(x->model, r_count);
-    c->t.redist = redist_interval(x, x->p, all, PREDICT_RMA_PULL, 0);
+    c->t.redist = redist_interval(x, x->p, all, PREDICT_RMA_PULL, 0, NULL);
     free(all);
     return isnan(c->t.redist) ? MAL_ERR_NOMEM : MAL_OK;
 }
@@ -522,11 +593,21 @@ static int expand_room(const ctx_t *x)
     return free_cores;
 }
 
+/* The process term of adding s processes before they are placed: the first `parked`
+ * come from the pool (the placement prefers them), the rest are spawned, in the
+ * background when async. */
+static double grow_interval(const ctx_t *x, int s)
+{
+    predict_expand_t e = {.procs = s, .pooled = s < x->in->parked ? s : x->in->parked,
+                          .async = x->in->async};
+    return predict_expand(x->model, &e).process;
+}
+
 /* Power the new processes must add so that s of them meet `goal` when moving the data
  * takes `redist`, or +inf. */
 static double power_needed(const ctx_t *x, int s, double goal, double redist)
 {
-    double fixed = comm_interval(x, x->p + s) + predict_spawn(x->model, s) + redist;
+    double fixed = comm_interval(x, x->p + s) + grow_interval(x, s) + redist;
     if (goal <= fixed)
         return INFINITY;
     return x->work * x->iters / (goal - fixed) - total_power(x);
@@ -683,7 +764,7 @@ static mal_status_t fastest_expansion(const ctx_t *x, cand_t *best)
     for (int s = 1; s <= room; s++) {
         double add = select_max_power(x->avail->nclasses, x->class_power, x->class_free, s);
         double t = x->work * x->iters / (total_power(x) + add) + comm_interval(x, x->p + s) +
-                   predict_spawn(x->model, s);
+                   grow_interval(x, s);
         if (t < best_t) {
             best_t = t;
             best_s = s;
@@ -883,6 +964,7 @@ static void decide_cand(cand_t *c, policy_decision_t *out)
 {
     out->action = c->action;
     out->count = c->count;
+    out->pooled = c->pooled;
     out->procs_after = c->n;
     out->hosts = c->hosts;
     out->ranks = c->ranks;
@@ -1076,6 +1158,18 @@ static bool inhibited(const policy_config_t *cfg, const policy_state_t *st,
     return false;
 }
 
+/* Where an expansion's processes come from, in its reason: the operator sees that the
+ * pool served it (and what the background does) without reading the report's counts. */
+static void say_pool(const policy_input_t *in, policy_decision_t *out)
+{
+    int spawned = out->count - out->pooled;
+    if (out->action != POLICY_EXPAND || (out->pooled == 0 && !in->async))
+        return;
+    size_t len = strlen(out->reason);
+    snprintf(out->reason + len, sizeof out->reason - len, "; %d from the pool, %d spawned%s",
+             out->pooled, spawned, in->async && spawned > 0 ? " in the background" : "");
+}
+
 static mal_status_t run_phases(const ctx_t *x, const policy_state_t *st,
                                policy_decision_t *out)
 {
@@ -1089,6 +1183,7 @@ static mal_status_t run_phases(const ctx_t *x, const policy_state_t *st,
         rc = release_phase(x, out);
     if (!rc && out->action == POLICY_NONE && x->cfg->objective == POLICY_OBJECTIVE_NONE)
         rc = balance_phase(x, out);
+    say_pool(x->in, out);
     return rc;
 }
 

@@ -17,7 +17,11 @@
  *    threshold, rebalance to weights proportional to computing power: the measured power
  *    in loaded mode, the nominal power of the ranks' classes in dedicated mode.
  * Every action must pay for itself: its predicted gain over the rest of the run (one
- * interval when the length of the run is unknown) must exceed its predicted cost. */
+ * interval when the length of the run is unknown) must exceed its predicted cost. An
+ * expansion takes parked processes (policy_input_t.parked) before it spawns: on the
+ * hosts where they are parked first, and priced as wakes rather than spawns, so a pool
+ * makes growing cheaper; with async, only the switch and the background's slowdown of
+ * the old set are its cost (predict_expand). */
 #ifndef MAL_POLICY_H
 #define MAL_POLICY_H
 
@@ -119,6 +123,17 @@ typedef struct {
                                    applied to every process count; <= 0: 1            */
     int64_t rows;               /* total rows of the registered data (sum of procs[].rows) */
     int64_t row_bytes;          /* bytes per row, all registered structures together     */
+    int64_t read_mostly_row_bytes; /* of row_bytes, the MAL_READ_MOSTLY structures' (an
+                                   asynchronous expansion moves them in the background) */
+    int parked;                 /* processes parked in the pool: an expansion takes them
+                                   before it spawns (woken, not spawned; their memory
+                                   kept: predict_grow, predict_expand)                */
+    const int *parked_on;       /* per avail host: how many of `parked` are there, and a
+                                   new process placed there is a pooled one; NULL:
+                                   unknown, the first `parked` new processes are       */
+    bool async;                 /* an expansion that spawns runs in the background:
+                                   only its switch, and the old set's slowdown meanwhile,
+                                   stop the application (predict_expand)              */
 } policy_input_t;
 
 typedef enum {
@@ -131,6 +146,7 @@ typedef enum {
 typedef struct {
     policy_action_t action;
     int count;                  /* EXPAND: processes to add; SHRINK: ranks to release    */
+    int pooled;                 /* EXPAND: of count, those the pool serves              */
     int *hosts;                 /* EXPAND: avail host index of each new process (count)  */
     int *ranks;                 /* SHRINK: the ranks released, ascending (count)          */
     int procs_after;

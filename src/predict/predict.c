@@ -35,6 +35,8 @@ static const predict_params_t default_params = {
     .window_byte_seconds = 6.4e-10,
     .spawn_seconds = 0.044,
     .remove_seconds = 7.7e-5,
+    .pool_wake_seconds = 1e-3,
+    .async_slowdown = 1.5,
     .cores = 2,
 };
 
@@ -43,8 +45,9 @@ void predict_params_default(predict_params_t *p)
     *p = default_params;
 }
 
-/* What values a key accepts; a bandwidth of 0 would make every copy infinitely long. */
-typedef enum { FIELD_POSITIVE, FIELD_NONNEGATIVE, FIELD_CORES } field_kind_t;
+/* What values a key accepts; a bandwidth of 0 would make every copy infinitely long, and
+ * a slowdown below 1 would make the background speed the application up. */
+typedef enum { FIELD_POSITIVE, FIELD_NONNEGATIVE, FIELD_FACTOR, FIELD_CORES } field_kind_t;
 
 /* One key of the calibration file. This table alone drives reading, checking and
  * writing, so a new parameter is one more line here. */
@@ -53,9 +56,12 @@ typedef struct {
     size_t offset;
     field_kind_t kind;
     const char *unit;
+    bool optional;     /* files written before the key existed lack it: optional_value */
 } field_t;
 
-#define FIELD(name, kind, unit) {#name, offsetof(predict_params_t, name), kind, unit}
+#define FIELD(name, kind, unit) {#name, offsetof(predict_params_t, name), kind, unit, false}
+#define OPTIONAL_FIELD(name, kind, unit)                                                  \
+    {#name, offsetof(predict_params_t, name), kind, unit, true}
 
 static const field_t fields[] = {
     FIELD(alpha, FIELD_NONNEGATIVE, "seconds per message"),
@@ -70,10 +76,13 @@ static const field_t fields[] = {
     FIELD(spawn_seconds, FIELD_NONNEGATIVE, "seconds per process spawned"),
     FIELD(remove_seconds, FIELD_NONNEGATIVE, "seconds per process released"),
     FIELD(cores, FIELD_CORES, "cores of the calibrated host"),
-    /* Optional (files written before it existed): get_bandwidth when absent. */
-    FIELD(cold_get_bandwidth, FIELD_POSITIVE, "bytes per second, one-sided, first transfer"),
+    OPTIONAL_FIELD(cold_get_bandwidth, FIELD_POSITIVE,
+                   "bytes per second, one-sided, first transfer"),
+    OPTIONAL_FIELD(pool_wake_seconds, FIELD_NONNEGATIVE,
+                   "seconds per process taken from the pool"),
+    OPTIONAL_FIELD(async_slowdown, FIELD_FACTOR,
+                   "iteration time while an expansion runs in the background / without"),
 };
-#define OPTIONAL_KEY "cold_get_bandwidth"
 
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -169,6 +178,11 @@ static mal_status_t store_value(parse_state_t *s, const field_t *f, const char *
             return fail(s->err, s->errlen, "%s:%d: '%s' must be >= 0: '%.*s'", s->name,
                         s->line, f->key, QUOTE_MAX, value);
         break;
+    case FIELD_FACTOR:
+        if (!(x >= 1))
+            return fail(s->err, s->errlen, "%s:%d: '%s' must be >= 1: '%.*s'", s->name,
+                        s->line, f->key, QUOTE_MAX, value);
+        break;
     case FIELD_CORES:
         if (!(x >= 1 && x <= INT_MAX && x == floor(x)))
             return fail(s->err, s->errlen, "%s:%d: '%s' must be an integer >= 1: '%.*s'",
@@ -220,16 +234,24 @@ static line_t read_line(FILE *in, char *buf, size_t size)
     return next == EOF || next == '\n' ? LINE_READ : LINE_TOO_LONG;
 }
 
+/* An optional key a file lacks: the cold bandwidth is the warm one (the model then
+ * prices every transfer alike, as before the key existed); the pool and asynchronous
+ * figures are the documented defaults. */
+static double optional_value(const predict_params_t *read, const field_t *f)
+{
+    if (f->offset == offsetof(predict_params_t, cold_get_bandwidth))
+        return read->get_bandwidth;
+    return read_double(&default_params, f);
+}
+
 static mal_status_t check_complete(parse_state_t *s)
 {
     for (size_t i = 0; i < NFIELDS; i++) {
         if (s->first_line[i])
             continue;
-        if (strcmp(fields[i].key, OPTIONAL_KEY) == 0) {
-            s->values.cold_get_bandwidth = s->values.get_bandwidth;
-            continue;
-        }
-        return fail(s->err, s->errlen, "%s: missing key '%s'", s->name, fields[i].key);
+        if (!fields[i].optional)
+            return fail(s->err, s->errlen, "%s: missing key '%s'", s->name, fields[i].key);
+        *double_field(&s->values, &fields[i]) = optional_value(&s->values, &fields[i]);
     }
     return MAL_OK;
 }
@@ -474,6 +496,52 @@ double predict_spawn(const predict_params_t *m, int nprocs)
 double predict_remove(const predict_params_t *m, int nprocs)
 {
     return nprocs > 0 ? nprocs * m->remove_seconds : 0;
+}
+
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static double clamp(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v; /* NaN goes to hi */
+}
+
+double predict_grow(const predict_params_t *m, int nprocs, int pooled)
+{
+    if (nprocs <= 0)
+        return 0;
+    pooled = clamp_int(pooled, 0, nprocs);
+    return predict_spawn(m, nprocs - pooled) + pooled * m->pool_wake_seconds;
+}
+
+/* ---- an expansion on the critical path -------------------------------------------- */
+
+predict_expand_cost_t predict_expand(const predict_params_t *m, const predict_expand_t *x)
+{
+    int pooled = clamp_int(x->pooled, 0, x->procs > 0 ? x->procs : 0);
+    bool spawns = x->procs > pooled;
+    double grow = predict_grow(m, x->procs, pooled);
+    double populate = spawns && x->populate > 0 ? x->populate : 0;
+    double copies = x->move > m->epoch_seconds ? x->move - m->epoch_seconds : 0;
+    if (!(spawns && x->async))
+        return (predict_expand_cost_t){.switch_seconds = grow + populate + m->epoch_seconds +
+                                                         copies,
+                                       .process = grow,
+                                       .redist = populate + m->epoch_seconds + copies};
+    double read_mostly = clamp(x->read_mostly, 0, 1);
+    double slowdown = m->async_slowdown > 1 ? m->async_slowdown : 1;
+    double alone = grow + populate + copies * read_mostly; /* on cores of its own */
+    /* The background and the old set's iterations share the cores, so both stretch by
+     * the slowdown (measured: background wall / synchronous spawn 1.4-1.9 for slowdowns
+     * of 1.2-2.4), and each second of the work alone costs the application s - 1. */
+    double lost = slowdown - 1;
+    double switch_seconds = m->epoch_seconds + copies * (1 - read_mostly);
+    return (predict_expand_cost_t){.background = alone * slowdown,
+                                   .switch_seconds = switch_seconds,
+                                   .process = grow * lost,
+                                   .redist = switch_seconds + (alone - grow) * lost};
 }
 
 /* ---- redistribution --------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 
 #include "mal_status.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +33,11 @@ typedef struct {
     double window_byte_seconds; /* per byte of window created (allocation, first epoch) */
     double spawn_seconds;       /* per process spawned and merged (eq. 6)               */
     double remove_seconds;      /* per process released (eq. 7)                         */
+    double pool_wake_seconds;   /* per process taken from the pool: it joins the active
+                                 * set with no spawn, MPI_Init, merge nor new memory    */
+    double async_slowdown;      /* iteration time of the old set while an expansion runs
+                                 * in the background, over the undisturbed one (>= 1;
+                                 * 1.5: iterations 50% slower meanwhile)                */
     int cores;                  /* cores of the host the calibration ran on             */
 } predict_params_t;
 
@@ -41,7 +47,9 @@ void predict_params_default(predict_params_t *p);
 
 /* Read a calibration file: "key = value" lines, '#' starts a comment, blank lines are
  * ignored; every key of predict_params_t must appear exactly once, with a finite number
- * (>= 0; > 0 for the bandwidths; cores an integer >= 1). Returns MAL_OK; or MAL_ERR_ARG,
+ * (>= 0; > 0 for the bandwidths; >= 1 for async_slowdown; cores an integer >= 1), except
+ * the optional keys, which files written before they existed lack: cold_get_bandwidth
+ * (get_bandwidth when absent), pool_wake_seconds and async_slowdown (the defaults). Returns MAL_OK; or MAL_ERR_ARG,
  * leaving *out unchanged and writing to err (errlen bytes; err may be NULL) a message
  * naming the file and line:
  * "FILE:LINE: unknown key 'x'", "FILE:LINE: 'alpha' is not a number: 'abc'",
@@ -139,6 +147,56 @@ double predict_comp(int n, const double *work, const double *power);
 
 double predict_spawn(const predict_params_t *m, int nprocs);
 double predict_remove(const predict_params_t *m, int nprocs);
+
+/* Processes added by an expansion of `nprocs` of which `pooled` (clamped to 0..nprocs)
+ * come from the pool: the others are spawned, the pooled ones only woken:
+ * (nprocs - pooled) spawn_seconds + pooled pool_wake_seconds. */
+double predict_grow(const predict_params_t *m, int nprocs, int pooled);
+
+/* ---- an expansion on the application's critical path -------------------------------- */
+
+/* What an expansion does, for predict_expand. */
+typedef struct {
+    int procs;           /* processes added                                           */
+    int pooled;          /* of them, taken from the pool (clamped to 0..procs)          */
+    bool async;          /* asynchronous (mal_config_t.async); only an expansion that
+                          * spawns (procs > pooled) runs in the background, one the pool
+                          * serves whole is synchronous                               */
+    double populate;     /* seconds the spawned processes need to create and populate
+                          * their memory (predict_redist's window terms); nothing when
+                          * every process comes from the pool, whose memory is kept   */
+    double move;         /* seconds of moving the data: predict_redist with no window
+                          * (the epoch, the communicator swap, the copies)           */
+    double read_mostly;  /* of move's copies (move - epoch_seconds), the share of
+                          * MAL_READ_MOSTLY structures, in [0, 1]                     */
+} predict_expand_t;
+
+/* What it costs the application. */
+typedef struct {
+    double background;   /* wall seconds of the background phase (stretched by the
+                          * slowdown: it shares the cores); 0 when synchronous        */
+    double switch_seconds; /* what mal_step waits for: synchronous, everything;
+                          * asynchronous, the switch = epoch_seconds + the copies of the
+                          * data that is not read-mostly                              */
+    double process;      /* eq. 2's process term: synchronous, predict_grow;
+                          * asynchronous, its share of the background's slowdown      */
+    double redist;       /* eq. 2's redistribution term: synchronous, populate + move;
+                          * asynchronous, the switch + the slowdown's share of the
+                          * background's population and read-mostly copies            */
+} predict_expand_cost_t;
+
+/* Synchronous:  process = G, redist = populate + move, switch = G + populate + move,
+ *               background = 0, with G = predict_grow(procs, pooled).
+ * Asynchronous: the background's work A = G + populate + (move - epoch) read_mostly
+ *               shares the cores with the old set, whose iterations run async_slowdown
+ *               (s) times slower meanwhile, and stretches alike: background = A s wall
+ *               seconds, in which the application loses A s (1 - 1/s) = A (s - 1)
+ *               seconds of iterations; switch = epoch + (move - epoch) (1 - read_mostly);
+ *               process = G (s - 1), redist = switch + (A - G) (s - 1).
+ *               process + redist is the stall either way.
+ * populate is counted only when some process is spawned; s < 1 counts as 1, a
+ * read_mostly outside [0, 1] as the nearest bound, move below epoch as epoch. */
+predict_expand_cost_t predict_expand(const predict_params_t *m, const predict_expand_t *x);
 
 /* ---- redistribution of a transfer plan (one-sided) ---------------------------------- */
 

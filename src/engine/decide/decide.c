@@ -78,16 +78,18 @@ static void arrays_free(decision_arrays_t *a)
 }
 
 /* Rows per rank of the largest block structure (the work's unit when nothing else is
- * reported) and the bytes of all block structures per row of it. */
+ * reported) and the bytes of all block structures per row of it, and of those marked
+ * MAL_READ_MOSTLY (an asynchronous expansion moves them in the background). */
 static void data_rows(const engine_registry_t *reg, policy_input_t *in, policy_proc_t *procs)
 {
     const mal_array_t *largest = NULL;
-    double bytes = 0, best = -1;
+    double bytes = 0, read_mostly = 0, best = -1;
     for (const mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
         if (a->distribution != MAL_BLOCK)
             continue;
         double b = (double)a->global_rows * (double)a->row_bytes;
         bytes += b;
+        read_mostly += a->read_mostly ? b : 0;
         if (b > best) {
             best = b;
             largest = a;
@@ -100,6 +102,19 @@ static void data_rows(const engine_registry_t *reg, policy_input_t *in, policy_p
     }
     in->row_bytes = largest && largest->global_rows > 0
                         ? (int64_t)ceil(bytes / (double)largest->global_rows) : 0;
+    in->read_mostly_row_bytes = largest && largest->global_rows > 0
+                        ? (int64_t)floor(read_mostly / (double)largest->global_rows) : 0;
+}
+
+/* What an expansion would cost beyond spawning: parked processes are woken, not spawned
+ * (the pool's count only: where they are parked is left to the pool, which takes them
+ * before it spawns, so the policy counts the first new processes as the pooled ones),
+ * and with async an expansion that spawns runs in the background. */
+static void pool_view(const engine_state_t *e, policy_input_t *in)
+{
+    in->parked = engine_pool_parked(e);
+    in->parked_on = NULL;
+    in->async = engine_async_on(e);
 }
 
 /* Each rank's availability host; -1 when some rank runs on a host the view lacks. */
@@ -228,6 +243,7 @@ static void decide_on_root(engine_state_t *e, decision_msg_t *m, decision_arrays
                                  "view");
     else {
         data_rows(&e->reg, &in, procs);
+        pool_view(e, &in);
         file_resources.free_cores(a, running, free_cores);
         ask_policy(e, &in, free_cores, m, out);
     }

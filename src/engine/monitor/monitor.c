@@ -698,8 +698,8 @@ static double predict_comp_next(const monitor_t *mon, const int *old_of_new, int
 }
 
 void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
-                            mal_action_t action, int changed, const int *old_of_new,
-                            int procs_after, const double *weights,
+                            mal_action_t action, int changed, int parked,
+                            const int *old_of_new, int procs_after, const double *weights,
                             engine_host_list_t new_hosts)
 {
     if (!engine_monitor_counting(mon))
@@ -725,7 +725,7 @@ void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
         .procs_after = procs_after, .interval = len, .lambda = lambda,
         .comp = comp * (double)len,
         .comm = lambda * predict_comm_model(&mon->params, &prof, procs_after, (double)len),
-        .process = action == MAL_ACTION_EXPAND   ? predict_spawn(&mon->params, changed)
+        .process = action == MAL_ACTION_EXPAND   ? predict_grow(&mon->params, changed, parked)
                    : action == MAL_ACTION_SHRINK ? predict_remove(&mon->params, changed)
                                                  : 0.0};
     free(mon->load);

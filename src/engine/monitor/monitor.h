@@ -59,10 +59,12 @@ typedef struct {
  * `iteration` (collective): predict the interval after it. old_of_new[k] is the current
  * rank of new rank k, -1 for a new process (NULL: ranks keep their numbers, the ones
  * beyond are new); weights (NULL: even) are the new set's; `changed` processes come or
- * go; the new ones start on `new_hosts`. */
+ * go; an expansion takes up to `parked` of them from the pool (woken, not spawned: the
+ * processes layer's count, the same on every rank; 0 otherwise); the new ones start on
+ * `new_hosts`. */
 void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
-                            mal_action_t action, int changed, const int *old_of_new,
-                            int procs_after, const double *weights,
+                            mal_action_t action, int changed, int parked,
+                            const int *old_of_new, int procs_after, const double *weights,
                             engine_host_list_t new_hosts);
 /* While it is planned: the transfer plan of one structure, other copies, new windows. */
 void engine_monitor_plan(monitor_t *mon, const int64_t *old_bounds,

@@ -194,6 +194,7 @@ static void predict_resize(const engine_state_t *e, mal_action_t action, int cou
     engine_host_list_t hosts = {pr->spawn_hosts ? pr->spawn_hosts : pr->settings.hosts,
                                 pr->spawned - (pr->spawn_hosts ? pr->spawn_hosts_base : 0)};
     engine_monitor_predict(e->mon, e->comm, e->iteration, action, count,
+                           action == MAL_ACTION_EXPAND ? engine_pool_parked(e) : 0,
                            old_of_new, n, weights, hosts);
     free(old_of_new);
 }

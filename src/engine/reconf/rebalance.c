@@ -75,7 +75,7 @@ mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights,
         st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
                          "processes", (long long)plan_iteration, count, e->size);
     else {
-        engine_monitor_predict(e->mon, e->comm, e->iteration, MAL_ACTION_REBALANCE, 0, NULL,
+        engine_monitor_predict(e->mon, e->comm, e->iteration, MAL_ACTION_REBALANCE, 0, 0, NULL,
                                e->size, weights, (engine_host_list_t){0});
         st = engine_rebalance(e, weights);
     }
