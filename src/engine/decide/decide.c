@@ -110,11 +110,22 @@ static void data_rows(const engine_registry_t *reg, policy_input_t *in, policy_p
  * (the pool's count only: where they are parked is left to the pool, which takes them
  * before it spawns, so the policy counts the first new processes as the pooled ones),
  * and with async an expansion that spawns runs in the background. */
-static void pool_view(const engine_state_t *e, policy_input_t *in)
+static void pool_view(const engine_state_t *e, const avail_t *a, policy_input_t *in,
+                      int *parked_on)
 {
     in->parked = engine_pool_parked(e);
-    in->parked_on = NULL;
     in->async = engine_async_on(e);
+    /* Where they are parked, when every one of them is on a host of the view. */
+    int placed = 0;
+    for (int i = 0; i < in->parked; i++)
+        for (int h = 0; h < a->nhosts; h++)
+            if (e->procs.parked[i].host != 0 &&
+                engine_host_hash(a->hosts[h].name) == e->procs.parked[i].host) {
+                parked_on[h]++;
+                placed++;
+                break;
+            }
+    in->parked_on = placed == in->parked ? parked_on : NULL;
 }
 
 /* Each rank's availability host; -1 when some rank runs on a host the view lacks. */
@@ -233,7 +244,8 @@ static void decide_on_root(engine_state_t *e, decision_msg_t *m, decision_arrays
     double *hashes = calloc((size_t)e->size, sizeof *hashes);
     int *running = calloc((size_t)a->nhosts, sizeof *running);
     int *free_cores = calloc((size_t)a->nhosts, sizeof *free_cores);
-    if (!procs || !hashes || !running || !free_cores)
+    int *parked_on = calloc((size_t)a->nhosts + 1, sizeof *parked_on);
+    if (!procs || !hashes || !running || !free_cores || !parked_on)
         none_because(m, e->size, "no memory for the decision's input");
     else if (!engine_monitor_sample(e->mon, e->iteration, e->size, &in, procs, hashes))
         none_because(m, e->size, "no steady iteration on some rank in this interval: "
@@ -243,7 +255,7 @@ static void decide_on_root(engine_state_t *e, decision_msg_t *m, decision_arrays
                                  "view");
     else {
         data_rows(&e->reg, &in, procs);
-        pool_view(e, &in);
+        pool_view(e, a, &in, parked_on);
         file_resources.free_cores(a, running, free_cores);
         ask_policy(e, &in, free_cores, m, out);
     }
@@ -251,6 +263,7 @@ static void decide_on_root(engine_state_t *e, decision_msg_t *m, decision_arrays
     free(hashes);
     free(running);
     free(free_cores);
+    free(parked_on);
 }
 
 /* ---- every rank ------------------------------------------------------------------------------ */

@@ -180,7 +180,7 @@ uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash)
 }
 
 /* The policy's hosts for the expansion under way, else the configured list. */
-static char *spawn_host_at(const engine_procs_t *procs, int64_t index)
+char *engine_spawn_host(const engine_procs_t *procs, int64_t index)
 {
     if (procs->spawn_hosts != NULL)
         return engine_host_at(procs->spawn_hosts, (int)(index - procs->spawn_hosts_base));
@@ -213,7 +213,7 @@ static mal_status_t host_info(const engine_procs_t *procs, int n, int index, MPI
     char *list = calloc(cap, 1);
     mal_status_t st = MAL_OK;
     for (int i = 0; list != NULL && i < n && !st; i++) {
-        char *host = spawn_host_at(procs, index + i);
+        char *host = engine_spawn_host(procs, index + i);
         if (host == NULL) {
             free(list);
             list = NULL;

@@ -122,7 +122,8 @@ bool engine_async_on(const engine_state_t *e)
 
 /* ---- the active side --------------------------------------------------------------- */
 
-static mal_status_t append_parked(engine_procs_t *p, int n, bool holds, int64_t generation)
+static mal_status_t append_parked(engine_procs_t *p, int n, bool holds, int64_t generation,
+                                  const double *hosts)
 {
     if (n <= 0) /* realloc to 0 bytes would free the list */
         return MAL_OK;
@@ -131,7 +132,7 @@ static mal_status_t append_parked(engine_procs_t *p, int n, bool holds, int64_t 
         return engine_fail(MAL_ERR_NOMEM, "no memory for the pool's list");
     p->parked = grown;
     for (int i = 0; i < n; i++)
-        p->parked[p->nparked + i] = (engine_parked_t){holds, generation};
+        p->parked[p->nparked + i] = (engine_parked_t){holds, generation, hosts[i]};
     p->nparked += n;
     return MAL_OK;
 }
@@ -162,6 +163,16 @@ mal_status_t engine_pool_pack_fill(const engine_state_t *e, int count, int calls
     return st;
 }
 
+/* Where spawn `index` (counted from p->spawned) goes, hashed; 0 when the runtime
+ * places it. */
+static double spawn_host_hash(const engine_procs_t *p, int index)
+{
+    char *host = engine_spawn_host(p, p->spawned + index);
+    double h = host != NULL ? engine_host_hash(host) : 0;
+    free(host);
+    return h;
+}
+
 /* Spawn `count` processes into the pool in `calls` spawn calls: collective over world
  * (rank 0 spawns, the parked processes follow through GROW). `packed`: the join
  * information of each call, packed beforehand (rank 0), or NULL to pack it now.
@@ -171,6 +182,7 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
 {
     engine_procs_t *p = &e->procs;
     int per = count / calls;
+    double *hosts = calloc((size_t)count, sizeof *hosts);
     if (e->rank == 0)
         for (int i = 0; i < p->nparked; i++)
             send_command(p, e->size + i, CMD_GROW, calls, 0, 0);
@@ -186,8 +198,10 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
                 st = packed != NULL ? engine_send_join_bytes(pair, &packed[i])
                                     : engine_send_join_info(e, pair, &msg);
         }
-        int ok = !st;
-        PMPI_Bcast(&ok, 1, MPI_INT, 0, p->world);
+        /* Whether it worked, and where (the parked processes' list keeps hosts). */
+        double ok_host[2] = {!st, e->rank == 0 ? spawn_host_hash(p, *joined) : 0};
+        PMPI_Bcast(ok_host, 2, MPI_DOUBLE, 0, p->world);
+        int ok = ok_host[0] != 0;
         if (ok)
             st = engine_join_members(p->world, pair, &next);
         else if (e->rank != 0)
@@ -200,11 +214,15 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
         if (!st) {
             MPI_Comm_free(&p->world);
             p->world = next;
+            for (int k = 0; k < per && hosts != NULL; k++)
+                hosts[*joined + k] = ok_host[1];
             *joined += per;
         }
     }
     p->spawned += *joined;
-    mal_status_t added = append_parked(p, *joined, false, -1);
+    mal_status_t added = hosts != NULL ? append_parked(p, *joined, false, -1, hosts)
+                                       : engine_fail(MAL_ERR_NOMEM, "no memory for hosts");
+    free(hosts);
     return st ? st : added;
 }
 
@@ -384,6 +402,55 @@ mal_status_t engine_pool_wake(engine_state_t *e, const engine_join_msg_t *msg, M
     return world_prefix(&e->procs, e->size + msg->woken, grown);
 }
 
+/* The parked processes on the hosts this expansion asks for (procs->spawn_hosts, the
+ * policy's, in turn) first: world is reordered when they are not first already, so that
+ * waking the first ones takes them. The others keep their order. */
+static mal_status_t prefer_hosts(engine_state_t *e, int count)
+{
+    engine_procs_t *p = &e->procs;
+    int np = p->nparked, k = 0, n = e->size + np;
+    int *order = malloc((size_t)np * sizeof *order), *ranks = malloc((size_t)n * sizeof *ranks);
+    bool *used = calloc((size_t)np, sizeof *used);
+    engine_parked_t *sorted = malloc((size_t)np * sizeof *sorted);
+    mal_status_t st = order && ranks && used && sorted ? MAL_OK
+                      : engine_fail(MAL_ERR_NOMEM, "no memory to choose parked processes");
+    for (int i = 0; !st && i < count && k < np; i++) {
+        double h = spawn_host_hash(p, i);
+        for (int j = 0; h != 0 && j < np; j++)
+            if (!used[j] && p->parked[j].host == h) {
+                used[j] = true;
+                order[k++] = j;
+                break;
+            }
+    }
+    bool moved = false;
+    for (int j = 0; !st && j < np; j++)
+        if (!used[j])
+            order[k++] = j;
+    for (int j = 0; !st && j < np; j++)
+        moved |= order[j] != j;
+    if (!st && moved) {
+        for (int r = 0; r < e->size; r++)
+            ranks[r] = r;
+        for (int j = 0; j < np; j++) {
+            ranks[e->size + j] = e->size + order[j];
+            sorted[j] = p->parked[order[j]];
+        }
+        if (e->rank == 0)
+            for (int j = 0; j < np; j++) {
+                send_command(p, e->size + j, CMD_REGROUP, n, 0, 0);
+                PMPI_Send(ranks, n, MPI_INT, e->size + j, POOL_LIST_TAG, p->world);
+            }
+        memcpy(p->parked, sorted, (size_t)np * sizeof *sorted);
+        st = regroup(p, ranks, n);
+    }
+    free(order);
+    free(ranks);
+    free(used);
+    free(sorted);
+    return st;
+}
+
 mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken)
 {
     *woken = 0;
@@ -392,6 +459,8 @@ mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken)
     mal_status_t st = MAL_OK;
     if (pool_stale(e))
         st = release_last(e, e->procs.nparked);
+    if (!st && e->procs.spawn_hosts != NULL && e->procs.nparked > 0)
+        st = prefer_hosts(e, count);
     *woken = count < e->procs.nparked ? count : e->procs.nparked;
     return st;
 }
@@ -415,7 +484,7 @@ void engine_pool_after_expand(engine_state_t *e, int woken, bool spawned)
 }
 
 mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, int old_size,
-                                      int old_rank)
+                                      int old_rank, const double *hosts)
 {
     engine_procs_t *p = &e->procs;
     int np = p->nparked, n = old_size + np, k = 0, leavers = 0;
@@ -446,8 +515,15 @@ mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, in
     free(ranks);
     if (!in_world)
         MPI_Comm_free(&p->world);
+    double *leaver_hosts = calloc((size_t)(leavers > 0 ? leavers : 1), sizeof *leaver_hosts);
+    for (int r = 0, i = 0; r < old_size && leaver_hosts != NULL; r++)
+        if (leaving[r] && i < leavers)
+            leaver_hosts[i++] = hosts != NULL ? hosts[r] : 0;
     if (!st && in_world)
-        st = append_parked(p, leavers, true, e->reg.generation);
+        st = leaver_hosts != NULL ? append_parked(p, leavers, true, e->reg.generation,
+                                                  leaver_hosts)
+                                  : engine_fail(MAL_ERR_NOMEM, "no memory for hosts");
+    free(leaver_hosts);
     return st;
 }
 

@@ -42,6 +42,10 @@ typedef struct {
 mal_status_t engine_spawn(const engine_procs_t *procs, int n, int call_index, MPI_Comm *inter,
                           MPI_Comm *pair);
 
+/* The host of spawn number `index` (an expansion's hosts, else the configured list, in
+ * turn), malloc'd; NULL when the runtime places it. */
+char *engine_spawn_host(const engine_procs_t *procs, int64_t index);
+
 /* ---- bounded spawns (spawnguard.c) ---- */
 #define ENGINE_MAX_SIBLINGS 256
 /* A spawn the runtime loses is tried this many times in all. */
@@ -168,7 +172,7 @@ void engine_pool_after_expand(engine_state_t *e, int woken, bool spawned);
 /* After a shrink committed, on every process of the old set: world in its new order,
  * the leavers parked last. Collective over world. */
 mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, int old_size,
-                                      int old_rank);
+                                      int old_rank, const double *hosts);
 /* A parked process: wait until woken (MAL_OK: *comm and `h` for engine_join_woken) or
  * released for good (MAL_REMOVED). */
 mal_status_t engine_pool_wait(engine_state_t *e, engine_join_header_t *h, MPI_Comm *comm);

@@ -308,6 +308,16 @@ static void commit_shrink(engine_state_t *e, const engine_reconfig_t *rc, const 
                           int stay)
 {
     int old_size = e->size, old_rank = e->rank;
+    /* Where every process of the old set runs: the pool keeps the leavers' hosts. */
+    double *hosts = e->procs.world != MPI_COMM_NULL ? calloc((size_t)old_size, sizeof *hosts)
+                                                    : NULL;
+    if (hosts != NULL) {
+        char name[MPI_MAX_PROCESSOR_NAME];
+        int len = 0;
+        MPI_Get_processor_name(name, &len);
+        double mine = engine_host_hash(name);
+        PMPI_Allgather(&mine, 1, MPI_DOUBLE, hosts, 1, MPI_DOUBLE, e->comm);
+    }
     MPI_Comm_free(&e->comm);
     e->comm = rc->n;
     if (rc->n != MPI_COMM_NULL) {
@@ -316,8 +326,9 @@ static void commit_shrink(engine_state_t *e, const engine_reconfig_t *rc, const 
         e->size = stay;
     }
     if (e->procs.world != MPI_COMM_NULL &&
-        engine_pool_after_shrink(e, leaving, old_size, old_rank) != MAL_OK)
+        engine_pool_after_shrink(e, leaving, old_size, old_rank, hosts) != MAL_OK)
         MPI_Comm_free(&e->procs.world); /* no pool any more on this process */
+    free(hosts);
     if (rc->n == MPI_COMM_NULL) {
         e->procs.removed = e->procs.world == MPI_COMM_NULL;
         if (e->procs.removed)

@@ -20,6 +20,7 @@ typedef struct {
     bool holds;                 /* released by a shrink: it holds the application's
                                  * handles of the structures registered then        */
     int64_t generation;         /* the registry's generation when it parked          */
+    double host;                /* engine_host_hash of its host, 0 unknown            */
 } engine_parked_t;
 
 typedef struct engine_async engine_async_t;
