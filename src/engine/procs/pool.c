@@ -198,10 +198,10 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
                 st = packed != NULL ? engine_send_join_bytes(pair, &packed[i])
                                     : engine_send_join_info(e, pair, &msg);
         }
-        /* Whether it worked, and where (the parked processes' list keeps hosts). */
-        double ok_host[2] = {!st, e->rank == 0 ? spawn_host_hash(p, *joined) : 0};
-        PMPI_Bcast(ok_host, 2, MPI_DOUBLE, 0, p->world);
-        int ok = ok_host[0] != 0;
+        /* The parked processes and the spawned ones of earlier calls follow with the
+         * same broadcast (follow_grow, engine_follow_joins). */
+        int ok = !st;
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, p->world);
         if (ok)
             st = engine_join_members(p->world, pair, &next);
         else if (e->rank != 0)
@@ -214,8 +214,9 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
         if (!st) {
             MPI_Comm_free(&p->world);
             p->world = next;
+            /* Every active process knows the spawn hosts (settings, the policy's). */
             for (int k = 0; k < per && hosts != NULL; k++)
-                hosts[*joined + k] = ok_host[1];
+                hosts[*joined + k] = spawn_host_hash(p, *joined);
             *joined += per;
         }
     }
