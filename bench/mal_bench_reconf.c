@@ -14,7 +14,8 @@
  * MAL_PREFETCH; mal_init's time is reported as init_s, not as stall) or async (spawned
  * and filled in the background while the old processes iterate, the data
  * MAL_READ_MOSTLY; the stall is then the extra time of every iteration from the plan's
- * to the switch).
+ * to the switch) or reuse (the job starts with Q processes and the plan "3:-K,10:+K"
+ * parks K of them, initial ones, in the pool and takes them back).
  * mam-baseline is the path of a malleability library without windows (MaM), written
  * here with MPI calls only: MPI_Comm_spawn over the old processes + MPI_Intercomm_merge,
  * then MPI_Alltoallv from the existing buffers into freshly allocated ones; the shrink
@@ -41,12 +42,14 @@ static const mal_redist_t method_redist[NMETHODS] = {
     MAL_REDIST_ALLTOALLV};
 
 /* How an expansion gets its processes (see the header comment). */
-enum { MODE_SYNC, MODE_POOL, MODE_ASYNC, NMODES };
-static const char *mode_names[NMODES] = {"sync", "pool", "async"};
+enum { MODE_SYNC, MODE_POOL, MODE_ASYNC, MODE_REUSE, NMODES };
+static const char *mode_names[NMODES] = {"sync", "pool", "async", "reuse"};
 
-/* The plan acts in the mal_step() that ends this iteration; the iterations before it
- * are the undisturbed ones. */
-enum { PLAN_AT = 10 };
+/* The plan acts in the mal_step() that ends iteration PLAN_AT; the iterations before it
+ * are the undisturbed ones. Under reuse, the job starts with the final processes and a
+ * shrink at FILL_AT parks the extra ones in the pool: the undisturbed iterations are
+ * those between the two. */
+enum { FILL_AT = 3, PLAN_AT = 10 };
 
 /* Element reads per iteration, over all ranks, when --sweeps is not given: 10 sweeps
  * of 64 MiB of doubles, about 27 ms per iteration at 2 ranks here, whatever the size. */
@@ -121,7 +124,8 @@ static void libmal_alloc(const options_t *o, mal_data_t *d)
 {
     d->src = open_source(o->sparse);
     if (d->src == NULL) {
-        if (check(mal_alloc_window("data", MPI_DOUBLE, o->size / 8, 1, distribution(o), &d->dense),
+        if (check(mal_alloc_window("data", MPI_DOUBLE, o->size / 8, 1, distribution(o),
+                                   &d->dense),
                   "mal_alloc_window"))
             MPI_Abort(MPI_COMM_WORLD, 2);
         if (mal_is_initial_process()) {
@@ -264,6 +268,7 @@ typedef struct {
     double *iter, *step;
     int64_t cap;          /* iterations the arrays hold                               */
     int64_t reconf_at;    /* index of the iteration whose mal_step reconfigured, or -1 */
+    int calm_from;        /* first index of the undisturbed iterations                */
     mal_reconfig_stats_t stats;
     long long bad;        /* wrong elements after the latest reconfiguration          */
     double init;          /* mal_init on the initial processes (with the prespawn)    */
@@ -345,6 +350,10 @@ static mal_status_t iterate(const options_t *o, const mal_data_t *d, timeline_t 
         double t1 = MPI_Wtime();
         mal_status_t st = mal_step();
         double t[2] = {MPI_Wtime() - t0, MPI_Wtime() - t1};
+        if (mal_iteration() != it + 1) { /* parked in the pool, back with the others */
+            it = mal_iteration() - 1;
+            t[0] = t[1] = 0.0;
+        }
         if (st == MAL_REMOVED)
             return st;
         if (st < 0) {
@@ -352,7 +361,8 @@ static mal_status_t iterate(const options_t *o, const mal_data_t *d, timeline_t 
             return st;
         }
         if (st == MAL_RECONFIGURED) {
-            tl->reconf_at = it;
+            if (it >= PLAN_AT - 1) /* not reuse's shrink that fills the pool */
+                tl->reconf_at = it;
             *bad += after_reconfig(d, tl);
         }
         record(tl, it, t);
@@ -369,9 +379,10 @@ static mal_status_t iterate(const options_t *o, const mal_data_t *d, timeline_t 
 static double stall(const timeline_t *tl)
 {
     int64_t start = PLAN_AT - 1, end = tl->reconf_at;
+    int calm = (int)start - tl->calm_from;
     if (end <= start)
-        return tl->step[end] - median(tl->step, (int)start);
-    double undisturbed = median(tl->iter, (int)start), lost = 0.0;
+        return tl->step[end] - median(tl->step + tl->calm_from, calm);
+    double undisturbed = median(tl->iter + tl->calm_from, calm), lost = 0.0;
     for (int64_t i = start; i <= end; i++)
         lost += tl->iter[i] - undisturbed;
     return lost;
@@ -385,12 +396,13 @@ static void write_reconfig(const options_t *o, const timeline_t *tl)
     double run = 0.0;
     for (int64_t i = 0; i < o->iters; i++)
         run += tl->iter[i];
+    int calm = PLAN_AT - 1 - tl->calm_from;
     line_t l = {.action = s->action == MAL_ACTION_EXPAND ? "expand" : "shrink",
                 .from = s->procs_before, .to = s->procs_after, .method = o->method,
                 .mode = o->mode, .bytes = (long long)s->bytes_moved, .bad = tl->bad,
                 .spawn = s->process_seconds, .windows = s->window_seconds,
                 .redist = s->redist_seconds, .total = s->total_seconds, .stall = stall(tl),
-                .run = run, .iter = median(tl->iter, PLAN_AT - 1), .init = tl->init};
+                .run = run, .iter = median(tl->iter + tl->calm_from, calm), .init = tl->init};
     write_line(o->run, &l);
 }
 
@@ -430,12 +442,15 @@ static mal_status_t shrink_back(const options_t *o, const mal_data_t *d, timelin
 
 /* The plan and the mode's settings: sync spawns in mal_step and ends released
  * processes; pool prespawns the K processes at mal_init; async spawns in the
- * background. */
+ * background; reuse parks K of its processes and takes them back. */
 static mal_config_t run_config(const options_t *o, char *plan, size_t len)
 {
     int k = abs(o->to - o->from);
     bool grow = o->to > o->from;
-    snprintf(plan, len, "%d:%c%d%s", PLAN_AT, grow ? '+' : '-', k,
+    int at = 0;
+    if (o->mode == MODE_REUSE)
+        at = snprintf(plan, len, "%d:-%d,", FILL_AT, k);
+    snprintf(plan + at, len - (size_t)at, "%d:%c%d%s", PLAN_AT, grow ? '+' : '-', k,
              grow ? (o->batched ? "b" : "p") : "");
     mal_config_t cfg;
     mal_config_init(&cfg);
@@ -443,10 +458,16 @@ static mal_config_t run_config(const options_t *o, char *plan, size_t len)
     cfg.plan = plan;
     cfg.summary = false;
     cfg.spawn_mode = o->batched ? MAL_SPAWN_BATCHED : MAL_SPAWN_PER_CALL;
-    cfg.pool = o->mode == MODE_POOL;
+    cfg.pool = o->mode == MODE_POOL || o->mode == MODE_REUSE;
     cfg.prefetch = o->mode == MODE_POOL && grow ? k : 0;
     cfg.async = o->mode == MODE_ASYNC;
     return cfg;
+}
+
+/* The processes a run starts with: reuse starts with those it expands to. */
+static int launched(const options_t *o)
+{
+    return o->mode == MODE_REUSE ? o->to : o->from;
 }
 
 static int libmal_run(const options_t *o)
@@ -463,14 +484,15 @@ static int libmal_run(const options_t *o)
     }
     if (check(st, "mal_init"))
         MPI_Abort(MPI_COMM_WORLD, 2);
-    timeline_t tl = {.reconf_at = -1, .cap = 10LL * o->iters};
+    timeline_t tl = {.reconf_at = -1, .cap = 10LL * o->iters,
+                     .calm_from = o->mode == MODE_REUSE ? FILL_AT : 0};
     tl.iter = calloc((size_t)tl.cap, sizeof *tl.iter);
     tl.step = calloc((size_t)tl.cap, sizeof *tl.step);
     if (tl.iter == NULL || tl.step == NULL)
         die("no memory for the timeline");
     if (mal_is_initial_process()) {
         MPI_Allreduce(&init, &tl.init, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        machine_copy_rate = copy_rate(o->size / o->from);
+        machine_copy_rate = copy_rate(o->size / launched(o));
     }
     mal_data_t d = {0};
     libmal_alloc(o, &d);
@@ -913,7 +935,7 @@ static bool run_one(const options_t *o, const char *file, int m, int md, int rep
     char bufs[5][32], *args[32];
     args[0] = (char *)bench_self_path();
     run_args(o, file, m, md, bufs, args + 1);
-    int rc = bench_launch(o->from, args);
+    int rc = bench_launch(m == M_MAM ? o->from : launched(o), args);
     int got = collect(file, seen, cells);
     if (rc == 0 && got == (o->to > o->from ? 2 : 1))
         return true;
@@ -978,7 +1000,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: mal_bench_reconf [--size BYTES | --sparse SPEC] [--from P] [--to Q]\n"
             "                        [--method rma|rma-get|alltoallv|p2p|mam-baseline|all]\n"
-            "                        [--mode sync|pool|async|all] [--iters I] [--sweeps S]\n"
+            "                        [--mode sync|pool|async|reuse|all] [--iters I]\n"
+            "                        [--sweeps S]\n"
             "                        [--reps R] [--spawn batched|per-call] [--csv FILE] "
             "[--png FILE]\n"
             "Run it directly (not under mpiexec): every measurement is a fresh MPI job of P\n"
@@ -989,10 +1012,11 @@ static void usage(FILE *f)
             "about 80 Mi element reads per iteration, 3 repetitions, batched.\n"
             "Modes: sync spawns in mal_step; pool prespawns the processes at mal_init\n"
             "(MAL_PREFETCH); async spawns and fills them in the background (MAL_ASYNC, the\n"
-            "data MAL_READ_MOSTLY, MPI_THREAD_MULTIPLE).\n"
-            "CSV: action,from,to,method,mode,bytes,spawn_s,windows_s,redist_s,total_s,memcpy_s,\n"
-            "stall_s,run_s,iter_s,init_s; the PNG stacks spawn, windows and redistribution per\n"
-            "method and mode (gnuplot).\n");
+            "data MAL_READ_MOSTLY, MPI_THREAD_MULTIPLE); reuse starts Q processes, parks\n"
+            "Q - P of them in the pool at iteration 3 and expands from the pool at 10.\n"
+            "CSV: action,from,to,method,mode,bytes,spawn_s,windows_s,redist_s,total_s,\n"
+            "memcpy_s,stall_s,run_s,iter_s,init_s; the PNG stacks spawn, windows and\n"
+            "redistribution per method and mode (gnuplot).\n");
 }
 
 /* An option's value among `names` (or "all": -1); -2 when it is none of them. */
@@ -1053,7 +1077,8 @@ static int parse(int argc, char **argv, options_t *o)
     return o->from < 1 || o->to < 1 || o->from == o->to || o->reps < 1 || o->reps > 64 ||
                    o->method < -1 || o->mode < -1 || o->size < 8 ||
                    o->iters <= PLAN_AT || o->iters > 1000000 || o->sweeps < 0 ||
-                   (o->run && (o->method < 0 || o->mode < 0))
+                   (o->run && (o->method < 0 || o->mode < 0)) ||
+                   (o->mode == MODE_REUSE && o->to < o->from)
                ? -1
                : 0;
 }
