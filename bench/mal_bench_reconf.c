@@ -388,6 +388,20 @@ static double stall(const timeline_t *tl)
     return lost;
 }
 
+/* Says when an expansion did not get its processes the way its mode asks: the figures
+ * of the line are then another mode's. */
+static void check_mode(const options_t *o, const mal_reconfig_stats_t *s)
+{
+    if (s->action != MAL_ACTION_EXPAND)
+        return;
+    bool pooled = o->mode == MODE_POOL || o->mode == MODE_REUSE;
+    if ((pooled && s->pooled < s->procs_after - s->procs_before) ||
+        (o->mode == MODE_ASYNC && !s->async))
+        fprintf(stderr, "mal_bench_reconf: %s: the expansion took %d processes from the pool, "
+                        "spawned %d, %s\n", mode_names[o->mode], s->pooled, s->spawned,
+                s->async ? "asynchronously" : "synchronously");
+}
+
 /* Rank 0 (an initial process, which ran every iteration) writes the planned
  * reconfiguration's line. */
 static void write_reconfig(const options_t *o, const timeline_t *tl)
@@ -404,6 +418,7 @@ static void write_reconfig(const options_t *o, const timeline_t *tl)
                 .redist = s->redist_seconds, .total = s->total_seconds, .stall = stall(tl),
                 .run = run, .iter = median(tl->iter + tl->calm_from, calm), .init = tl->init};
     write_line(o->run, &l);
+    check_mode(o, s);
 }
 
 static bool rank_zero(void)
