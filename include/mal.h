@@ -388,9 +388,12 @@ typedef struct {
      *  shrink releases parks inside the call that released it, using no CPU, and the
      *  next expansion takes parked processes before it spawns any (no spawn, no
      *  MPI_Init, no merge; their memory stays mapped). A reused process returns from
-     *  that call with MAL_RECONFIGURED; one released for good (mal_pool_release(), or
-     *  the others' mal_finalize()) returns MAL_REMOVED. -1: MAL_POOL from the
-     *  environment, else 1. */
+     *  that call with MAL_RECONFIGURED, its handles valid and its structures holding
+     *  their new parts, at the iteration the others are at: its loop must follow
+     *  mal_iteration() and keep nothing but registered data across the call. One
+     *  released for good (mal_pool_release(), or the others' mal_finalize()) returns
+     *  MAL_REMOVED. Processes spawned by prefetch and async are pooled whatever this
+     *  says. -1: MAL_POOL from the environment, else 0. */
     int pool;
     /** Processes to spawn into the pool at mal_init() and after each shrink that
      *  leaves fewer parked (prespawn), parked until an expansion takes them. -1:

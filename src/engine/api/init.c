@@ -193,6 +193,9 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     e->mon = engine_monitor_init(&e->procs.settings, e->procs.initial, e->iteration,
                                  e->rank == 0);
     announce(e);
+    /* A prefetch that cannot spawn leaves a smaller pool, said on stderr: the
+     * application runs as without it. */
+    engine_pool_start(e);
     e->pol.start_seconds = MPI_Wtime();
     return MAL_OK;
 }
@@ -210,6 +213,7 @@ mal_status_t mal_finalize(void)
     }
     engine_csr_free_all(&e->reg);
     engine_monitor_finalize(&e->mon);
+    engine_pool_finalize(e);
     engine_spawn_end_stuck();
     if (e->comm != MPI_COMM_NULL)
         MPI_Comm_free(&e->comm);

@@ -15,3 +15,25 @@ mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
     mal_status_t st = engine_require_init("mal_shrink");
     return st ? st : engine_shrink(engine_context(), count, ranks, weights);
 }
+
+mal_status_t mal_pool_info(mal_pool_info_t *info)
+{
+    mal_status_t st = engine_require_init("mal_pool_info");
+    if (st)
+        return st;
+    if (info == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_pool_info: info is NULL");
+    const engine_state_t *e = engine_context();
+    const engine_procs_t *p = &e->procs;
+    *info = (mal_pool_info_t){.active = e->comm != MPI_COMM_NULL ? e->size : 0,
+                              .parked = engine_pool_parked(e), .spawned = p->spawned,
+                              .reused = p->reused, .released = p->released,
+                              .async_pending = p->async != NULL};
+    return MAL_OK;
+}
+
+mal_status_t mal_pool_release(int count)
+{
+    mal_status_t st = engine_require_init("mal_pool_release");
+    return st ? st : engine_pool_release(engine_context(), count);
+}

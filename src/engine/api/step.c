@@ -45,6 +45,7 @@ mal_status_t mal_step(void)
     if (st)
         return st;
     engine_enclose(true); /* the calls a plan or the policy makes are this one */
+    engine_pool_prepare(e);
     engine_monitor_end_iteration(e->mon, &e->reg, e->rank);
     e->iteration++;
     /* Between sampling intervals and plan entries a step communicates nothing; a plan

@@ -32,6 +32,9 @@ typedef struct {
     char *policy_text;          /* as given, NULL for the default                   */
     char *availability;         /* availability file, NULL for this host alone      */
     int64_t iterations;         /* of the whole run, 0 unknown                      */
+    bool pool;                  /* released processes park, reusable               */
+    int prefetch;               /* processes kept parked by prespawning             */
+    bool async;                 /* expansions that spawn run in the background      */
     policy_config_t policy;
     avail_t avail;
 } engine_settings_t;

@@ -128,8 +128,14 @@ int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const char 
     put(&r, ",\"bandwidth_Bps\":%.0f", bw);
     text(&r, "method", method);
     text(&r, "outcome", engine_status_name(s->status));
-    if (s->action == MAL_ACTION_EXPAND)
+    if (s->action == MAL_ACTION_EXPAND) {
         text(&r, "spawn_mode", s->spawn_mode == MAL_SPAWN_BATCHED ? "batched" : "per-call");
+        integer(&r, "pooled", s->pooled);
+        integer(&r, "spawned", s->spawned);
+        boolean(&r, "async", s->async);
+        real(&r, "switch_s", s->switch_seconds);
+        real(&r, "background_s", s->background_seconds);
+    }
     if (error != NULL)
         text(&r, "error", error);
     if (policy != NULL)
@@ -167,12 +173,14 @@ int report_prediction(const char *path, const mal_prediction_t *p)
     return append(&r, path);
 }
 
-int report_parked(const char *path, bool initial, double wall_seconds, double cpu_seconds)
+int report_parked(const char *path, const report_parked_t *p)
 {
     record_t r;
     begin(&r, "parked");
-    boolean(&r, "initial", initial);
-    real(&r, "wall_s", wall_seconds);
-    real(&r, "cpu_s", cpu_seconds);
+    boolean(&r, "initial", p->initial);
+    text(&r, "left_by", p->left_by);
+    real(&r, "wall_s", p->wall_seconds);
+    real(&r, "cpu_s", p->cpu_seconds);
+    integer(&r, "rss_bytes", p->rss_bytes);
     return append(&r, path);
 }

@@ -26,8 +26,15 @@ int report_decision(const char *path, const mal_decision_t *d);
 /* A prediction checked against the interval it predicted. */
 int report_prediction(const char *path, const mal_prediction_t *p);
 
-/* A released process that waited for its job to finalize. */
-int report_parked(const char *path, bool initial, double wall_seconds, double cpu_seconds);
+/* A released process that waited: for its job to finalize ("finalize"), or in the pool
+ * until an expansion took it ("wake") or it was released for good ("release"). */
+typedef struct {
+    bool initial;
+    const char *left_by;
+    double wall_seconds, cpu_seconds;
+    long long rss_bytes;        /* resident memory while parked                      */
+} report_parked_t;
+int report_parked(const char *path, const report_parked_t *p);
 
 /* Each returns 0 when the record was appended, -1 when the file could not be written
  * (errno says why). */

@@ -84,6 +84,22 @@ static const setting_t table[SETTING_COUNT_] = {
     [SETTING_ITERATIONS] = {FIELD(iterations), .type = SETTING_INT64, .min = 0,
         .max = INT64_MAX, .values = ">= 0", .fallback_doc = "0 (unknown)",
         .effect = "iterations of the whole run (the policy's objective needs it)"},
+    [SETTING_POOL] = {FIELD(pool), .env = "MAL_POOL", .type = SETTING_INT, .min = 0, .max = 1,
+        .unset = -1, .fallback = 0, .initial = -1, .unit = "0 or 1",
+        .fallback_doc = "0 (field -1: from the environment)",
+        .effect = "released processes park in the pool and the next expansion reuses them; "
+                  "a released process may then come back (see \"Process pool and "
+                  "asynchronous expansion\")"},
+    [SETTING_PREFETCH] = {FIELD(prefetch), .env = "MAL_PREFETCH", .type = SETTING_INT,
+        .min = 0, .max = 4096, .unset = -1, .fallback = 0, .initial = -1,
+        .unit = "an integer", .fallback_doc = "0 (field -1: from the environment)",
+        .effect = "processes spawned into the pool at `mal_init` and after a shrink, parked "
+                  "until an expansion takes them"},
+    [SETTING_ASYNC] = {FIELD(async), .env = "MAL_ASYNC", .type = SETTING_INT, .min = 0,
+        .max = 1, .unset = -1, .fallback = 0, .initial = -1, .unit = "0 or 1",
+        .fallback_doc = "0 (field -1: from the environment)",
+        .effect = "an expansion that spawns does it in the background while the application "
+                  "iterates (needs `MPI_THREAD_MULTIPLE`)"},
     [SETTING_MAX_COUNT] = {.env = "MAL_MAX_COUNT", .type = SETTING_NUMBER, .min = 1,
         .max = INT_MAX, .fallback = INT_MAX, .unit = "an integer", .fallback_doc = "`INT_MAX`",
         .test_knob = true,

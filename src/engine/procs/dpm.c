@@ -108,6 +108,15 @@ static mal_status_t resolve_monitor(const mal_config_t *cfg, engine_settings_t *
     mal_status_t st = setting_int(cfg, SETTING_SAMPLE_INTERVAL, &s->sample_interval);
     if (!st)
         st = setting_int(cfg, SETTING_GRACE, &s->grace);
+    int pool = 1, async = 0;
+    if (!st)
+        st = setting_int(cfg, SETTING_POOL, &pool);
+    if (!st)
+        st = setting_int(cfg, SETTING_PREFETCH, &s->prefetch);
+    if (!st)
+        st = setting_int(cfg, SETTING_ASYNC, &async);
+    s->pool = pool != 0;
+    s->async = async != 0;
     s->calibration = setting_text_copy(cfg, SETTING_CALIBRATION);
     if (!st)
         st = engine_monitor_params(s->calibration, &s->params);
@@ -160,7 +169,8 @@ void engine_settings_free(engine_settings_t *s)
 /* What every rank must share: the plan decides collective actions on every rank. */
 uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash)
 {
-    int v[3] = {(int)s->spawn_mode, s->sample_interval, s->grace};
+    int v[6] = {(int)s->spawn_mode, s->sample_interval, s->grace, s->pool, s->prefetch,
+                s->async};
     hash = engine_hash(hash, v, sizeof v);
     /* Field by field: the struct's padding is not initialised. */
     hash = engine_hash(hash, &s->params, offsetof(predict_params_t, cores));
@@ -348,7 +358,7 @@ mal_status_t engine_join_children(MPI_Comm pair, MPI_Comm *joined)
     return bridge_and_merge(MPI_COMM_WORLD, pair, 0, 1, joined);
 }
 
-static double cpu_seconds(void)
+double engine_cpu_seconds(void)
 {
     struct rusage u;
     getrusage(RUSAGE_SELF, &u);
@@ -356,14 +366,37 @@ static double cpu_seconds(void)
            1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-/* Sleep between polls: 50 us doubling to 20 ms. A late wake-up costs at most 20 ms at
- * the end of the run, against a CPU kept busy for as long as the others compute. */
-static void backoff(long *ns)
+void engine_backoff(long *ns, long cap)
 {
     struct timespec ts = {0, *ns};
     nanosleep(&ts, NULL);
-    if (*ns < 20000000L)
-        *ns *= 2;
+    if (*ns < cap)
+        *ns = *ns * 2 < cap ? *ns * 2 : cap;
+}
+
+/* Resident memory of this process, from /proc/self/statm; 0 when unknown. */
+static long long resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long long pages = 0, resident = 0;
+    if (f != NULL && fscanf(f, "%lld %lld", &pages, &resident) != 2)
+        resident = 0;
+    if (f != NULL)
+        fclose(f);
+    return resident * sysconf(_SC_PAGESIZE);
+}
+
+void engine_pool_say_parked(const engine_procs_t *procs, bool woken, double wall, double cpu)
+{
+    report_parked_t r = {procs->initial, woken ? "wake" : "release", wall, cpu,
+                         resident_bytes()};
+    if (procs->settings.summary)
+        printf("libmal: parked %s process left the pool (%s) after %.3f s, CPU %.4f s "
+               "(%.2f%%), resident %.1f MiB\n", procs->initial ? "initial" : "spawned",
+               r.left_by, wall, cpu, wall > 0 ? 100.0 * cpu / wall : 0.0,
+               (double)r.rss_bytes / (1 << 20));
+    if (procs->settings.report != NULL)
+        report_parked(procs->settings.report, &r);
 }
 
 static void say_parked(const engine_procs_t *procs, double wall, double cpu)
@@ -373,21 +406,23 @@ static void say_parked(const engine_procs_t *procs, double wall, double cpu)
                "CPU %.4f s (%.2f%%)\n", procs->initial ? "initial" : "spawned", wall, cpu,
                wall > 0 ? 100.0 * cpu / wall : 0.0);
     if (procs->settings.report != NULL)
-        report_parked(procs->settings.report, procs->initial, wall, cpu);
+        report_parked(procs->settings.report,
+                      &(report_parked_t){procs->initial, "finalize", wall, cpu,
+                                         resident_bytes()});
 }
 
 void engine_park(const engine_procs_t *procs, bool report)
 {
-    double t0 = MPI_Wtime(), c0 = cpu_seconds();
+    double t0 = MPI_Wtime(), c0 = engine_cpu_seconds();
     MPI_Request req;
     if (MPI_Ibarrier(procs->job, &req) != MPI_SUCCESS)
         return;
     int done = 0;
     long ns = 50000;
     while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        backoff(&ns);
+        engine_backoff(&ns, ENGINE_PARK_POLL_CAP_NS);
     if (report)
-        say_parked(procs, MPI_Wtime() - t0, cpu_seconds() - c0);
+        say_parked(procs, MPI_Wtime() - t0, engine_cpu_seconds() - c0);
 }
 
 _Noreturn void engine_leave_abandoned(engine_procs_t *procs, MPI_Comm *comm)

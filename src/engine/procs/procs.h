@@ -16,6 +16,23 @@ mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t 
 void engine_settings_free(engine_settings_t *s);
 uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash);
 
+/* What rank 0 sends a spawned or woken process (join.c). */
+typedef struct {
+    bool park;                  /* spawned into the pool: park, structures come later  */
+    int remaining;              /* spawn calls of the expansion after this one         */
+    int new_procs;              /* processes after the expansion                       */
+    int spawning;               /* processes this expansion spawns                     */
+    int woken;                  /* parked processes it takes (the first ones)          */
+    const double *weights;      /* new_procs weights, NULL for an even split           */
+} engine_join_msg_t;
+
+/* What a spawned or woken process received. */
+typedef struct {
+    bool park;
+    int64_t remaining, old_procs, new_procs;
+    double *weights;
+} engine_join_header_t;
+
 /* Dynamic process management (dpm.c). */
 /* On rank 0 only: spawn `n` processes over MPI_COMM_SELF (a failure there cannot leave
  * other ranks inside MPI_Comm_spawn) and merge with them into *pair (rank 0 = this). */
@@ -50,6 +67,12 @@ mal_status_t engine_join_children(MPI_Comm pair, MPI_Comm *joined);
 /* Wait, without spinning, until every process of this MPI job (procs->job) reaches this
  * call; `report`: say (summary, report) how long this process waited. */
 void engine_park(const engine_procs_t *procs, bool report);
+#define ENGINE_PARK_POLL_CAP_NS 20000000L
+/* Sleep *ns (a poll's back-off), then double it up to `cap`. */
+void engine_backoff(long *ns, long cap);
+double engine_cpu_seconds(void);
+/* Summary line and report record of a process leaving the pool. */
+void engine_pool_say_parked(const engine_procs_t *procs, bool woken, double wall, double cpu);
 /* A spawned process whose expansion was abandoned: free *comm, finalize and exit. */
 _Noreturn void engine_leave_abandoned(engine_procs_t *procs, MPI_Comm *comm);
 
@@ -58,10 +81,27 @@ _Noreturn void engine_leave_abandoned(engine_procs_t *procs, MPI_Comm *comm);
 mal_status_t engine_join(engine_state_t *e, MPI_Comm parent, const mal_config_t *cfg);
 /* Rank 0's side: send what a child needs to join `e`'s processes, `remaining` joins
  * after its own. */
-mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair, int remaining,
-                                   int new_procs, const double *weights);
+mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
+                                   const engine_join_msg_t *msg);
+/* A woken process: the join information from rank 0 over `pair`, grafted onto this
+ * process's registry (its own structures keep their handles and kept memory). */
+mal_status_t engine_receive_wake(engine_state_t *e, MPI_Comm pair, engine_join_header_t *h);
+/* The spawn calls that complete an expansion, as a member of *comm. */
+mal_status_t engine_follow_spawns(MPI_Comm *comm, int64_t remaining);
+/* A woken process's data phase over `comm` (taken on success, freed on failure); on
+ * success it is active in `comm`. */
+mal_status_t engine_join_woken(engine_state_t *e, MPI_Comm comm, engine_join_header_t *h);
 /* Tell children that their spawn is abandoned (before they joined). */
 void engine_send_join_abort(MPI_Comm pair);
+/* The message from rank 0 over `pair`, unpacked into `e` and `h`: NULL when every
+ * receiver read it, "" when rank 0 abandoned the spawn before sending it, else why this
+ * process cannot join (joininfo.c). */
+const char *engine_receive_join_info(MPI_Comm pair, engine_state_t *e, engine_join_header_t *h);
+/* The remaining joins of a one-per-call expansion, as an existing member (a spawned
+ * process leaves MPI when one is abandoned). */
+mal_status_t engine_follow_joins(engine_procs_t *procs, int64_t remaining, MPI_Comm *comm);
+/* The data phase of a process that joins over `comm`, as described by `h`. */
+mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_join_header_t *h);
 
 /* Expansion and shrink (procs/resize.c) of `e`'s processes, for mal_expand, mal_shrink,
  * a plan and the policy: the public calls' arguments, checked and agreed here; the
@@ -70,5 +110,43 @@ mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
                            const double *weights);
 mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
                            const double *weights);
+
+/* ---- the process pool (pool.c) ---- */
+/* Whether these settings keep a pool (pool, prefetch or async). */
+bool engine_pool_enabled(const engine_settings_t *s);
+/* mal_init of the initial processes: world, and the prefetch. Collective. */
+mal_status_t engine_pool_start(engine_state_t *e);
+/* Spawn `count` processes into the pool. Collective over world. */
+mal_status_t engine_pool_fill(engine_state_t *e, int count);
+/* Processes parked and reusable (the same on every active rank). */
+int engine_pool_parked(const engine_state_t *e);
+/* Asynchronous expansion enabled, and MPI_THREAD_MULTIPLE provided. */
+bool engine_async_on(const engine_state_t *e);
+/* Rank 0, at mal_step: prespawned processes prepare memory for the current registry. */
+void engine_pool_prepare(engine_state_t *e);
+/* An expansion by `count`: how many parked processes it takes (stale ones are released
+ * first). Collective over e->comm. */
+mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken);
+/* Wake msg->woken parked processes and send them msg; *grown spans the active processes
+ * then them (e->comm itself when none). Collective over e->comm and the woken. */
+mal_status_t engine_pool_wake(engine_state_t *e, const engine_join_msg_t *msg, MPI_Comm *grown);
+/* After an expansion committed (e->comm is the new set). */
+void engine_pool_after_expand(engine_state_t *e, int woken, bool spawned);
+/* After a shrink committed, on every process of the old set: world in its new order,
+ * the leavers parked last. Collective over world. */
+mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, int old_size,
+                                      int old_rank);
+/* A parked process: wait until woken (MAL_OK: *comm and `h` for engine_join_woken) or
+ * released for good (MAL_REMOVED). */
+mal_status_t engine_pool_wait(engine_state_t *e, engine_join_header_t *h, MPI_Comm *comm);
+/* mal_pool_release. Collective over e->comm. */
+mal_status_t engine_pool_release(engine_state_t *e, int count);
+/* mal_finalize: release every parked process, free world. */
+void engine_pool_finalize(engine_state_t *e);
+/* A prespawned process's memory for a structure (PREPARE), claimed at the wake by the
+ * structure of that name (into *buf, as kept memory) or dropped. */
+void engine_pool_reserve(engine_procs_t *procs, const char *name, int64_t bytes);
+void engine_pool_claim(engine_procs_t *procs, const char *name, engine_buffer_t *buf);
+void engine_pool_drop_reserves(engine_procs_t *procs);
 
 #endif /* MAL_PROCS_H */

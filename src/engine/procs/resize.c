@@ -71,8 +71,7 @@ static mal_status_t spawn_failed_elsewhere(double waited)
 
 /* Rank 0 spawns; everyone learns whether it worked before the collective join. */
 static mal_status_t spawn_step(const engine_state_t *e, MPI_Comm members, int per_call,
-                               int index, int remaining, int new_procs, const double *weights,
-                               MPI_Comm *joined)
+                               int index, const engine_join_msg_t *msg, MPI_Comm *joined)
 {
     MPI_Comm inter = MPI_COMM_NULL, pair = MPI_COMM_NULL;
     mal_status_t st = MAL_OK;
@@ -80,7 +79,7 @@ static mal_status_t spawn_step(const engine_state_t *e, MPI_Comm members, int pe
     if (e->rank == 0) {
         st = engine_spawn(&e->procs, per_call, index, &inter, &pair);
         if (!st)
-            st = engine_send_join_info(e, pair, remaining, new_procs, weights);
+            st = engine_send_join_info(e, pair, msg);
     }
     int ok = !st;
     PMPI_Bcast(&ok, 1, MPI_INT, 0, members);
@@ -95,33 +94,37 @@ static mal_status_t spawn_step(const engine_state_t *e, MPI_Comm members, int pe
     return st;
 }
 
-/* Spawn and merge: one call per process or one for all. The processes of earlier calls
- * take part in the later joins; on failure they are told (ok = 0) and exit. */
-static mal_status_t spawn_and_join(const engine_state_t *e, int count, mal_spawn_mode_t mode,
-                                   const double *weights, MPI_Comm *merged)
+/* Spawn and merge into `members` (the processes of the new set so far, woken ones
+ * included): one call per process or one for all. The processes of earlier calls and
+ * the woken ones take part in the later joins; on failure they are told (ok = 0): the
+ * spawned ones exit, the woken ones park again. */
+static mal_status_t spawn_and_join(const engine_state_t *e, MPI_Comm members,
+                                   const engine_join_msg_t *all, MPI_Comm *merged)
 {
-    int calls = mode == MAL_SPAWN_PER_CALL ? count : 1;
-    MPI_Comm m = e->comm;
+    int count = all->spawning, calls = all->remaining;
+    MPI_Comm m = members;
     mal_status_t st = MAL_OK;
     for (int i = 0; i < calls && !st; i++) {
         MPI_Comm next = MPI_COMM_NULL;
+        engine_join_msg_t msg = *all;
+        msg.remaining = calls - 1 - i;
         /* Hosts are used in turn across expansions, not from the first at each. */
         int host_index = (int)(e->procs.spawned + (int64_t)i * (count / calls));
-        st = spawn_step(e, m, count / calls, host_index, calls - 1 - i, e->size + count,
-                        weights, &next);
-        if (m != e->comm)
+        st = spawn_step(e, m, count / calls, host_index, &msg, &next);
+        if (m != members)
             MPI_Comm_free(&m);
-        m = st ? e->comm : next;
+        m = st ? members : next;
     }
     *merged = m;
     return st;
 }
 
-static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged, int count,
-                                mal_spawn_mode_t mode, const double *weights, double t0,
-                                double spawn)
+static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
+                                const engine_join_msg_t *msg, mal_spawn_mode_t mode,
+                                double t0, double spawn)
 {
-    int n = e->size + count;
+    int n = msg->new_procs;
+    const double *weights = msg->weights;
     engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .reg = &e->reg,
                             .xfer = &e->xfer, .min_rows = e->config.min_rows,
                             .u = merged, .n = merged, .me_u = e->rank,
@@ -136,7 +139,9 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged, int count,
         .procs_before = e->size, .procs_after = st ? e->size : n,
         .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .process_seconds = spawn,
         .window_seconds = rc.t_windows,
-        .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st};
+        .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st,
+        .pooled = msg->woken, .spawned = msg->spawning};
+    s.switch_seconds = s.total_seconds;
     engine_report(e, merged, &s,
                   e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (!st) {
@@ -144,9 +149,10 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged, int count,
         MPI_Comm_free(&e->comm);
         e->comm = merged;
         MPI_Comm_size(merged, &e->size);
-        e->procs.spawned += count;
+        e->procs.spawned += msg->spawning;
+        engine_pool_after_expand(e, msg->woken, msg->spawning > 0);
     } else {
-        MPI_Comm_free(&merged); /* the joiners leave on their own */
+        MPI_Comm_free(&merged); /* the joiners leave on their own, the woken park again */
     }
     engine_reconfig_release(&rc);
     return st;
@@ -196,16 +202,29 @@ mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
     st = engine_agree_in(e->comm, st, st ? 0 : resize_fingerprint(e, count, mode, NULL,
                                                                   weights, e->size + count),
                          "mal_expand");
-    MPI_Comm merged = e->comm;
     if (!st)
         predict_resize(e, MAL_ACTION_EXPAND, count, NULL, weights);
+    engine_join_msg_t msg = {.new_procs = e->size + count, .weights = weights};
     if (!st)
-        st = spawn_and_join(e, count, mode, weights, &merged);
+        st = engine_pool_take(e, count, &msg.woken);
+    msg.spawning = count - msg.woken;
+    msg.remaining = msg.spawning == 0 ? 0 : mode == MAL_SPAWN_PER_CALL ? msg.spawning : 1;
+    MPI_Comm grown = e->comm, merged = e->comm;
+    if (!st)
+        st = engine_pool_wake(e, &msg, &grown);
+    if (!st && msg.spawning > 0)
+        st = spawn_and_join(e, grown, &msg, &merged);
+    else
+        merged = grown;
     if (st) {
+        if (grown != e->comm)
+            MPI_Comm_free(&grown);
         report_abandoned(e, MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
         return st;
     }
-    st = expand_data(e, merged, count, mode, weights, t0, MPI_Wtime() - t0);
+    if (grown != e->comm && grown != merged)
+        MPI_Comm_free(&grown);
+    st = expand_data(e, merged, &msg, mode, t0, MPI_Wtime() - t0);
     return st ? st : MAL_RECONFIGURED;
 }
 
@@ -239,9 +258,51 @@ static void leave(engine_state_t *e)
         engine_array_destroy(&e->reg, a);
     }
     engine_csr_free_all(&e->reg);
-    MPI_Comm_free(&e->comm);
-    e->comm = MPI_COMM_NULL;
+    if (e->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&e->comm);
+    if (e->procs.world != MPI_COMM_NULL)
+        MPI_Comm_free(&e->procs.world);
     e->procs.removed = true;
+}
+
+/* A released process in the pool: parked until an expansion takes it (its structures
+ * then hold their new parts: MAL_RECONFIGURED) or it is released for good (MAL_REMOVED,
+ * as without the pool). */
+static mal_status_t park_released(engine_state_t *e)
+{
+    for (;;) {
+        engine_join_header_t h = {0};
+        MPI_Comm comm = MPI_COMM_NULL;
+        if (engine_pool_wait(e, &h, &comm) != MAL_OK) {
+            leave(e);
+            return MAL_REMOVED;
+        }
+        if (engine_join_woken(e, comm, &h) == MAL_OK)
+            return MAL_RECONFIGURED;
+    }
+}
+
+/* The new set after the data moved: survivors take the new communicator; leavers leave
+ * or, with the pool, park at the end of world. */
+static void commit_shrink(engine_state_t *e, const engine_reconfig_t *rc, const bool *leaving,
+                          int stay)
+{
+    int old_size = e->size, old_rank = e->rank;
+    MPI_Comm_free(&e->comm);
+    e->comm = rc->n;
+    if (rc->n != MPI_COMM_NULL) {
+        e->rank = rc->me_n;
+        engine_set_log_rank(rc->me_n);
+        e->size = stay;
+    }
+    if (e->procs.world != MPI_COMM_NULL &&
+        engine_pool_after_shrink(e, leaving, old_size, old_rank) != MAL_OK)
+        MPI_Comm_free(&e->procs.world); /* no pool any more on this process */
+    if (rc->n == MPI_COMM_NULL) {
+        e->procs.removed = e->procs.world == MPI_COMM_NULL;
+        if (e->procs.removed)
+            leave(e);
+    }
 }
 
 static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const double *weights,
@@ -251,7 +312,8 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
     engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .reg = &e->reg,
                             .xfer = &e->xfer, .min_rows = e->config.min_rows,
                             .u = e->comm, .me_u = e->rank, .n_u = p, .old_procs = p,
-                            .weights = weights, .mon = e->mon};
+                            .weights = weights, .mon = e->mon,
+                            .park_leavers = e->procs.settings.pool};
     mal_status_t st = engine_reconfig_prepare(&rc);
     for (int r = 0; r < p; r++) {
         if (rc.n_of_u != NULL)
@@ -282,15 +344,7 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
             MPI_Comm_free(&rc.n);
     } else {
         engine_reconfig_commit(&rc, true);
-        if (rc.n == MPI_COMM_NULL) {
-            leave(e);
-        } else {
-            MPI_Comm_free(&e->comm);
-            e->comm = rc.n;
-            e->rank = rc.me_n;
-            engine_set_log_rank(rc.me_n);
-            e->size = stay;
-        }
+        commit_shrink(e, &rc, leaving, stay);
     }
     engine_reconfig_release(&rc);
     return st;
@@ -321,6 +375,8 @@ mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
     free(leaving);
     if (st)
         return st;
+    if (e->comm == MPI_COMM_NULL && !e->procs.removed)
+        return park_released(e);
     return e->procs.removed ? MAL_REMOVED : MAL_RECONFIGURED;
 }
 

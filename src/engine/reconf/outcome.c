@@ -50,10 +50,11 @@ static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *d
 void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local,
                    const mal_decision_t *decision)
 {
-    double t[5] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
-                   local->total_seconds, local->process_seconds};
+    double t[7] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
+                   local->total_seconds, local->process_seconds, local->switch_seconds,
+                   local->background_seconds};
     int64_t bytes = local->bytes_moved;
-    PMPI_Allreduce(MPI_IN_PLACE, t, 5, MPI_DOUBLE, MPI_MAX, comm);
+    PMPI_Allreduce(MPI_IN_PLACE, t, 7, MPI_DOUBLE, MPI_MAX, comm);
     PMPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_SUM, comm);
     mal_reconfig_stats_t s = *local;
     s.spawn_seconds = t[0];
@@ -61,6 +62,8 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
     s.redist_seconds = t[2];
     s.total_seconds = t[3];
     s.process_seconds = t[4];
+    s.switch_seconds = t[5];
+    s.background_seconds = t[6];
     s.bytes_moved = bytes;
     e->stats.reconfig = s;
     engine_monitor_reconfigured(e->mon, &s, e->xfer.method);

@@ -438,7 +438,9 @@ static mal_status_t spare_target(engine_reconfig_t *rc, engine_move_t *m)
 static mal_status_t new_target(engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
-    engine_buffer_t *spare = rc->me_u < rc->old_procs ? &a->buf[1 - a->current] : NULL;
+    /* A parked process woken by the expansion kept memory (pending) as well. */
+    engine_buffer_t *spare = rc->me_u < rc->old_procs || a->buf[1 - a->current].pending
+                                 ? &a->buf[1 - a->current] : NULL;
     mal_status_t st = engine_buffer_alloc_in(rc->n, rc->reg, rc->xfer, &m->target, a->row_bytes,
                                              m->caps, spare);
     if (!st)

@@ -58,6 +58,7 @@ typedef struct {
     monitor_t *mon;             /* told the planned moves (engine_plan_predict);
                                  * NULL: nobody is predicting                       */
     uint64_t fingerprint;       /* of the arguments that must agree (rebalance), 0 */
+    bool park_leavers;          /* shrink into the pool: leavers keep their memory   */
     engine_move_t *moves;
     int count;
     int64_t bytes_in;           /* bytes this rank received                        */

@@ -15,6 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What the active processes know of one parked process (procs/pool.c). */
+typedef struct {
+    bool holds;                 /* released by a shrink: it holds the application's
+                                 * handles of the structures registered then        */
+    int64_t generation;         /* the registry's generation when it parked          */
+} engine_parked_t;
+
+typedef struct engine_async engine_async_t;
+
 /* The processes layer's state: this process's job and its place in the malleable set. */
 typedef struct {
     MPI_Comm job;               /* this process's MPI job (its MPI_COMM_WORLD peers
@@ -27,6 +36,19 @@ typedef struct {
                                  * used instead of settings.hosts, from index
                                  * spawn_hosts_base; NULL otherwise                   */
     int64_t spawn_hosts_base;
+    /* The pool (procs/pool.c). `world` spans every live process: the active ones first,
+     * in mal_comm()'s order, then the parked ones, oldest first. MPI_COMM_NULL when the
+     * pool is off. The active processes know every parked one (`parked`, in world
+     * order after them); a parked process knows only that it is one. */
+    MPI_Comm world;
+    engine_parked_t *parked;
+    int nparked;
+    bool parked_self;           /* this process waits in the pool                    */
+    int64_t prepared;           /* registry generation the fresh parked processes
+                                 * reserved memory for (rank 0), -1 none            */
+    int64_t reused, released;   /* processes taken from / released by the pool       */
+    engine_async_t *async;      /* an asynchronous expansion under way, else NULL   */
+    struct engine_reserve *reserves; /* a prespawned process's prepared memory        */
 } engine_procs_t;
 
 /* What decides reconfigurations: the plan and the policy (decide.c). */

@@ -247,15 +247,22 @@ void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
         engine_buffer_t kept = {.win = MPI_WIN_NULL};
         /* The target may have borrowed the spare's memory: it is the target's now. */
         engine_buffer_settle(&m->target, &a->buf[1 - a->current]);
-        if (had_old && rc->n != MPI_COMM_NULL && a->buf[a->current].peers != NULL)
+        /* A leaver that parks in the pool keeps its memory for its next part. */
+        if (had_old && (rc->n != MPI_COMM_NULL || rc->park_leavers) &&
+            a->buf[a->current].peers != NULL)
             kept = keep_memory(rc, &a->buf[a->current]);
         if (had_old) /* collective over the old communicator, in registry order */
             for (int b = 0; b < 2; b++)
                 engine_buffer_free(rc->reg, &a->buf[b]);
+        else /* a woken process's kept memory, unless the target took it */
+            engine_buffer_free(rc->reg, &a->buf[1 - a->current]);
         if (rc->n != MPI_COMM_NULL) {
             adopt_layout(m);
-            a->buf[1] = kept;
+        } else {
+            a->buf[0] = (engine_buffer_t){.win = MPI_WIN_NULL};
+            a->current = 0;
         }
+        a->buf[1] = kept;
     }
     /* Row pointers are rebuilt from the committed rows; a leaver has none left. */
     if (rc->n != MPI_COMM_NULL)

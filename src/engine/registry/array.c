@@ -360,7 +360,8 @@ static mal_status_t check_alloc_args(const engine_registry_t *reg, const char *c
                            name, (long long)row_len);
     if (dist != MAL_BLOCK && dist != MAL_REPLICATED)
         return engine_fail(MAL_ERR_ARG, "%s(\"%s\"): distribution %d is neither MAL_BLOCK "
-                           "nor MAL_REPLICATED", call, name, (int)dist);
+                           "(optionally | MAL_READ_MOSTLY) nor MAL_REPLICATED", call, name,
+                           (int)dist);
     *row_bytes = engine_row_bytes(type, row_len, global_rows, call);
     return *row_bytes > 0 ? MAL_OK : MAL_ERR_ARG;
 }
@@ -501,6 +502,7 @@ void engine_array_link(engine_registry_t *reg, mal_array_t *a)
 {
     a->next = reg->arrays;
     reg->arrays = a;
+    reg->generation++;
 }
 
 void engine_array_unlink(engine_registry_t *reg, mal_array_t *a)
@@ -508,6 +510,7 @@ void engine_array_unlink(engine_registry_t *reg, mal_array_t *a)
     for (mal_array_t **p = &reg->arrays; *p != NULL; p = &(*p)->next)
         if (*p == a) {
             *p = a->next;
+            reg->generation++;
             return;
         }
 }
@@ -572,6 +575,10 @@ static mal_status_t alloc_window(const engine_regctx_t *ctx, const char *call,
                                  const double *weights, mal_csr_t *matrix,
                                  mal_array_t **array)
 {
+    /* A flag of block arrays only: MAL_REPLICATED | MAL_READ_MOSTLY stays refused. */
+    bool read_mostly = (distribution & MAL_READ_MOSTLY) && (distribution & ~MAL_READ_MOSTLY) == MAL_BLOCK;
+    if (read_mostly)
+        distribution = MAL_BLOCK;
     mal_array_t *joined = name != NULL ? find(ctx->reg, name) : NULL;
     if (joined != NULL && joined->adoptable)
         return adopt(call, joined, type, global_rows, row_len, distribution, matrix, array);
@@ -597,6 +604,7 @@ static mal_status_t alloc_window(const engine_regctx_t *ctx, const char *call,
         return st;
     a->layout = matrix ? ENGINE_LAYOUT_ROWS : ENGINE_LAYOUT_OWN;
     a->matrix = matrix;
+    a->read_mostly = read_mostly;
     engine_array_link(ctx->reg, a);
     *array = a;
     return MAL_OK;

@@ -40,6 +40,7 @@ struct mal_array {
     int current;
     bool adoptable;             /* arrived with a join: the next mal_alloc_window of
                                  * this name hands it back without communicating    */
+    bool read_mostly;           /* MAL_READ_MOSTLY: unchanged between iterations     */
     struct mal_array *next;
 };
 
@@ -82,6 +83,8 @@ typedef struct {
     mal_csr_t *matrices;        /* in creation order on every rank                */
     engine_value_t *values;
     int windows;
+    int64_t generation;         /* bumped when a structure or value is (un)registered:
+                                 * a parked process that held an older one is stale   */
     double headroom;            /* mal_config_t.headroom: how much capacities grow  */
 } engine_registry_t;
 

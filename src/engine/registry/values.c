@@ -47,6 +47,7 @@ mal_status_t engine_value_register(engine_registry_t *reg, const char *name, voi
         strcpy(v->name, name);
         v->next = reg->values;
         reg->values = v;
+        reg->generation++;
     }
     if (v->carried != NULL) { /* a joining process: the value arrived with the join */
         memcpy(value, v->carried, bytes);

@@ -238,6 +238,15 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
     return st;
 }
 
+bool engine_direct_reserve(int64_t bytes, engine_buffer_t *kept)
+{
+    size_t mapped = 0;
+    char *base = map_private((size_t)bytes, &mapped);
+    *kept = (engine_buffer_t){.win = MPI_WIN_NULL, .base = base, .mapped = mapped,
+                              .pending = base != NULL};
+    return base != NULL;
+}
+
 void engine_direct_free(engine_buffer_t *b)
 {
     if (!b->borrowed && !b->lent)

@@ -50,6 +50,9 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
  * addresses. On failure `b` holds nothing on any rank. */
 mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes);
 void engine_direct_free(engine_buffer_t *b);
+/* Local: `bytes` of private memory, populated, as kept memory (pending) that a later
+ * engine_direct_alloc borrows where it fits. False when the memory cannot be had. */
+bool engine_direct_reserve(int64_t bytes, engine_buffer_t *kept);
 /* Seconds per byte of this process's last population of at least 1 MiB of direct
  * memory, 0 before any: the model prices the next one with it. */
 double engine_direct_populate_cost(void);

@@ -1,0 +1,560 @@
+/* Join information: what rank 0 tells a spawned or woken process, how that process
+ * reads it, and its data phase (the process's side is join.c and wake.c).
+ *
+ * Rank 0 sends each spawn call's children one message over their pair communicator:
+ * the settings, the iteration, the plan position, the new process count and weights,
+ * every structure's description and old layout, and the carried values. The children
+ * answer whether they could receive and read it; if one could not, every process of
+ * that spawn leaves MPI and rank 0's expansion fails (MAL_ERR_SPAWN), with the old
+ * processes and data untouched: nothing here aborts the run. Otherwise the children
+ * take part in the remaining joins of the expansion and in its data phase, which
+ * writes their partitions into their new windows; mal_alloc_window hands those back. */
+#include "core.h"
+#include "monitor.h"
+#include "plan.h"
+#include "procs.h"
+#include "reconf.h"
+#include "registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JOIN_MAGIC INT64_C(0x6d616c6a6f696e31) /* "maljoin1" */
+
+typedef struct {
+    unsigned char *data;
+    size_t len, cap;
+    bool failed;
+} pack_t;
+
+static void put(pack_t *p, const void *src, size_t n)
+{
+    if (p->failed)
+        return;
+    if (p->len + n > p->cap) {
+        size_t cap = 2 * (p->cap + n);
+        unsigned char *bigger = realloc(p->data, cap);
+        if (bigger == NULL) {
+            p->failed = true;
+            return;
+        }
+        p->data = bigger;
+        p->cap = cap;
+    }
+    memcpy(p->data + p->len, src, n);
+    p->len += n;
+}
+
+static void put_i64(pack_t *p, int64_t v)
+{
+    put(p, &v, sizeof v);
+}
+
+/* A string as its length and bytes; length -1 for NULL. */
+static void put_str(pack_t *p, const char *s)
+{
+    put_i64(p, s ? (int64_t)strlen(s) : -1);
+    if (s)
+        put(p, s, strlen(s));
+}
+
+typedef struct {
+    const unsigned char *data;
+    size_t len, pos;
+    bool failed;
+} unpack_t;
+
+static void get(unpack_t *u, void *dst, size_t n)
+{
+    if (u->failed || u->len - u->pos < n) {
+        u->failed = true;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, u->data + u->pos, n);
+    u->pos += n;
+}
+
+static int64_t get_i64(unpack_t *u)
+{
+    int64_t v;
+    get(u, &v, sizeof v);
+    return v;
+}
+
+static char *get_str(unpack_t *u)
+{
+    int64_t n = get_i64(u);
+    if (n < 0 || u->failed || (size_t)n > u->len - u->pos)
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (s == NULL) {
+        u->failed = true;
+        return NULL;
+    }
+    get(u, s, (size_t)n);
+    s[n] = '\0';
+    return s;
+}
+
+static void pack_settings(pack_t *p, const engine_state_t *e)
+{
+    const engine_settings_t *s = &e->procs.settings;
+    put(p, &e->config.headroom, sizeof e->config.headroom);
+    put_i64(p, e->config.min_rows);
+    put_i64(p, e->xfer.method);
+    put_i64(p, e->xfer.count_limit);
+    put_i64(p, e->xfer.direct);
+    put_i64(p, s->spawn_mode);
+    put_i64(p, s->summary);
+    put_i64(p, s->sample_interval);
+    put_i64(p, s->grace);
+    put_i64(p, s->pool);
+    put_i64(p, s->prefetch);
+    put_i64(p, s->async);
+    put(p, &s->params, sizeof s->params);
+    put_str(p, s->calibration);
+    put_i64(p, s->policy_on);
+    put_str(p, s->plan);
+    put_str(p, s->report);
+    put_str(p, s->hosts);
+    put_str(p, s->program);
+    int64_t argc = 0;
+    while (s->argv[argc] != NULL)
+        argc++;
+    put_i64(p, argc);
+    for (int64_t i = 0; i < argc; i++)
+        put_str(p, s->argv[i]);
+}
+
+/* Matrices first: the structures name theirs by position in this list. */
+static void pack_matrices(pack_t *p, const engine_registry_t *reg)
+{
+    int64_t count = 0;
+    for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next)
+        count++;
+    put_i64(p, count);
+    for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next) {
+        put_str(p, m->name);
+        put_i64(p, m->global_rows);
+        put_i64(p, m->global_cols);
+        put_i64(p, m->value_bytes);
+    }
+}
+
+static int64_t matrix_index(const engine_registry_t *reg, const mal_csr_t *target)
+{
+    int64_t i = 0;
+    for (const mal_csr_t *m = reg->matrices; m != NULL; m = m->next, i++)
+        if (m == target)
+            return i;
+    return -1;
+}
+
+/* `nprocs`: the current process count (every structure has nprocs + 1 bounds). */
+static void pack_arrays(pack_t *p, const engine_registry_t *reg, int nprocs)
+{
+    int64_t count = 0;
+    for (mal_array_t *a = reg->arrays; a != NULL; a = a->next)
+        count++;
+    put_i64(p, count);
+    for (mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
+        put_str(p, a->name);
+        put_i64(p, a->distribution);
+        put_i64(p, a->global_rows);
+        put_i64(p, a->row_len);
+        put_i64(p, a->row_bytes);
+        put_i64(p, a->layout);
+        put_i64(p, a->part);
+        put_i64(p, a->read_mostly);
+        put_i64(p, matrix_index(reg, a->matrix));
+        put(p, a->bounds, ((size_t)nprocs + 1) * sizeof *a->bounds);
+    }
+}
+
+static void pack_values(pack_t *p, const engine_registry_t *reg)
+{
+    int64_t count = 0;
+    for (engine_value_t *v = reg->values; v != NULL; v = v->next)
+        count += v->ptr != NULL;
+    put_i64(p, count);
+    for (engine_value_t *v = reg->values; v != NULL; v = v->next)
+        if (v->ptr != NULL) {
+            put_str(p, v->name);
+            put_i64(p, (int64_t)v->bytes);
+            put(p, v->ptr, v->bytes);
+        }
+}
+
+/* What the children answer, combined with MPI_MAX over the pair communicator (rank 0
+ * answers JOIN_READ): after the length, whether every child has memory for the
+ * message; after the message, whether every child could read it. Anything but
+ * JOIN_READ abandons the expansion on both sides before anyone waits in the join. */
+enum { JOIN_READ = 0, JOIN_NO_MEMORY = 1, JOIN_UNREADABLE = 2 };
+
+static int children_answer(MPI_Comm pair, int mine, int *rc)
+{
+    int answer = mine;
+    if (*rc == MPI_SUCCESS)
+        *rc = PMPI_Allreduce(MPI_IN_PLACE, &answer, 1, MPI_INT, MPI_MAX, pair);
+    return *rc == MPI_SUCCESS ? answer : JOIN_UNREADABLE;
+}
+
+static const char *join_failure(int answer)
+{
+    return answer == JOIN_NO_MEMORY ? "has no memory for" : "could not read";
+}
+
+static mal_status_t send_message(MPI_Comm pair, const void *data, int64_t len)
+{
+    int rc = PMPI_Bcast(&len, 1, MPI_INT64_T, 0, pair), answer = JOIN_READ;
+    if (len > 0 && (answer = children_answer(pair, JOIN_READ, &rc)) == JOIN_READ) {
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Bcast((void *)data, (int)len, MPI_BYTE, 0, pair);
+        answer = children_answer(pair, JOIN_READ, &rc);
+    }
+    mal_status_t st = engine_mpi_check(rc, "MPI_Bcast (join information)");
+    if (!st && answer != JOIN_READ)
+        st = engine_fail(MAL_ERR_SPAWN, "a spawned process %s the %lld bytes of join "
+                         "information: the expansion is abandoned and the spawned "
+                         "processes exit", join_failure(answer), (long long)len);
+    return st;
+}
+
+void engine_send_join_abort(MPI_Comm pair)
+{
+    send_message(pair, NULL, 0);
+}
+
+/* The pool as the receivers will know it: the parked processes after the first `skip`
+ * (the ones being woken), with the counters. */
+static void pack_pool(pack_t *p, const engine_procs_t *procs, int skip)
+{
+    put_i64(p, procs->nparked - skip);
+    for (int i = skip; i < procs->nparked; i++) {
+        put_i64(p, procs->parked[i].holds);
+        put_i64(p, procs->parked[i].generation);
+    }
+    put_i64(p, procs->reused + skip);
+    put_i64(p, procs->released);
+}
+
+mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
+                                   const engine_join_msg_t *msg)
+{
+    pack_t p = {0};
+    put_i64(&p, JOIN_MAGIC);
+    put_i64(&p, msg->park);
+    put_i64(&p, msg->remaining);
+    put_i64(&p, e->size);
+    put_i64(&p, msg->new_procs);
+    put_i64(&p, e->iteration);
+    put_i64(&p, (int64_t)e->pol.next_action);
+    put_i64(&p, e->procs.spawned + msg->spawning);
+    pack_settings(&p, e);
+    pack_pool(&p, &e->procs, msg->woken);
+    put_i64(&p, msg->weights != NULL);
+    if (msg->weights != NULL)
+        put(&p, msg->weights, (size_t)msg->new_procs * sizeof *msg->weights);
+    pack_matrices(&p, &e->reg);
+    pack_arrays(&p, &e->reg, e->size);
+    pack_values(&p, &e->reg);
+    mal_status_t st = MAL_OK;
+    if (p.failed || p.len > (size_t)INT32_MAX) {
+        st = engine_fail(MAL_ERR_NOMEM, "cannot pack the join information (%zu bytes)", p.len);
+        engine_send_join_abort(pair);
+    } else {
+        st = send_message(pair, p.data, (int64_t)p.len);
+    }
+    free(p.data);
+    return st;
+}
+
+/* ---- the joining process ---------------------------------------------------------- */
+
+
+static void unpack_settings(unpack_t *u, engine_state_t *e)
+{
+    engine_settings_t *s = &e->procs.settings;
+    get(u, &e->config.headroom, sizeof e->config.headroom);
+    e->reg.headroom = e->config.headroom;
+    e->config.min_rows = get_i64(u);
+    e->xfer.method = (mal_redist_t)get_i64(u);
+    e->xfer.count_limit = get_i64(u);
+    e->xfer.direct = get_i64(u) != 0;
+    s->spawn_mode = (mal_spawn_mode_t)get_i64(u);
+    s->summary = get_i64(u) != 0;
+    s->sample_interval = (int)get_i64(u);
+    s->grace = (int)get_i64(u);
+    s->pool = get_i64(u) != 0;
+    s->prefetch = (int)get_i64(u);
+    s->async = get_i64(u) != 0;
+    get(u, &s->params, sizeof s->params);
+    s->calibration = get_str(u);
+    s->policy_on = get_i64(u) != 0;
+    s->plan = get_str(u);
+    s->report = get_str(u);
+    s->hosts = get_str(u);
+    s->program = get_str(u);
+    int64_t argc = get_i64(u);
+    s->argv = u->failed || argc < 0 ? NULL : calloc((size_t)argc + 1, sizeof *s->argv);
+    for (int64_t i = 0; s->argv != NULL && i < argc; i++)
+        s->argv[i] = get_str(u);
+    if (s->plan == NULL || s->program == NULL || s->argv == NULL)
+        u->failed = true;
+}
+
+static void unpack_matrices(unpack_t *u, engine_registry_t *reg)
+{
+    int64_t count = get_i64(u);
+    mal_csr_t **tail = &reg->matrices;
+    for (int64_t i = 0; i < count && !u->failed; i++) {
+        mal_csr_t *m = calloc(1, sizeof *m);
+        char *name = get_str(u);
+        if (m == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX) {
+            free(m);
+            free(name);
+            u->failed = true;
+            return;
+        }
+        strcpy(m->name, name);
+        free(name);
+        m->global_rows = get_i64(u);
+        m->global_cols = get_i64(u);
+        m->value_bytes = get_i64(u);
+        m->adoptable = true;
+        *tail = m;
+        tail = &m->next;
+    }
+}
+
+static mal_csr_t *matrix_at(const engine_registry_t *reg, int64_t index)
+{
+    mal_csr_t *m = reg->matrices;
+    for (int64_t i = 0; m != NULL && i < index; i++)
+        m = m->next;
+    return index < 0 ? NULL : m;
+}
+
+/* Point a structure at its matrix, and a matrix at its parts. */
+static void link_matrix(unpack_t *u, const engine_registry_t *reg, mal_array_t *a,
+                        int64_t index)
+{
+    a->matrix = matrix_at(reg, index);
+    if ((a->layout != ENGINE_LAYOUT_OWN || a->part != CSR_PART_NONE) && a->matrix == NULL) {
+        u->failed = true;
+        return;
+    }
+    switch (a->part) {
+    case CSR_PART_ROWPTR: a->matrix->rowptr = a; break;
+    case CSR_PART_COLIND: a->matrix->colind = a; break;
+    case CSR_PART_VALUES: a->matrix->values = a; break;
+    case CSR_PART_NONE: return;
+    }
+    a->adoptable = false; /* handed back by mal_alloc_csr, not mal_alloc_window */
+}
+
+static mal_array_t *unpack_array(unpack_t *u, const engine_registry_t *reg, int64_t old_procs)
+{
+    mal_array_t *a = calloc(1, sizeof *a);
+    char *name = get_str(u);
+    if (a == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX) {
+        free(a);
+        free(name);
+        u->failed = true;
+        return NULL;
+    }
+    strcpy(a->name, name);
+    free(name);
+    a->distribution = (mal_distribution_t)get_i64(u);
+    a->global_rows = get_i64(u);
+    a->row_len = get_i64(u);
+    a->row_bytes = get_i64(u);
+    a->layout = (engine_layout_t)get_i64(u);
+    a->part = (csr_part_t)get_i64(u);
+    a->read_mostly = get_i64(u) != 0;
+    int64_t matrix = get_i64(u);
+    a->bounds = malloc(((size_t)old_procs + 1) * sizeof *a->bounds);
+    if (a->bounds == NULL)
+        u->failed = true;
+    else
+        get(u, a->bounds, ((size_t)old_procs + 1) * sizeof *a->bounds);
+    a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
+    a->adoptable = true;
+    link_matrix(u, reg, a, matrix);
+    return a;
+}
+
+/* Structures in the sender's registry order, which every later collective follows. */
+static void unpack_arrays(unpack_t *u, engine_registry_t *reg, int64_t old_procs)
+{
+    int64_t count = get_i64(u);
+    mal_array_t **tail = &reg->arrays;
+    for (int64_t i = 0; i < count && !u->failed; i++) {
+        mal_array_t *a = unpack_array(u, reg, old_procs);
+        if (a != NULL) {
+            *tail = a;
+            tail = &a->next;
+        }
+    }
+}
+
+static void unpack_values(unpack_t *u, engine_registry_t *reg)
+{
+    int64_t count = get_i64(u);
+    for (int64_t i = 0; i < count && !u->failed; i++) {
+        engine_value_t *v = calloc(1, sizeof *v);
+        char *name = get_str(u);
+        int64_t bytes = get_i64(u);
+        if (v == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX || bytes <= 0 ||
+            (v->carried = malloc((size_t)bytes)) == NULL) {
+            free(v);
+            free(name);
+            u->failed = true;
+            return;
+        }
+        strcpy(v->name, name);
+        free(name);
+        v->bytes = (size_t)bytes;
+        get(u, v->carried, v->bytes);
+        v->next = reg->values;
+        reg->values = v;
+    }
+}
+
+static void unpack_pool(unpack_t *u, engine_procs_t *procs)
+{
+    int64_t n = get_i64(u);
+    procs->parked = n > 0 && !u->failed ? calloc((size_t)n, sizeof *procs->parked) : NULL;
+    if (n < 0 || (n > 0 && procs->parked == NULL))
+        u->failed = true;
+    for (int64_t i = 0; i < n && !u->failed; i++) {
+        procs->parked[i].holds = get_i64(u) != 0;
+        procs->parked[i].generation = get_i64(u);
+    }
+    procs->nparked = u->failed ? 0 : (int)n;
+    procs->reused = get_i64(u);
+    procs->released = get_i64(u);
+}
+
+static void unpack_join_info(unpack_t *u, engine_state_t *e, engine_join_header_t *h)
+{
+    if (get_i64(u) != JOIN_MAGIC)
+        u->failed = true;
+    h->park = get_i64(u) != 0;
+    h->remaining = get_i64(u);
+    h->old_procs = get_i64(u);
+    h->new_procs = get_i64(u);
+    e->iteration = get_i64(u);
+    e->pol.next_action = (size_t)get_i64(u);
+    e->procs.spawned = get_i64(u);
+    unpack_settings(u, e);
+    unpack_pool(u, &e->procs);
+    if (get_i64(u) && !u->failed) {
+        h->weights = malloc((size_t)h->new_procs * sizeof *h->weights);
+        if (h->weights == NULL)
+            u->failed = true;
+        else
+            get(u, h->weights, (size_t)h->new_procs * sizeof *h->weights);
+    }
+    unpack_matrices(u, &e->reg);
+    unpack_arrays(u, &e->reg, h->old_procs);
+    unpack_values(u, &e->reg);
+}
+
+/* A testing knob: MAL_FAULT_JOIN=nomem or unpack makes this joining process fail to
+ * allocate, or to read, its join information. */
+static bool join_fault(const char *what)
+{
+    const char *knob = getenv("MAL_FAULT_JOIN");
+    return knob != NULL && strcmp(knob, what) == 0;
+}
+
+/* Receive the message into `data` and unpack it: JOIN_READ or JOIN_UNREADABLE. */
+static int read_message(MPI_Comm pair, unsigned char *data, int64_t len, engine_state_t *e,
+                        engine_join_header_t *h, int *rc)
+{
+    *rc = PMPI_Bcast(data, (int)len, MPI_BYTE, 0, pair);
+    if (*rc != MPI_SUCCESS || join_fault("unpack"))
+        return JOIN_UNREADABLE;
+    unpack_t u = {.data = data, .len = (size_t)len};
+    unpack_join_info(&u, e, h);
+    return u.failed ? JOIN_UNREADABLE : JOIN_READ;
+}
+
+static const char *why_not(int answer, bool mine, int64_t len)
+{
+    static char why[160];
+    snprintf(why, sizeof why, "%s %s its %lld bytes of join information%s",
+             mine ? "this process" : "another process of its spawn", join_failure(answer),
+             (long long)len, mine && (join_fault("nomem") || join_fault("unpack"))
+                                 ? " (injected fault, MAL_FAULT_JOIN)" : "");
+    return why;
+}
+
+/* The message from rank 0, unpacked into `e` and `h`. Returns NULL when every
+ * child of this spawn has read it, "" when rank 0 abandoned the spawn before sending
+ * it, else why this process cannot join. The children answer rank 0 after receiving
+ * the length and after reading (children_answer), so one that cannot go on stops
+ * every process of this spawn, and rank 0, before anyone waits in the join. */
+const char *engine_receive_join_info(MPI_Comm pair, engine_state_t *e, engine_join_header_t *h)
+{
+    int64_t len = 0;
+    int rc = PMPI_Bcast(&len, 1, MPI_INT64_T, 0, pair);
+    if (rc != MPI_SUCCESS || len <= 0)
+        return rc == MPI_SUCCESS ? "" : "the join information did not arrive";
+    unsigned char *data = join_fault("nomem") ? NULL : malloc((size_t)len);
+    int mine = data != NULL ? JOIN_READ : JOIN_NO_MEMORY;
+    int answer = children_answer(pair, mine, &rc);
+    if (answer == JOIN_READ) {
+        mine = read_message(pair, data, len, e, h, &rc);
+        answer = children_answer(pair, mine, &rc);
+    }
+    free(data);
+    return answer == JOIN_READ ? NULL : why_not(answer, mine != JOIN_READ, len);
+}
+
+/* The remaining joins of a one-per-call expansion, as an existing member. */
+mal_status_t engine_follow_joins(engine_procs_t *procs, int64_t remaining, MPI_Comm *comm)
+{
+    for (int64_t i = 0; i < remaining; i++) {
+        int ok = 0;
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, *comm);
+        if (!ok)
+            engine_leave_abandoned(procs, comm);
+        MPI_Comm next;
+        mal_status_t st = engine_join_members(*comm, MPI_COMM_NULL, &next);
+        MPI_Comm_free(comm);
+        if (st)
+            return st;
+        *comm = next;
+    }
+    return MAL_OK;
+}
+
+mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_join_header_t *h)
+{
+    int n = (int)h->new_procs;
+    engine_reconfig_t rc = {
+        .action = MAL_ACTION_EXPAND, .reg = &e->reg, .xfer = &e->xfer,
+        .min_rows = e->config.min_rows, .u = comm, .n = comm, .n_u = n, .n_n = n,
+        .old_procs = (int)h->old_procs, .weights = h->weights, .mon = e->mon,
+    };
+    MPI_Comm_rank(comm, &rc.me_u);
+    rc.me_n = rc.me_u;
+    /* A planning failure is agreed with the parents inside engine_reconfig_move. */
+    mal_status_t st = engine_reconfig_move(&rc, engine_reconfig_prepare(&rc));
+    mal_reconfig_stats_t stats = {
+        .action = MAL_ACTION_EXPAND, .iteration = e->iteration,
+        .procs_before = (int)h->old_procs, .procs_after = st ? (int)h->old_procs : n,
+        .bytes_moved = rc.bytes_in, .window_seconds = rc.t_windows,
+        .redist_seconds = rc.t_redist, .status = st,
+    };
+    engine_report(e, comm, &stats,
+                  e->pol.decision_fresh ? &e->pol.decision : NULL);
+    if (!st)
+        engine_reconfig_commit(&rc, false);
+    engine_reconfig_release(&rc);
+    return st;
+}

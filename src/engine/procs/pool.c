@@ -1,0 +1,528 @@
+/* The process pool: released processes park, reusable, instead of ending.
+ *
+ * Every live process is in `world` (engine_procs_t): the active ones first, in
+ * mal_comm()'s order, then the parked ones, oldest first. World rank 0 is therefore
+ * always the active rank 0, which sends every command to the parked processes (point to
+ * point over world, tag POOL_TAG). A parked process waits for them in engine_pool_wait,
+ * polling with sleeps (no busy CPU):
+ * - WAKE: it becomes active. An expansion takes the oldest parked processes, which sit
+ *   right after the active ones in world, so the new communicator is a prefix of world
+ *   (MPI_Comm_create_group, collective over its members only): no spawn, no MPI_Init,
+ *   no merge, and the memory it kept is borrowed by its new buffers.
+ * - GROW: processes are spawned into the pool (prefetch, asynchronous expansion); world
+ *   is merged with them, which every process of world takes part in.
+ * - REGROUP: world is rebuilt in a new order (a shrink parks the released processes at
+ *   the end; a release drops processes).
+ * - PREPARE: a parked process that holds no structures (prespawned) maps and populates
+ *   memory for the share it would get, so that taking it costs no page faults.
+ * - RELEASE: it leaves for good.
+ * The active processes know every parked one (engine_parked_t) and keep that list alike,
+ * so they all take the same decisions without asking. */
+#include "core.h"
+#include "memory.h"
+#include "monitor.h"
+#include "plan.h"
+#include "procs.h"
+#include "reconf.h"
+#include "registry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { POOL_TAG = 7300, POOL_LIST_TAG = 7301, POOL_RESERVE_TAG = 7302, POOL_GROUP_TAG = 7303 };
+enum { CMD_WAKE = 1, CMD_GROW, CMD_REGROUP, CMD_PREPARE, CMD_RELEASE };
+
+/* A command: what, and up to three arguments. */
+typedef struct {
+    int64_t what, a, b, c;
+} pool_cmd_t;
+
+/* What a prespawned process should map for one structure (PREPARE). */
+typedef struct {
+    char name[ENGINE_NAME_MAX];
+    int64_t bytes;
+} pool_reserve_t;
+
+/* Polls sleep at most this long: it bounds what waking a parked process adds to an
+ * expansion, at a CPU cost too small to measure (docs/design.md, the pool). */
+#define POOL_POLL_CAP_NS 2000000L
+
+static void send_command(const engine_procs_t *p, int to, int64_t what, int64_t a, int64_t b,
+                         int64_t c)
+{
+    pool_cmd_t cmd = {what, a, b, c};
+    PMPI_Send(&cmd, 4, MPI_INT64_T, to, POOL_TAG, p->world);
+}
+
+static bool wait_command(const engine_procs_t *p, pool_cmd_t *cmd)
+{
+    MPI_Request req;
+    if (PMPI_Irecv(cmd, 4, MPI_INT64_T, 0, POOL_TAG, p->world, &req) != MPI_SUCCESS)
+        return false;
+    int done = 0;
+    long ns = 50000;
+    while (PMPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        engine_backoff(&ns, POOL_POLL_CAP_NS);
+    return done != 0;
+}
+
+/* The world communicator over `ranks` (world ranks, in their new order); collective
+ * over them. */
+static mal_status_t regroup(engine_procs_t *p, const int *ranks, int n)
+{
+    MPI_Group all, some;
+    MPI_Comm next = MPI_COMM_NULL;
+    MPI_Comm_group(p->world, &all);
+    MPI_Group_incl(all, n, ranks, &some);
+    int rc = MPI_Comm_create_group(p->world, some, POOL_GROUP_TAG, &next);
+    MPI_Group_free(&some);
+    MPI_Group_free(&all);
+    mal_status_t st = engine_mpi_check(rc, "MPI_Comm_create_group (pool)");
+    if (st)
+        return st;
+    MPI_Comm_set_errhandler(next, MPI_ERRORS_RETURN);
+    MPI_Comm_free(&p->world);
+    p->world = next;
+    return MAL_OK;
+}
+
+/* The prefix of world of `n` processes: the active ones and those woken after them. */
+static mal_status_t world_prefix(const engine_procs_t *p, int n, MPI_Comm *out)
+{
+    int *ranks = malloc((size_t)n * sizeof *ranks);
+    if (ranks == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", n);
+    for (int r = 0; r < n; r++)
+        ranks[r] = r;
+    MPI_Group all, some;
+    MPI_Comm_group(p->world, &all);
+    MPI_Group_incl(all, n, ranks, &some);
+    free(ranks);
+    int rc = MPI_Comm_create_group(p->world, some, POOL_GROUP_TAG, out);
+    MPI_Group_free(&some);
+    MPI_Group_free(&all);
+    mal_status_t st = engine_mpi_check(rc, "MPI_Comm_create_group (pool)");
+    if (!st)
+        MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+    return st;
+}
+
+int engine_pool_parked(const engine_state_t *e)
+{
+    return e->procs.world != MPI_COMM_NULL ? e->procs.nparked : 0;
+}
+
+bool engine_async_on(const engine_state_t *e)
+{
+    return e->procs.settings.async && e->procs.world != MPI_COMM_NULL &&
+           engine_platform()->thread_level >= MPI_THREAD_MULTIPLE;
+}
+
+/* ---- the active side --------------------------------------------------------------- */
+
+static mal_status_t append_parked(engine_procs_t *p, int n, bool holds, int64_t generation)
+{
+    engine_parked_t *grown = realloc(p->parked, (size_t)(p->nparked + n) * sizeof *grown);
+    if (grown == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for the pool's list");
+    p->parked = grown;
+    for (int i = 0; i < n; i++)
+        p->parked[p->nparked + i] = (engine_parked_t){holds, generation};
+    p->nparked += n;
+    return MAL_OK;
+}
+
+/* Spawn `count` processes into the pool: collective over world (rank 0 spawns, the parked
+ * processes follow through GROW). Returns how many joined in *joined. */
+static mal_status_t fill(engine_state_t *e, int count, int *joined)
+{
+    engine_procs_t *p = &e->procs;
+    int calls = p->settings.spawn_mode == MAL_SPAWN_BATCHED ? 1 : count;
+    int per = count / calls;
+    if (e->rank == 0)
+        for (int i = 0; i < p->nparked; i++)
+            send_command(p, e->size + i, CMD_GROW, calls, 0, 0);
+    mal_status_t st = MAL_OK;
+    *joined = 0;
+    for (int i = 0; i < calls && !st; i++) {
+        MPI_Comm inter = MPI_COMM_NULL, pair = MPI_COMM_NULL, next = MPI_COMM_NULL;
+        engine_join_msg_t msg = {.park = true, .remaining = calls - 1 - i, .new_procs = e->size,
+                                 .spawning = per};
+        if (e->rank == 0) {
+            st = engine_spawn(p, per, (int)(p->spawned + *joined), &inter, &pair);
+            if (!st)
+                st = engine_send_join_info(e, pair, &msg);
+        }
+        int ok = !st;
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, p->world);
+        if (ok)
+            st = engine_join_members(p->world, pair, &next);
+        else if (e->rank != 0)
+            st = engine_fail(MAL_ERR_SPAWN, "rank 0 could not spawn into the pool (see its "
+                             "message)");
+        if (pair != MPI_COMM_NULL) {
+            MPI_Comm_free(&pair);
+            MPI_Comm_disconnect(&inter);
+        }
+        if (!st) {
+            MPI_Comm_free(&p->world);
+            p->world = next;
+            *joined += per;
+        }
+    }
+    p->spawned += *joined;
+    mal_status_t added = append_parked(p, *joined, false, -1);
+    return st ? st : added;
+}
+
+mal_status_t engine_pool_fill(engine_state_t *e, int count)
+{
+    if (e->procs.world == MPI_COMM_NULL || count <= 0)
+        return MAL_OK;
+    int joined = 0;
+    mal_status_t st = fill(e, count, &joined);
+    if (e->rank == 0 && e->procs.settings.summary && joined > 0)
+        printf("libmal: %d process%s spawned into the pool (%d parked)\n", joined,
+               joined == 1 ? "" : "es", e->procs.nparked);
+    return st;
+}
+
+bool engine_pool_enabled(const engine_settings_t *s)
+{
+    /* Prefetched and asynchronously spawned processes wait in the pool too. */
+    return (s->pool || s->prefetch > 0 || s->async) && !engine_shmem_active();
+}
+
+mal_status_t engine_pool_start(engine_state_t *e)
+{
+    engine_procs_t *p = &e->procs;
+    p->world = MPI_COMM_NULL;
+    p->prepared = -1;
+    if (!engine_pool_enabled(&p->settings))
+        return MAL_OK;
+    mal_status_t st = engine_mpi_check(MPI_Comm_dup(e->comm, &p->world), "MPI_Comm_dup");
+    if (st)
+        return st;
+    MPI_Comm_set_errhandler(p->world, MPI_ERRORS_RETURN);
+    return engine_pool_fill(e, p->settings.prefetch);
+}
+
+/* Parked processes that hold structures registered before the registry last changed
+ * cannot be handed the current ones: release all of them before taking any. */
+static bool pool_stale(const engine_state_t *e)
+{
+    for (int i = 0; i < e->procs.nparked; i++)
+        if (e->procs.parked[i].holds && e->procs.parked[i].generation != e->reg.generation)
+            return true;
+    return false;
+}
+
+/* The layout each prespawned process should prepare for: the share of one more process. */
+static void prepare_fresh(engine_state_t *e)
+{
+    engine_procs_t *p = &e->procs;
+    int n = 0;
+    for (mal_array_t *a = e->reg.arrays; a != NULL; a = a->next)
+        n++;
+    pool_reserve_t *r = calloc((size_t)(n > 0 ? n : 1), sizeof *r);
+    if (r == NULL)
+        return; /* an optimisation: without it the expansion maps the memory itself */
+    int k = 0, procs = e->size + 1;
+    for (mal_array_t *a = e->reg.arrays; a != NULL; a = a->next, k++) {
+        strcpy(r[k].name, a->name);
+        int64_t rows = a->distribution == MAL_REPLICATED
+                           ? a->global_rows
+                           : engine_grown_capacity(&e->reg, (a->global_rows + procs - 1) / procs);
+        r[k].bytes = rows * a->row_bytes;
+    }
+    for (int i = 0; i < p->nparked; i++)
+        if (!p->parked[i].holds) {
+            send_command(p, e->size + i, CMD_PREPARE, n, 0, 0);
+            PMPI_Send(r, (int)((size_t)n * sizeof *r), MPI_BYTE, e->size + i, POOL_RESERVE_TAG,
+                      p->world);
+        }
+    free(r);
+    p->prepared = e->reg.generation;
+}
+
+void engine_pool_prepare(engine_state_t *e)
+{
+    if (e->rank == 0 && engine_pool_parked(e) > 0 && e->procs.prepared != e->reg.generation)
+        prepare_fresh(e);
+}
+
+/* Release the last `count` parked processes; the others regroup. Collective over the
+ * active processes. */
+static mal_status_t release_last(engine_state_t *e, int count)
+{
+    engine_procs_t *p = &e->procs;
+    int keep = p->nparked - count, n = e->size + keep;
+    if (e->rank == 0) {
+        for (int i = keep; i < p->nparked; i++)
+            send_command(p, e->size + i, CMD_RELEASE, 0, 0, 0);
+        for (int i = 0; i < keep; i++)
+            send_command(p, e->size + i, CMD_REGROUP, n, 0, 0);
+    }
+    p->nparked = keep;
+    p->released += count;
+    int *ranks = malloc((size_t)n * sizeof *ranks);
+    if (ranks == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", n);
+    for (int r = 0; r < n; r++)
+        ranks[r] = r;
+    if (e->rank == 0)
+        for (int i = 0; i < keep; i++)
+            PMPI_Send(ranks, n, MPI_INT, e->size + i, POOL_LIST_TAG, p->world);
+    mal_status_t st = regroup(p, ranks, n);
+    free(ranks);
+    return st;
+}
+
+mal_status_t engine_pool_release(engine_state_t *e, int count)
+{
+    int parked = engine_pool_parked(e);
+    if (count == -1)
+        count = parked;
+    mal_status_t st = count < 0 || count > parked
+                          ? engine_fail(MAL_ERR_ARG, "mal_pool_release: count is %d; with %d "
+                                        "parked it must be -1..%d", count, parked, parked)
+                          : MAL_OK;
+    st = engine_agree_in(e->comm, st, st ? 0 : (uint64_t)count + 1, "mal_pool_release");
+    return st || count == 0 ? st : release_last(e, count);
+}
+
+void engine_pool_finalize(engine_state_t *e)
+{
+    engine_procs_t *p = &e->procs;
+    if (p->world == MPI_COMM_NULL)
+        return;
+    if (e->rank == 0 && !p->parked_self)
+        for (int i = 0; i < p->nparked; i++)
+            send_command(p, e->size + i, CMD_RELEASE, 0, 0, 0);
+    MPI_Comm_free(&p->world);
+    free(p->parked);
+    p->parked = NULL;
+    p->nparked = 0;
+}
+
+/* Expansion: wake the oldest `q` parked processes and send them what a spawned process
+ * receives (the pair is rank 0 and them). */
+static mal_status_t send_wake(engine_state_t *e, const engine_join_msg_t *msg)
+{
+    engine_procs_t *p = &e->procs;
+    int q = msg->woken;
+    for (int i = 0; i < q; i++)
+        send_command(p, e->size + i, CMD_WAKE, e->size, q, msg->remaining);
+    int *ranks = malloc((size_t)(q + 1) * sizeof *ranks);
+    if (ranks == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", q + 1);
+    ranks[0] = 0;
+    for (int i = 0; i < q; i++)
+        ranks[i + 1] = e->size + i;
+    MPI_Group all, some;
+    MPI_Comm pair = MPI_COMM_NULL;
+    MPI_Comm_group(p->world, &all);
+    MPI_Group_incl(all, q + 1, ranks, &some);
+    free(ranks);
+    int rc = MPI_Comm_create_group(p->world, some, POOL_GROUP_TAG, &pair);
+    MPI_Group_free(&some);
+    MPI_Group_free(&all);
+    mal_status_t st = engine_mpi_check(rc, "MPI_Comm_create_group (waking the pool)");
+    if (!st) {
+        MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+        st = engine_send_join_info(e, pair, msg);
+        MPI_Comm_free(&pair);
+    }
+    return st;
+}
+
+mal_status_t engine_pool_wake(engine_state_t *e, const engine_join_msg_t *msg, MPI_Comm *grown)
+{
+    *grown = e->comm;
+    if (msg->woken == 0)
+        return MAL_OK;
+    mal_status_t st = e->rank == 0 ? send_wake(e, msg) : MAL_OK;
+    int ok = !st;
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, e->comm);
+    if (!ok)
+        return e->rank == 0 ? st : engine_fail(MAL_ERR_SPAWN, "rank 0 could not wake parked "
+                                               "processes (see its message)");
+    return world_prefix(&e->procs, e->size + msg->woken, grown);
+}
+
+mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken)
+{
+    *woken = 0;
+    if (engine_pool_parked(e) == 0)
+        return MAL_OK;
+    mal_status_t st = MAL_OK;
+    if (pool_stale(e))
+        st = release_last(e, e->procs.nparked);
+    *woken = count < e->procs.nparked ? count : e->procs.nparked;
+    return st;
+}
+
+void engine_pool_after_expand(engine_state_t *e, int woken, bool spawned)
+{
+    engine_procs_t *p = &e->procs;
+    if (p->world == MPI_COMM_NULL)
+        return;
+    if (woken > 0) {
+        memmove(p->parked, p->parked + woken, (size_t)(p->nparked - woken) * sizeof *p->parked);
+        p->nparked -= woken;
+        p->reused += woken;
+    }
+    /* Spawning happens only once the pool is empty: world is the new set. */
+    if (spawned) {
+        MPI_Comm_free(&p->world);
+        MPI_Comm_dup(e->comm, &p->world);
+        MPI_Comm_set_errhandler(p->world, MPI_ERRORS_RETURN);
+    }
+}
+
+mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, int old_size,
+                                      int old_rank)
+{
+    engine_procs_t *p = &e->procs;
+    int np = p->nparked, n = old_size + np, k = 0, leavers = 0;
+    int *ranks = malloc((size_t)n * sizeof *ranks);
+    if (ranks == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", n);
+    for (int r = 0; r < old_size; r++)
+        if (!leaving[r])
+            ranks[k++] = r;
+    for (int i = 0; i < np; i++)
+        ranks[k++] = old_size + i;
+    /* Without the pool, released processes leave world (and then MPI). */
+    for (int r = 0; r < old_size && p->settings.pool; r++)
+        if (leaving[r]) {
+            ranks[k++] = r;
+            leavers++;
+        }
+    n = k;
+    if (old_rank == 0)
+        for (int i = 0; i < np; i++) {
+            send_command(p, old_size + i, CMD_REGROUP, n, 0, 0);
+            PMPI_Send(ranks, n, MPI_INT, old_size + i, POOL_LIST_TAG, p->world);
+        }
+    bool in_world = false;
+    for (int i = 0; i < n; i++)
+        in_world |= ranks[i] == old_rank;
+    mal_status_t st = in_world ? regroup(p, ranks, n) : MAL_OK;
+    free(ranks);
+    if (!in_world)
+        MPI_Comm_free(&p->world);
+    if (!st && in_world)
+        st = append_parked(p, leavers, true, e->reg.generation);
+    return st;
+}
+
+/* ---- the parked side --------------------------------------------------------------- */
+
+static void follow_regroup(engine_procs_t *p, const pool_cmd_t *cmd)
+{
+    int n = (int)cmd->a;
+    int *ranks = malloc((size_t)n * sizeof *ranks);
+    PMPI_Recv(ranks, n, MPI_INT, 0, POOL_LIST_TAG, p->world, MPI_STATUS_IGNORE);
+    if (ranks != NULL)
+        regroup(p, ranks, n);
+    free(ranks);
+}
+
+/* GROW: the spawns of engine_pool_fill, as a member of world. A spawn rank 0 abandons
+ * leaves world as it was. */
+static void follow_grow(engine_procs_t *p, const pool_cmd_t *cmd)
+{
+    for (int64_t i = 0; i < cmd->a; i++) {
+        int ok = 0;
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, p->world);
+        MPI_Comm next;
+        if (!ok || engine_join_members(p->world, MPI_COMM_NULL, &next) != MAL_OK)
+            return;
+        MPI_Comm_free(&p->world);
+        p->world = next;
+    }
+}
+
+/* PREPARE: memory for each structure's share, kept pending until a wake. */
+static void follow_prepare(engine_state_t *e, const pool_cmd_t *cmd)
+{
+    int n = (int)cmd->a;
+    pool_reserve_t *r = calloc((size_t)(n > 0 ? n : 1), sizeof *r);
+    PMPI_Recv(r, r ? (int)((size_t)n * sizeof *r) : 0, MPI_BYTE, 0, POOL_RESERVE_TAG,
+              e->procs.world, MPI_STATUS_IGNORE);
+    for (int i = 0; r != NULL && i < n; i++)
+        engine_pool_reserve(&e->procs, r[i].name, r[i].bytes);
+    free(r);
+}
+
+/* WAKE: receive the join information, enter the grown communicator, follow the spawns
+ * that complete the expansion and take part in its data phase. MAL_OK: active now. */
+static mal_status_t follow_wake(engine_state_t *e, const pool_cmd_t *cmd, engine_join_header_t *h)
+{
+    engine_procs_t *p = &e->procs;
+    int active = (int)cmd->a, q = (int)cmd->b;
+    int *ranks = malloc((size_t)(q + 1) * sizeof *ranks);
+    if (ranks == NULL)
+        return MAL_ERR_NOMEM;
+    ranks[0] = 0;
+    for (int i = 0; i < q; i++)
+        ranks[i + 1] = active + i;
+    MPI_Group all, some;
+    MPI_Comm pair = MPI_COMM_NULL;
+    MPI_Comm_group(p->world, &all);
+    MPI_Group_incl(all, q + 1, ranks, &some);
+    free(ranks);
+    int rc = MPI_Comm_create_group(p->world, some, POOL_GROUP_TAG, &pair);
+    MPI_Group_free(&some);
+    MPI_Group_free(&all);
+    mal_status_t st = engine_mpi_check(rc, "MPI_Comm_create_group (woken)");
+    if (!st) {
+        MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+        st = engine_receive_wake(e, pair, h);
+        MPI_Comm_free(&pair);
+    }
+    return st;
+}
+
+/* After the join information arrived: the communicator of the expansion. */
+static mal_status_t enter_grown(engine_state_t *e, const pool_cmd_t *cmd, MPI_Comm *comm)
+{
+    int active = (int)cmd->a, q = (int)cmd->b;
+    mal_status_t st = world_prefix(&e->procs, active + q, comm);
+    if (!st)
+        st = engine_follow_spawns(comm, cmd->c);
+    return st;
+}
+
+/* Wait for commands until woken (MAL_OK, *comm the expansion's communicator, `h` its
+ * header) or released (MAL_REMOVED). */
+static mal_status_t wait_until_woken(engine_state_t *e, engine_join_header_t *h, MPI_Comm *comm)
+{
+    pool_cmd_t cmd;
+    for (;;) {
+        if (!wait_command(&e->procs, &cmd))
+            return MAL_REMOVED;
+        switch (cmd.what) {
+        case CMD_WAKE:
+            if (follow_wake(e, &cmd, h) == MAL_OK && enter_grown(e, &cmd, comm) == MAL_OK)
+                return MAL_OK;
+            break; /* the expansion was abandoned: still parked */
+        case CMD_GROW: follow_grow(&e->procs, &cmd); break;
+        case CMD_REGROUP: follow_regroup(&e->procs, &cmd); break;
+        case CMD_PREPARE: follow_prepare(e, &cmd); break;
+        default: return MAL_REMOVED;
+        }
+    }
+}
+
+mal_status_t engine_pool_wait(engine_state_t *e, engine_join_header_t *h, MPI_Comm *comm)
+{
+    double t0 = MPI_Wtime(), c0 = engine_cpu_seconds();
+    e->procs.parked_self = true;
+    mal_status_t st = wait_until_woken(e, h, comm);
+    engine_pool_say_parked(&e->procs, st == MAL_OK, MPI_Wtime() - t0, engine_cpu_seconds() - c0);
+    if (st == MAL_OK)
+        e->procs.parked_self = false;
+    return st;
+}

@@ -1,0 +1,184 @@
+/* A parked process that an expansion wakes (pool.c): the join information grafted onto
+ * what it holds, the spawns that complete the expansion, its data phase. */
+#include "core.h"
+#include "monitor.h"
+#include "plan.h"
+#include "procs.h"
+#include "reconf.h"
+#include "registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static mal_array_t *take_array(mal_array_t **list, const char *name)
+{
+    for (mal_array_t **p = list; *p != NULL; p = &(*p)->next)
+        if (strcmp((*p)->name, name) == 0) {
+            mal_array_t *a = *p;
+            *p = a->next;
+            a->next = NULL;
+            return a;
+        }
+    return NULL;
+}
+
+static mal_csr_t *find_matrix(mal_csr_t *list, const char *name)
+{
+    for (; list != NULL; list = list->next)
+        if (strcmp(list->name, name) == 0)
+            return list;
+    return NULL;
+}
+
+/* The woken process's own object for a structure that arrived (`fresh`): the old layout
+ * from the message, no buffer but the memory it kept. */
+static mal_array_t *graft_array(mal_array_t *own, mal_array_t *fresh)
+{
+    free(own->bounds);
+    free(own->offsets);
+    own->bounds = fresh->bounds;
+    own->offsets = NULL;
+    fresh->bounds = NULL;
+    engine_buffer_t kept = own->buf[1].pending ? own->buf[1] : own->buf[0];
+    if (!kept.pending)
+        kept = (engine_buffer_t){.win = MPI_WIN_NULL};
+    own->buf[0] = (engine_buffer_t){.win = MPI_WIN_NULL};
+    own->buf[1] = kept;
+    own->current = 0;
+    free(fresh);
+    return own;
+}
+
+/* Matrices: a woken process that held them keeps its objects (the application's
+ * handles); one that did not takes the arrived ones. */
+static void graft_matrices(engine_registry_t *own, engine_registry_t *fresh)
+{
+    mal_csr_t **tail = &own->matrices;
+    while (*tail != NULL)
+        tail = &(*tail)->next;
+    while (fresh->matrices != NULL) {
+        mal_csr_t *m = fresh->matrices;
+        fresh->matrices = m->next;
+        m->next = NULL;
+        mal_csr_t *mine = find_matrix(own->matrices, m->name);
+        if (mine == NULL) {
+            *tail = m;
+            tail = &m->next;
+            continue;
+        }
+        for (mal_array_t *a = fresh->arrays; a != NULL; a = a->next)
+            if (a->matrix == m)
+                a->matrix = mine;
+        free(m);
+    }
+}
+
+/* The arrived registry (in the sender's order, which every collective follows) onto this
+ * process's: its own objects keep their identity, the arrived ones fill the gaps,
+ * structures the active processes no longer have are dropped. */
+static void graft_registry(engine_procs_t *procs, engine_registry_t *own,
+                           engine_registry_t *fresh)
+{
+    graft_matrices(own, fresh);
+    mal_array_t *order = NULL, **tail = &order;
+    while (fresh->arrays != NULL) {
+        mal_array_t *a = fresh->arrays;
+        fresh->arrays = a->next;
+        a->next = NULL;
+        mal_array_t *mine = take_array(&own->arrays, a->name);
+        mal_array_t *kept = mine != NULL ? graft_array(mine, a) : a;
+        if (!kept->buf[1].pending)
+            engine_pool_claim(procs, kept->name, &kept->buf[1]);
+        *tail = kept;
+        tail = &kept->next;
+    }
+    while (own->arrays != NULL) {
+        mal_array_t *gone = own->arrays;
+        own->arrays = gone->next;
+        engine_array_destroy(own, gone);
+    }
+    own->arrays = order;
+    for (engine_value_t *v = fresh->values; v != NULL; v = v->next)
+        for (engine_value_t *w = own->values; w != NULL; w = w->next)
+            if (strcmp(v->name, w->name) == 0 && w->ptr != NULL && w->bytes == v->bytes)
+                memcpy(w->ptr, v->carried, v->bytes);
+    if (own->values == NULL) {
+        own->values = fresh->values;
+        fresh->values = NULL;
+    }
+    engine_free_values(fresh);
+}
+
+mal_status_t engine_receive_wake(engine_state_t *e, MPI_Comm pair, engine_join_header_t *h)
+{
+    engine_state_t t = {.comm = MPI_COMM_NULL};
+    *h = (engine_join_header_t){0};
+    const char *why = engine_receive_join_info(pair, &t, h);
+    if (why == NULL) {
+        e->iteration = t.iteration;
+        e->pol.next_action = t.pol.next_action;
+        e->procs.spawned = t.procs.spawned;
+        free(e->procs.parked);
+        e->procs.parked = t.procs.parked;
+        e->procs.nparked = t.procs.nparked;
+        e->procs.reused = t.procs.reused;
+        e->procs.released = t.procs.released;
+        t.procs.parked = NULL;
+        graft_registry(&e->procs, &e->reg, &t.reg);
+    } else {
+        free(h->weights);
+        h->weights = NULL;
+    }
+    engine_settings_free(&t.procs.settings);
+    free(t.procs.parked);
+    while (t.reg.arrays != NULL) {
+        mal_array_t *a = t.reg.arrays;
+        t.reg.arrays = a->next;
+        engine_array_destroy(&t.reg, a);
+    }
+    engine_csr_free_all(&t.reg);
+    engine_free_values(&t.reg);
+    engine_pool_drop_reserves(&e->procs);
+    return why == NULL ? MAL_OK : engine_fail(MAL_ERR_SPAWN, "a parked process %s", why);
+}
+
+mal_status_t engine_follow_spawns(MPI_Comm *comm, int64_t remaining)
+{
+    for (int64_t i = 0; i < remaining; i++) {
+        int ok = 0;
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, *comm);
+        MPI_Comm next = MPI_COMM_NULL;
+        mal_status_t st = ok ? engine_join_members(*comm, MPI_COMM_NULL, &next)
+                             : engine_fail(MAL_ERR_SPAWN, "the expansion was abandoned");
+        MPI_Comm_free(comm);
+        if (st)
+            return st;
+        *comm = next;
+    }
+    return MAL_OK;
+}
+
+mal_status_t engine_join_woken(engine_state_t *e, MPI_Comm comm, engine_join_header_t *h)
+{
+    if (e->mon == NULL)
+        e->mon = engine_monitor_init(&e->procs.settings, e->procs.initial, e->iteration, false);
+    mal_status_t st = engine_join_data(e, comm, h);
+    free(h->weights);
+    h->weights = NULL;
+    if (st) {
+        MPI_Comm_free(&comm);
+        return st;
+    }
+    e->comm = comm;
+    MPI_Comm_rank(comm, &e->rank);
+    MPI_Comm_size(comm, &e->size);
+    engine_set_log_rank(e->rank);
+    e->procs.removed = false;
+    if (h->remaining > 0) { /* processes were spawned after it: world is the new set */
+        MPI_Comm_free(&e->procs.world);
+        MPI_Comm_dup(comm, &e->procs.world);
+        MPI_Comm_set_errhandler(e->procs.world, MPI_ERRORS_RETURN);
+    }
+    return MAL_OK;
+}
