@@ -479,10 +479,10 @@ static mal_config_t run_config(const options_t *o, char *plan, size_t len)
     return cfg;
 }
 
-/* The processes a run starts with: reuse starts with those it expands to. */
-static int launched(const options_t *o)
+/* The processes a run in `mode` starts with: reuse starts with those it expands to. */
+static int launched(const options_t *o, int mode)
 {
-    return o->mode == MODE_REUSE ? o->to : o->from;
+    return mode == MODE_REUSE ? o->to : o->from;
 }
 
 static int libmal_run(const options_t *o)
@@ -507,7 +507,7 @@ static int libmal_run(const options_t *o)
         die("no memory for the timeline");
     if (mal_is_initial_process()) {
         MPI_Allreduce(&init, &tl.init, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        machine_copy_rate = copy_rate(o->size / launched(o));
+        machine_copy_rate = copy_rate(o->size / launched(o, o->mode));
     }
     mal_data_t d = {0};
     libmal_alloc(o, &d);
@@ -950,7 +950,7 @@ static bool run_one(const options_t *o, const char *file, int m, int md, int rep
     char bufs[5][32], *args[32];
     args[0] = (char *)bench_self_path();
     run_args(o, file, m, md, bufs, args + 1);
-    int rc = bench_launch(m == M_MAM ? o->from : launched(o), args);
+    int rc = bench_launch(launched(o, md), args);
     int got = collect(file, seen, cells);
     if (rc == 0 && got == (o->to > o->from ? 2 : 1))
         return true;
