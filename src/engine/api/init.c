@@ -213,6 +213,7 @@ mal_status_t mal_finalize(void)
     }
     engine_csr_free_all(&e->reg);
     engine_monitor_finalize(&e->mon);
+    engine_async_finish(e);
     engine_pool_finalize(e);
     engine_spawn_end_stuck();
     if (e->comm != MPI_COMM_NULL)

@@ -13,7 +13,7 @@ static mal_status_t run_action(engine_state_t *e, const schedule_action_t *act)
         mal_spawn_mode_t mode = act->spawn == SCHEDULE_SPAWN_BATCHED    ? MAL_SPAWN_BATCHED
                                 : act->spawn == SCHEDULE_SPAWN_PER_CALL ? MAL_SPAWN_PER_CALL
                                                                         : MAL_SPAWN_DEFAULT;
-        return engine_expand(e, act->count, mode, NULL);
+        return engine_expand_planned(e, act->count, mode, NULL);
     }
     case SCHEDULE_SHRINK:
         return engine_shrink(e, act->count, act->ranks, NULL);
@@ -45,13 +45,17 @@ mal_status_t mal_step(void)
     if (st)
         return st;
     engine_enclose(true); /* the calls a plan or the policy makes are this one */
-    engine_pool_prepare(e);
+    if (e->procs.async == NULL) /* the background thread owns world meanwhile */
+        engine_pool_prepare(e);
     engine_monitor_end_iteration(e->mon, &e->reg, e->rank);
     e->iteration++;
     /* Between sampling intervals and plan entries a step communicates nothing; a plan
      * overrides the policy. A failed gather (agreed) acts on nothing this step. */
     st = engine_monitor_step(e->mon, e->comm, e->iteration);
-    if (!st)
+    /* While an expansion runs in the background, the plan and the policy wait for it. */
+    if (!st && e->procs.async != NULL)
+        st = engine_async_poll(e);
+    else if (!st)
         st = e->pol.schedule.count > 0 ? planned_action(e)
              : engine_monitor_closed(e->mon) ? engine_policy_step(e) : MAL_CONTINUE;
     if (st != MAL_REMOVED)

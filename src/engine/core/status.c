@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static char last_message[640]; /* room for the call before a message of 512 */
+/* Per thread: an asynchronous expansion's background thread (procs/async.c) records its
+ * own errors, which the main thread takes over when it completes or abandons it. */
+static _Thread_local char last_message[640]; /* room for the call before a message of 512 */
 static bool log_errors = true;
 /* The public call in progress, named first by every message (engine_enter). */
-static const char *current_call = "";
-static bool enclosed; /* inside mal_step: the calls it makes keep its name */
+static _Thread_local const char *current_call = "";
+static _Thread_local bool enclosed; /* inside mal_step: the calls it makes keep its name */
 /* This process's rank in mal_comm() while libmal is initialised, -1 otherwise: a fact of
  * the process (one libmal per process), set by mal_init, a join and a shrink. */
 static int log_rank = -1;

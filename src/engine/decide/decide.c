@@ -276,7 +276,7 @@ static mal_status_t carry_out(engine_state_t *e, const decision_msg_t *m,
     case MAL_ACTION_EXPAND: {
         e->procs.spawn_hosts = arr->hosts;
         e->procs.spawn_hosts_base = e->procs.spawned;
-        mal_status_t st = engine_expand(e, m->count, MAL_SPAWN_DEFAULT, arr->weights);
+        mal_status_t st = engine_expand_planned(e, m->count, MAL_SPAWN_DEFAULT, arr->weights);
         e->procs.spawn_hosts = NULL;
         return st;
     }

@@ -240,8 +240,8 @@ static void pack_pool(pack_t *p, const engine_procs_t *procs, int skip)
     put_i64(p, procs->released);
 }
 
-mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
-                                   const engine_join_msg_t *msg)
+mal_status_t engine_pack_join_info(const engine_state_t *e, const engine_join_msg_t *msg,
+                                   engine_bytes_t *out)
 {
     pack_t p = {0};
     put_i64(&p, JOIN_MAGIC);
@@ -260,14 +260,35 @@ mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
     pack_matrices(&p, &e->reg);
     pack_arrays(&p, &e->reg, e->size);
     pack_values(&p, &e->reg);
-    mal_status_t st = MAL_OK;
     if (p.failed || p.len > (size_t)INT32_MAX) {
-        st = engine_fail(MAL_ERR_NOMEM, "cannot pack the join information (%zu bytes)", p.len);
-        engine_send_join_abort(pair);
-    } else {
-        st = send_message(pair, p.data, (int64_t)p.len);
+        free(p.data);
+        *out = (engine_bytes_t){0};
+        return engine_fail(MAL_ERR_NOMEM, "cannot pack the join information (%zu bytes)",
+                           p.len);
     }
-    free(p.data);
+    *out = (engine_bytes_t){p.data, (int64_t)p.len};
+    return MAL_OK;
+}
+
+mal_status_t engine_send_join_bytes(MPI_Comm pair, const engine_bytes_t *packed)
+{
+    if (packed->data == NULL) {
+        engine_send_join_abort(pair);
+        return engine_fail(MAL_ERR_NOMEM, "no join information to send");
+    }
+    return send_message(pair, packed->data, packed->len);
+}
+
+mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
+                                   const engine_join_msg_t *msg)
+{
+    engine_bytes_t packed;
+    mal_status_t st = engine_pack_join_info(e, msg, &packed);
+    if (st)
+        engine_send_join_abort(pair);
+    else
+        st = engine_send_join_bytes(pair, &packed);
+    free(packed.data);
     return st;
 }
 

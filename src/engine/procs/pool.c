@@ -114,14 +114,18 @@ int engine_pool_parked(const engine_state_t *e)
 
 bool engine_async_on(const engine_state_t *e)
 {
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
     return e->procs.settings.async && e->procs.world != MPI_COMM_NULL &&
-           engine_platform()->thread_level >= MPI_THREAD_MULTIPLE;
+           level >= MPI_THREAD_MULTIPLE;
 }
 
 /* ---- the active side --------------------------------------------------------------- */
 
 static mal_status_t append_parked(engine_procs_t *p, int n, bool holds, int64_t generation)
 {
+    if (n <= 0) /* realloc to 0 bytes would free the list */
+        return MAL_OK;
     engine_parked_t *grown = realloc(p->parked, (size_t)(p->nparked + n) * sizeof *grown);
     if (grown == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory for the pool's list");
@@ -132,12 +136,34 @@ static mal_status_t append_parked(engine_procs_t *p, int n, bool holds, int64_t 
     return MAL_OK;
 }
 
-/* Spawn `count` processes into the pool: collective over world (rank 0 spawns, the parked
- * processes follow through GROW). Returns how many joined in *joined. */
-static mal_status_t fill(engine_state_t *e, int count, int *joined)
+int engine_pool_fill_calls(const engine_state_t *e, int count, mal_spawn_mode_t mode)
+{
+    if (mode == MAL_SPAWN_DEFAULT)
+        mode = e->procs.settings.spawn_mode;
+    return count <= 0 ? 0 : mode == MAL_SPAWN_BATCHED ? 1 : count;
+}
+
+mal_status_t engine_pool_pack_fill(const engine_state_t *e, int count, int calls,
+                                   engine_bytes_t *packed)
+{
+    mal_status_t st = MAL_OK;
+    for (int i = 0; i < calls; i++) {
+        engine_join_msg_t msg = {.park = true, .remaining = calls - 1 - i,
+                                 .new_procs = e->size, .spawning = count / calls};
+        mal_status_t s = engine_pack_join_info(e, &msg, &packed[i]);
+        st = st ? st : s;
+    }
+    return st;
+}
+
+/* Spawn `count` processes into the pool in `calls` spawn calls: collective over world
+ * (rank 0 spawns, the parked processes follow through GROW). `packed`: the join
+ * information of each call, packed beforehand (rank 0), or NULL to pack it now.
+ * Returns how many joined in *joined. */
+static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_bytes_t *packed,
+                         int *joined)
 {
     engine_procs_t *p = &e->procs;
-    int calls = p->settings.spawn_mode == MAL_SPAWN_BATCHED ? 1 : count;
     int per = count / calls;
     if (e->rank == 0)
         for (int i = 0; i < p->nparked; i++)
@@ -151,7 +177,8 @@ static mal_status_t fill(engine_state_t *e, int count, int *joined)
         if (e->rank == 0) {
             st = engine_spawn(p, per, (int)(p->spawned + *joined), &inter, &pair);
             if (!st)
-                st = engine_send_join_info(e, pair, &msg);
+                st = packed != NULL ? engine_send_join_bytes(pair, &packed[i])
+                                    : engine_send_join_info(e, pair, &msg);
         }
         int ok = !st;
         PMPI_Bcast(&ok, 1, MPI_INT, 0, p->world);
@@ -175,12 +202,13 @@ static mal_status_t fill(engine_state_t *e, int count, int *joined)
     return st ? st : added;
 }
 
-mal_status_t engine_pool_fill(engine_state_t *e, int count)
+mal_status_t engine_pool_fill(engine_state_t *e, int count, const engine_bytes_t *packed)
 {
     if (e->procs.world == MPI_COMM_NULL || count <= 0)
         return MAL_OK;
     int joined = 0;
-    mal_status_t st = fill(e, count, &joined);
+    mal_status_t st = fill(e, count, engine_pool_fill_calls(e, count, MAL_SPAWN_DEFAULT),
+                           packed, &joined);
     if (e->rank == 0 && e->procs.settings.summary && joined > 0)
         printf("libmal: %d process%s spawned into the pool (%d parked)\n", joined,
                joined == 1 ? "" : "es", e->procs.nparked);
@@ -204,7 +232,7 @@ mal_status_t engine_pool_start(engine_state_t *e)
     if (st)
         return st;
     MPI_Comm_set_errhandler(p->world, MPI_ERRORS_RETURN);
-    return engine_pool_fill(e, p->settings.prefetch);
+    return engine_pool_fill(e, p->settings.prefetch, NULL);
 }
 
 /* Parked processes that hold structures registered before the registry last changed

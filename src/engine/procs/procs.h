@@ -83,6 +83,15 @@ mal_status_t engine_join(engine_state_t *e, MPI_Comm parent, const mal_config_t 
  * after its own. */
 mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
                                    const engine_join_msg_t *msg);
+/* The same in two steps: packed now (owned by the caller, free(out->data)), sent later
+ * (an asynchronous expansion packs in the application's thread, sends in its own). */
+typedef struct {
+    unsigned char *data;
+    int64_t len;
+} engine_bytes_t;
+mal_status_t engine_pack_join_info(const engine_state_t *e, const engine_join_msg_t *msg,
+                                   engine_bytes_t *out);
+mal_status_t engine_send_join_bytes(MPI_Comm pair, const engine_bytes_t *packed);
 /* A woken process: the join information from rank 0 over `pair`, grafted onto this
  * process's registry (its own structures keep their handles and kept memory). */
 mal_status_t engine_receive_wake(engine_state_t *e, MPI_Comm pair, engine_join_header_t *h);
@@ -111,13 +120,32 @@ mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
 mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
                            const double *weights);
 
+/* The expansion a plan or the policy decides: in the background (async.c) when async is
+ * on and the pool cannot supply it (MAL_CONTINUE now, MAL_RECONFIGURED at the switch),
+ * else engine_expand. Collective over e->comm. */
+mal_status_t engine_expand_planned(engine_state_t *e, int count, mal_spawn_mode_t mode,
+                                   const double *weights);
+/* mal_step while an asynchronous expansion runs: MAL_CONTINUE until every rank's
+ * background phase is done, then the switch. Collective over e->comm. */
+mal_status_t engine_async_poll(engine_state_t *e);
+/* mal_finalize: wait for the background phase and adopt what it did. */
+void engine_async_finish(engine_state_t *e);
+/* The report of an asynchronous expansion abandoned in the background (resize.c). */
+void engine_report_abandoned_async(engine_state_t *e, int count, mal_spawn_mode_t mode,
+                                   mal_status_t st, double started);
+
 /* ---- the process pool (pool.c) ---- */
 /* Whether these settings keep a pool (pool, prefetch or async). */
 bool engine_pool_enabled(const engine_settings_t *s);
 /* mal_init of the initial processes: world, and the prefetch. Collective. */
 mal_status_t engine_pool_start(engine_state_t *e);
-/* Spawn `count` processes into the pool. Collective over world. */
-mal_status_t engine_pool_fill(engine_state_t *e, int count);
+/* Spawn `count` processes into the pool, in engine_pool_fill_calls calls (spawn_mode):
+ * collective over world. `packed` (rank 0): each call's join information, packed
+ * beforehand by engine_pool_pack_fill; NULL: packed now. */
+mal_status_t engine_pool_fill(engine_state_t *e, int count, const engine_bytes_t *packed);
+int engine_pool_fill_calls(const engine_state_t *e, int count, mal_spawn_mode_t mode);
+mal_status_t engine_pool_pack_fill(const engine_state_t *e, int count, int calls,
+                                   engine_bytes_t *packed);
 /* Processes parked and reusable (the same on every active rank). */
 int engine_pool_parked(const engine_state_t *e);
 /* Asynchronous expansion enabled, and MPI_THREAD_MULTIPLE provided. */

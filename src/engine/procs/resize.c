@@ -44,6 +44,18 @@ static void report_abandoned(engine_state_t *e, mal_action_t action,
     engine_report(e, e->comm, &s, e->pol.decision_fresh ? &e->pol.decision : NULL);
 }
 
+void engine_report_abandoned_async(engine_state_t *e, int count, mal_spawn_mode_t mode,
+                                   mal_status_t st, double started)
+{
+    double now = MPI_Wtime();
+    mal_reconfig_stats_t s = {.action = MAL_ACTION_EXPAND, .spawn_mode = mode,
+                              .iteration = e->iteration, .procs_before = e->size,
+                              .procs_after = e->size, .spawn_seconds = now - started,
+                              .total_seconds = now - started, .status = st, .async = true,
+                              .spawned = count, .background_seconds = now - started};
+    engine_report(e, e->comm, &s, NULL);
+}
+
 /* ---- expand ----------------------------------------------------------------------- */
 
 static mal_status_t check_expand(const engine_state_t *e, int count, mal_spawn_mode_t mode,
@@ -142,6 +154,13 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
         .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st,
         .pooled = msg->woken, .spawned = msg->spawning};
     s.switch_seconds = s.total_seconds;
+    if (e->procs.async_started > 0) { /* the switch of an asynchronous expansion */
+        s.async = true;
+        s.spawned = e->procs.async_spawned;
+        s.pooled -= e->procs.async_spawned;
+        s.background_seconds = t0 - e->procs.async_started;
+        s.total_seconds = MPI_Wtime() - e->procs.async_started;
+    }
     engine_report(e, merged, &s,
                   e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (!st) {

@@ -48,6 +48,8 @@ typedef struct {
                                  * reserved memory for (rank 0), -1 none            */
     int64_t reused, released;   /* processes taken from / released by the pool       */
     engine_async_t *async;      /* an asynchronous expansion under way, else NULL   */
+    double async_started;       /* its switch: when the background phase started     */
+    int async_spawned;          /* its switch: processes the background spawned       */
     struct engine_reserve *reserves; /* a prespawned process's prepared memory        */
 } engine_procs_t;
 

@@ -102,8 +102,12 @@ static void note_launch(const char *name, MPI_Datatype type, int index)
 
 static void read_control_variables(void)
 {
-    int provided = 0, count = 0;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+    int provided = 0, count = 0, level = MPI_THREAD_SINGLE;
+    /* Open MPI 4.1 sets the library's thread level to what MPI_T_init_thread asks
+     * (measured: MPI_Query_thread said single after it, in a program initialised with
+     * MPI_THREAD_MULTIPLE, and MPI's locks go with it): ask for the level in force. */
+    MPI_Query_thread(&level);
+    if (MPI_T_init_thread(level, &provided) != MPI_SUCCESS)
         return;
     MPI_T_cvar_get_num(&count);
     for (int i = 0; i < count; i++) {
