@@ -62,7 +62,7 @@ typedef struct {
     int method;          /* index, or -1 for all */
     int mode;            /* index, or -1 for all */
     int reps, iters, sweeps;
-    const char *csv, *png;
+    const char *csv, *png, *timeline;
     bool batched;
     const char *run;     /* --run FILE: one measurement (internal)  */
 } options_t;
@@ -388,6 +388,21 @@ static double stall(const timeline_t *tl)
     return lost;
 }
 
+/* --timeline: every iteration of the run (the maximum over the ranks), appended, for a
+ * look at what the stall sums; "reconfigured" marks the iteration whose mal_step
+ * reconfigured (an asynchronous expansion's switch). */
+static void write_timeline(const options_t *o, const timeline_t *tl)
+{
+    FILE *f = o->timeline ? fopen(o->timeline, "a") : NULL;
+    if (f == NULL)
+        return;
+    int64_t end = tl->reconf_at >= o->iters ? tl->reconf_at + 1 : o->iters;
+    for (int64_t i = 0; i < end; i++)
+        fprintf(f, "%s,%s,%lld,%.6f,%.6f,%d\n", method_names[o->method], mode_names[o->mode],
+                (long long)i + 1, tl->iter[i], tl->step[i], i == tl->reconf_at);
+    fclose(f);
+}
+
 /* Says when an expansion did not get its processes the way its mode asks: the figures
  * of the line are then another mode's. */
 static void check_mode(const options_t *o, const mal_reconfig_stats_t *s)
@@ -418,6 +433,7 @@ static void write_reconfig(const options_t *o, const timeline_t *tl)
                 .redist = s->redist_seconds, .total = s->total_seconds, .stall = stall(tl),
                 .run = run, .iter = median(tl->iter + tl->calm_from, calm), .init = tl->init};
     write_line(o->run, &l);
+    write_timeline(o, tl);
     check_mode(o, s);
 }
 
@@ -798,6 +814,10 @@ static int run_args(const options_t *o, const char *file, int method, int mode,
     snprintf(args[n++] = bufs[4], 32, "%d", o->sweeps);
     args[n++] = "--spawn";
     args[n++] = o->batched ? "batched" : "per-call";
+    if (o->timeline) {
+        args[n++] = "--timeline";
+        args[n++] = (char *)o->timeline;
+    }
     args[n] = NULL;
     return n;
 }
@@ -1016,7 +1036,7 @@ static void usage(FILE *f)
             "usage: mal_bench_reconf [--size BYTES | --sparse SPEC] [--from P] [--to Q]\n"
             "                        [--method rma|rma-get|alltoallv|p2p|mam-baseline|all]\n"
             "                        [--mode sync|pool|async|reuse|all] [--iters I]\n"
-            "                        [--sweeps S]\n"
+            "                        [--sweeps S] [--timeline FILE]\n"
             "                        [--reps R] [--spawn batched|per-call] [--csv FILE] "
             "[--png FILE]\n"
             "Run it directly (not under mpiexec): every measurement is a fresh MPI job of P\n"
@@ -1031,7 +1051,8 @@ static void usage(FILE *f)
             "Q - P of them in the pool at iteration 3 and expands from the pool at 10.\n"
             "CSV: action,from,to,method,mode,bytes,spawn_s,windows_s,redist_s,total_s,\n"
             "memcpy_s,stall_s,run_s,iter_s,init_s; the PNG stacks spawn, windows and\n"
-            "redistribution per method and mode (gnuplot).\n");
+            "redistribution per method and mode (gnuplot). --timeline appends every run's\n"
+            "iterations: method,mode,iteration,iter_s,step_s,reconfigured.\n");
 }
 
 /* An option's value among `names` (or "all": -1); -2 when it is none of them. */
@@ -1063,6 +1084,8 @@ static bool set_option(options_t *o, const char *arg, const char *val)
         o->csv = val;
     else if (strcmp(arg, "--png") == 0)
         o->png = val;
+    else if (strcmp(arg, "--timeline") == 0)
+        o->timeline = val;
     else if (strcmp(arg, "--run") == 0)
         o->run = val;
     else if (strcmp(arg, "--spawn") == 0 && (strcmp(val, "batched") == 0 ||
