@@ -12,7 +12,9 @@
  * (1 / diagonal) are element-wise, and the three dot products per iteration are rounded
  * once from their exact value (support/xsum.h),
  * so no result depends on which process holds which rows. --check proves it against a
- * serial run of the same iterations. */
+ * serial run of the same iterations. --async makes expansions asynchronous
+ * (mal_config_t.async): the new processes are spawned and receive the matrix while the
+ * old ones go on iterating. */
 #include "mal.h"
 #include "matrix_input.h"
 #include "xsum.h"
@@ -29,7 +31,7 @@ typedef struct {
     const char *matrix, *history_file;
     int64_t iters;
     double tol;
-    bool check, plain_dots;
+    bool check, plain_dots, async;
 } options_t;
 
 /* What an iteration reads; refresh() re-reads it after every reconfiguration. */
@@ -348,7 +350,8 @@ static int report(cg_t *c, const mi_source_t *src, const carried_t *k, const opt
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: cg [--matrix SPEC] [--iters I] [--tol T] [--check] [--history FILE]\n"
+            "usage: cg [--matrix SPEC] [--iters I] [--tol T] [--check] [--async]\n"
+            "          [--history FILE] [--plain-dots]\n"
             "  --matrix   a Matrix Market file, poisson:N or poisson3d:N (default poisson:100)\n"
             "  --iters    iterations at most (default 300, at most 131071)\n"
             "  --tol      stop when ||r|| <= tol ||r0|| (default 0: run every iteration)\n"
@@ -356,6 +359,7 @@ static void usage(void)
             "  --history  rank 0 writes 'iteration residual(hex) residual' lines to FILE\n"
             "  --plain-dots  sum dot products in floating point (partition-dependent), to\n"
             "             compare with the default exactly rounded ones\n"
+            "  --async    expand in the background while iterating (MPI_THREAD_MULTIPLE)\n"
             "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n");
 }
 
@@ -364,8 +368,9 @@ static int parse_options(int argc, char **argv, options_t *o)
     *o = (options_t){.matrix = "poisson:100", .iters = 300};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--check") == 0 || strcmp(arg, "--plain-dots") == 0) {
-            *(arg[2] == 'c' ? &o->check : &o->plain_dots) = true;
+        if (strcmp(arg, "--check") == 0 || strcmp(arg, "--plain-dots") == 0 ||
+            strcmp(arg, "--async") == 0) {
+            *(arg[2] == 'c' ? &o->check : arg[2] == 'p' ? &o->plain_dots : &o->async) = true;
             continue;
         }
         if (val == NULL)
@@ -435,9 +440,24 @@ static void allocate(cg_t *c, const mi_source_t *src)
     c->p_full = xmalloc((size_t)c->n * sizeof *c->p_full);
 }
 
+/* --async's background thread makes MPI calls: it needs MPI_THREAD_MULTIPLE (without
+ * it libmal expands synchronously, with a notice). Read before MPI starts. */
+static void start_mpi(int *argc, char ***argv)
+{
+    bool async = false;
+    for (int i = 1; i < *argc; i++)
+        async = async || strcmp((*argv)[i], "--async") == 0;
+    if (!async) {
+        MPI_Init(argc, argv);
+        return;
+    }
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    start_mpi(&argc, &argv);
     options_t o;
     if (parse_options(argc, argv, &o) != 0) {
         int world_rank;
@@ -448,7 +468,11 @@ int main(int argc, char **argv)
         return 2;
     }
     plain_dots = o.plain_dots;
-    die_on(mal_init(MPI_COMM_WORLD, NULL), "mal_init"); /* a spawned process joins here */
+    mal_config_t cfg;
+    mal_config_init(&cfg);
+    if (o.async)
+        cfg.async = 1; /* else MAL_ASYNC from the environment decides */
+    die_on(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"); /* a spawned process joins here */
     mi_source_t *src = open_matrix(o.matrix);
     cg_t c = {0};
     allocate(&c, src);

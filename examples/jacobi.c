@@ -6,7 +6,10 @@
  *   MAL_PLAN=5:+2,10:-1,15:w=1:2:1 tools/malrun -n 2 build/examples/jacobi --check
  *
  * Every row update sums in ascending column order, so x is bit-identical whatever the
- * partition and however often it changed: --check proves it against a serial run. */
+ * partition and however often it changed: --check proves it against a serial run.
+ * --async makes expansions asynchronous (mal_config_t.async): new processes are spawned
+ * and receive A and b, which no iteration writes (MAL_READ_MOSTLY), while the old ones
+ * go on iterating; x is the same as in a static run. */
 #include "mal.h"
 
 #include <inttypes.h>
@@ -18,7 +21,7 @@
 
 typedef struct {
     int64_t n, iters;
-    bool check, quiet;
+    bool check, quiet, async;
     const char *times;     /* rank 0 writes "iteration,seconds,procs" lines here */
     const char *mark;      /* rank 0 creates this file when mark_at iterations are done */
     int64_t mark_at;
@@ -319,12 +322,13 @@ static int report(const jacobi_t *j, const options_t *o, const timing_t *t)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: jacobi [--n N] [--iters I] [--check] [--quiet] [--times FILE]\n"
+            "usage: jacobi [--n N] [--iters I] [--check] [--quiet] [--async] [--times FILE]\n"
             "              [--mark FILE --mark-at I]\n"
             "  --n      matrix order (default 1536)\n"
             "  --iters  Jacobi iterations (default 40)\n"
             "  --check  rank 0 recomputes serially and compares x bit for bit\n"
             "  --quiet  no timing line\n"
+            "  --async  expand in the background while iterating (MPI_THREAD_MULTIPLE)\n"
             "  --times  rank 0 writes iteration,seconds,procs per iteration to FILE\n"
             "  --mark   rank 0 creates FILE once --mark-at iterations are done\n"
             "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n");
@@ -341,6 +345,10 @@ static int parse_options(int argc, char **argv, options_t *o)
         }
         if (strcmp(arg, "--quiet") == 0) {
             o->quiet = true;
+            continue;
+        }
+        if (strcmp(arg, "--async") == 0) {
+            o->async = true;
             continue;
         }
         if (val == NULL)
@@ -363,19 +371,38 @@ static int parse_options(int argc, char **argv, options_t *o)
     return o->n >= 1 && o->n <= INT_MAX && o->iters >= 0 ? 0 : -1;
 }
 
-static void allocate(jacobi_t *j)
+/* A and b are written once, before the first iteration: with --async an expansion
+ * moves them in the background (MAL_READ_MOSTLY). x changes every iteration. */
+static void allocate(jacobi_t *j, bool async)
 {
-    die_on(mal_alloc_window("A", MPI_DOUBLE, j->n, j->n, MAL_BLOCK, &j->A),
+    mal_distribution_t fixed =
+        async ? (mal_distribution_t)(MAL_BLOCK | MAL_READ_MOSTLY) : MAL_BLOCK;
+    die_on(mal_alloc_window("A", MPI_DOUBLE, j->n, j->n, fixed, &j->A),
            "mal_alloc_window(A)");
-    die_on(mal_alloc_window("b", MPI_DOUBLE, j->n, 1, MAL_BLOCK, &j->b),
+    die_on(mal_alloc_window("b", MPI_DOUBLE, j->n, 1, fixed, &j->b),
            "mal_alloc_window(b)");
     die_on(mal_alloc_window("x", MPI_DOUBLE, j->n, 1, MAL_REPLICATED, &j->x),
            "mal_alloc_window(x)");
 }
 
+/* --async's background thread makes MPI calls: it needs MPI_THREAD_MULTIPLE (without
+ * it libmal expands synchronously, with a notice). Read before MPI starts. */
+static void start_mpi(int *argc, char ***argv)
+{
+    bool async = false;
+    for (int i = 1; i < *argc; i++)
+        async = async || strcmp((*argv)[i], "--async") == 0;
+    if (!async) {
+        MPI_Init(argc, argv);
+        return;
+    }
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    start_mpi(&argc, &argv);
     options_t o;
     if (parse_options(argc, argv, &o) != 0) {
         int world_rank;
@@ -388,9 +415,11 @@ int main(int argc, char **argv)
     mal_config_t cfg;
     mal_config_init(&cfg);
     cfg.iterations = o.iters; /* the policy's objective needs the run's length */
+    if (o.async)
+        cfg.async = 1; /* else MAL_ASYNC from the environment decides */
     die_on(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"); /* a spawned process joins here */
     jacobi_t j = {.n = o.n};
-    allocate(&j);
+    allocate(&j, o.async);
     if (mal_is_initial_process()) /* joiners found their rows already in the windows */
         fill_initial(&j);
     refresh(&j);
