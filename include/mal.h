@@ -867,6 +867,15 @@ typedef struct {
  *       MPI_Bcast, see mal_last_decision()); otherwise, between planned actions, it
  *       does not communicate. A reconfiguration it carries out updates
  *       mal_last_reconfig() and, for a successful rebalance, mal_last_rebalance().
+ *       With mal_config_t.async, an expansion that needs new processes starts in the
+ *       background and mal_step() returns MAL_CONTINUE; while it runs every mal_step()
+ *       agrees in one small MPI_Allreduce whether every rank's background phase is
+ *       done, and the plan and the policy wait; the one that finds it done switches and
+ *       returns MAL_RECONFIGURED. An asynchronous expansion abandoned in the background
+ *       (spawn failed or timed out) is reported (report, summary, stderr,
+ *       mal_last_reconfig()) and mal_step() returns MAL_CONTINUE. With
+ *       mal_config_t.pool, a process a plan or the policy releases parks inside
+ *       mal_step() (see mal_shrink()).
  */
 MAL_API mal_status_t mal_step(void);
 
@@ -926,6 +935,11 @@ MAL_API mal_status_t mal_rebalance(const double *weights);
  *       the configured baseline moves them over the new communicator. On success
  *       mal_comm() and every local pointer, first row and row count are invalid:
  *       re-read them. Updates mal_last_reconfig(), successful or not.
+ *       Parked processes (mal_config_t.pool, prefetch) are taken first, the oldest
+ *       first or those on the hosts the policy placed the expansion on; only the rest
+ *       are spawned. This call is always synchronous (mal_config_t.async applies to the
+ *       expansions a plan or the policy decides in mal_step()); refused
+ *       (MAL_ERR_UNSUPPORTED) while an asynchronous expansion runs.
  */
 MAL_API mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights);
 
@@ -944,6 +958,12 @@ MAL_API mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *
  *       are invalid: re-read them. On a released process every handle and local
  *       pointer is invalid, mal_comm() is MPI_COMM_NULL, and only mal_finalize() (and
  *       the local getters) remain. Updates mal_last_reconfig(), successful or not.
+ *       With mal_config_t.pool, a released process does not return at once: it parks
+ *       in this call (no CPU) until an expansion takes it back (MAL_RECONFIGURED, its
+ *       handles valid, its structures holding their new parts) or it is released for
+ *       good (MAL_REMOVED, as above). A shrink then refills the pool to
+ *       mal_config_t.prefetch. Refused (MAL_ERR_UNSUPPORTED) while an asynchronous
+ *       expansion runs, like mal_expand() and mal_rebalance().
  */
 MAL_API mal_status_t mal_shrink(int count, const int *ranks, const double *weights);
 

@@ -11,6 +11,7 @@
  * change. Errors in the thread are its own (core/status.c keeps messages per thread);
  * a background spawn that fails abandons the expansion with a report and a notice, and
  * the application goes on as it was. */
+#define _DEFAULT_SOURCE /* syscall(SYS_gettid): a thread's own nice value */
 #include "core.h"
 #include "plan.h"
 #include "procs.h"
@@ -19,6 +20,9 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +63,9 @@ static void *background(void *arg)
 {
     engine_async_t *a = arg;
     engine_enter("mal_step (asynchronous expansion)");
+    /* The application's iterations first: on Linux a thread has its own nice value, and
+     * raising it needs no privilege. The background phase takes the CPU they leave. */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
     prepull_old(a);
     a->status = engine_pool_fill(&a->snap, a->spawn, a->packed);
     if (a->status)

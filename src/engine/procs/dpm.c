@@ -366,6 +366,19 @@ double engine_cpu_seconds(void)
            1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+void engine_bcast_flag(int *flag, MPI_Comm comm)
+{
+    MPI_Request req;
+    if (PMPI_Ibcast(flag, 1, MPI_INT, 0, comm, &req) != MPI_SUCCESS) {
+        *flag = 0;
+        return;
+    }
+    int done = 0;
+    long ns = 20000;
+    while (PMPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        engine_backoff(&ns, ENGINE_FLAG_POLL_CAP_NS);
+}
+
 void engine_backoff(long *ns, long cap)
 {
     struct timespec ts = {0, *ns};

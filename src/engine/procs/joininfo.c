@@ -573,7 +573,7 @@ mal_status_t engine_follow_joins(engine_procs_t *procs, int64_t remaining, MPI_C
 {
     for (int64_t i = 0; i < remaining; i++) {
         int ok = 0;
-        PMPI_Bcast(&ok, 1, MPI_INT, 0, *comm);
+        engine_bcast_flag(&ok, *comm);
         if (!ok)
             engine_leave_abandoned(procs, comm);
         MPI_Comm next;

@@ -201,7 +201,7 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
         /* The parked processes and the spawned ones of earlier calls follow with the
          * same broadcast (follow_grow, engine_follow_joins). */
         int ok = !st;
-        PMPI_Bcast(&ok, 1, MPI_INT, 0, p->world);
+        engine_bcast_flag(&ok, p->world);
         if (ok)
             st = engine_join_members(p->world, pair, &next);
         else if (e->rank != 0)
@@ -546,7 +546,7 @@ static void follow_grow(engine_procs_t *p, const pool_cmd_t *cmd)
 {
     for (int64_t i = 0; i < cmd->a; i++) {
         int ok = 0;
-        PMPI_Bcast(&ok, 1, MPI_INT, 0, p->world);
+        engine_bcast_flag(&ok, p->world);
         MPI_Comm next;
         if (!ok || engine_join_members(p->world, MPI_COMM_NULL, &next) != MAL_OK)
             return;

@@ -75,6 +75,12 @@ mal_status_t engine_join_children(MPI_Comm pair, MPI_Comm *joined);
  * call; `report`: say (summary, report) how long this process waited. */
 void engine_park(const engine_procs_t *procs, bool report);
 #define ENGINE_PARK_POLL_CAP_NS 20000000L
+/* Broadcast an int from rank 0 of `comm` (whether a spawn worked), waiting with sleeps:
+ * the others wait for a spawn that takes tenths of a second, and a blocking broadcast
+ * would spin on a core the application (or the new processes' MPI_Init) needs. Every
+ * process of the spawn protocol uses it, so the calls match. */
+void engine_bcast_flag(int *flag, MPI_Comm comm);
+#define ENGINE_FLAG_POLL_CAP_NS 1000000L
 /* Sleep *ns (a poll's back-off), then double it up to `cap`. */
 void engine_backoff(long *ns, long cap);
 double engine_cpu_seconds(void);

@@ -94,7 +94,7 @@ static mal_status_t spawn_step(const engine_state_t *e, MPI_Comm members, int pe
             st = engine_send_join_info(e, pair, msg);
     }
     int ok = !st;
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, members);
+    engine_bcast_flag(&ok, members);
     if (ok)
         st = engine_join_members(members, pair, joined);
     else if (e->rank != 0)

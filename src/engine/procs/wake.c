@@ -149,7 +149,7 @@ mal_status_t engine_follow_spawns(MPI_Comm *comm, int64_t remaining)
 {
     for (int64_t i = 0; i < remaining; i++) {
         int ok = 0;
-        PMPI_Bcast(&ok, 1, MPI_INT, 0, *comm);
+        engine_bcast_flag(&ok, *comm);
         MPI_Comm next = MPI_COMM_NULL;
         mal_status_t st = ok ? engine_join_members(*comm, MPI_COMM_NULL, &next)
                              : engine_fail(MAL_ERR_SPAWN, "the expansion was abandoned");
