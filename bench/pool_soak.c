@@ -2,7 +2,7 @@
  * expansion), every element checked on every active process after every one, and the
  * resources of every process counted at the end.
  *
- * Usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] [--verbose]
+ * Usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] [--race] [--verbose]
  *   under tools/malrun -n 2, with MAL_POOL=1 (else released processes end, as in
  *   mal_soak), optionally MAL_PREFETCH=K and MAL_ASYNC=1 (read by libmal; the soak reads
  *   MAL_ASYNC too, to plan its expansions).
@@ -22,6 +22,10 @@
  * The set stays within 1..4 processes. With MAL_ASYNC=1 the expansions come from a plan
  * (the only way libmal starts them in the background): "+k" every 8 iterations; the loop
  * makes room for them and does nothing while one is pending.
+ *
+ * --race lets the loop act while an asynchronous expansion is pending (mal_expand,
+ * mal_shrink, mal_pool_release and mal_rebalance then run beside libmal's background
+ * thread), which the public API does not forbid.
  *
  * The last action's iteration is carried to joiners (mal_register_value), so a process
  * that joins through a direct action does not draw a second action at that iteration.
@@ -51,6 +55,7 @@ typedef struct {
     long long steps, rows;
     long work_us;
     bool verbose, async;
+    bool race; /* direct actions while an asynchronous expansion is pending */
 } options_t;
 
 /* Carried to joiners: the iteration of the last direct action, and tallies. */
@@ -266,7 +271,7 @@ static void work(long us)
  * failure the soak counts), or MAL_OK / MAL_RECONFIGURED. */
 static mal_status_t act(run_t *run, long long it)
 {
-    if (run->carried.acted_at == it || pending())
+    if (run->carried.acted_at == it || (pending() && !run->o->race))
         return MAL_OK;
     action_t a = draw(run->o, it, comm_size(), parked());
     if (a.kind == 0)
@@ -411,6 +416,8 @@ static bool parse(int argc, char **argv, options_t *o)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--verbose") == 0)
             o->verbose = true;
+        else if (strcmp(argv[i], "--race") == 0)
+            o->race = true;
         else if (v != NULL && strcmp(argv[i], "--seed") == 0)
             o->seed = strtoull(argv[++i], NULL, 10);
         else if (v != NULL && strcmp(argv[i], "--steps") == 0)
@@ -434,7 +441,7 @@ int main(int argc, char **argv)
     options_t o;
     if (!parse(argc, argv, &o)) {
         fprintf(stderr, "usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] "
-                "[--verbose]\n");
+                "[--race] [--verbose]\n");
         MPI_Finalize();
         return 2;
     }
