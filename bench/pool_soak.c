@@ -2,7 +2,8 @@
  * expansion), every element checked on every active process after every one, and the
  * resources of every process counted at the end.
  *
- * Usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] [--race] [--verbose]
+ * Usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] [--race] [--pingpong]
+ *                  [--verbose]
  *   under tools/malrun -n 2, with MAL_POOL=1 (else released processes end, as in
  *   mal_soak), optionally MAL_PREFETCH=K and MAL_ASYNC=1 (read by libmal; the soak reads
  *   MAL_ASYNC too, to plan its expansions).
@@ -26,6 +27,9 @@
  * --race lets the loop act while an asynchronous expansion is pending (mal_expand,
  * mal_shrink, mal_pool_release and mal_rebalance then run beside libmal's background
  * thread), which the public API does not forbid.
+ *
+ * --pingpong: only "release one of the two processes (a random one), take it back", so
+ * the set at the end is the set of the base sample and the growth figures are leaks.
  *
  * The last action's iteration is carried to joiners (mal_register_value), so a process
  * that joins through a direct action does not draw a second action at that iteration.
@@ -56,6 +60,7 @@ typedef struct {
     long work_us;
     bool verbose, async;
     bool race; /* direct actions while an asynchronous expansion is pending */
+    bool pingpong; /* release rank 0 or 1 of two, take it back at the next: leaks */
 } options_t;
 
 /* Carried to joiners: the iteration of the last direct action, and tallies. */
@@ -176,6 +181,13 @@ static action_t draw(const options_t *o, long long it, int size, int parked)
 {
     action_t a = {0};
     uint64_t r = mix(o->seed ^ mix((uint64_t)it));
+    if (o->pingpong) {
+        if (size == 2)
+            draw_shrink(&a, &r, size, 1);
+        else if (size == 1)
+            a = (action_t){.kind = 'e', .count = 1, .mode = MAL_SPAWN_PER_CALL};
+        return a;
+    }
     if (o->async && (it + 1) % ASYNC_PERIOD == 0) { /* room for the plan's expansion */
         int over = size + async_count(o, it + 1) - MAX_PROCS;
         if (over > 0)
@@ -418,6 +430,8 @@ static bool parse(int argc, char **argv, options_t *o)
             o->verbose = true;
         else if (strcmp(argv[i], "--race") == 0)
             o->race = true;
+        else if (strcmp(argv[i], "--pingpong") == 0)
+            o->pingpong = true;
         else if (v != NULL && strcmp(argv[i], "--seed") == 0)
             o->seed = strtoull(argv[++i], NULL, 10);
         else if (v != NULL && strcmp(argv[i], "--steps") == 0)
@@ -441,7 +455,7 @@ int main(int argc, char **argv)
     options_t o;
     if (!parse(argc, argv, &o)) {
         fprintf(stderr, "usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] "
-                "[--race] [--verbose]\n");
+                "[--race] [--pingpong] [--verbose]\n");
         MPI_Finalize();
         return 2;
     }
