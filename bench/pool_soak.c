@@ -3,7 +3,7 @@
  * resources of every process counted at the end.
  *
  * Usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] [--race] [--pingpong]
- *                  [--verbose]
+ *                  [--faults P] [--verbose]
  *   under tools/malrun -n 2, with MAL_POOL=1 (else released processes end, as in
  *   mal_soak), optionally MAL_PREFETCH=K and MAL_ASYNC=1 (read by libmal; the soak reads
  *   MAL_ASYNC too, to plan its expansions).
@@ -27,6 +27,10 @@
  * --race lets the loop act while an asynchronous expansion is pending (mal_expand,
  * mal_shrink, mal_pool_release and mal_rebalance then run beside libmal's background
  * thread), which the public API does not forbid.
+ *
+ * --faults P: in P percent of the actions one rank's direct transfers fail (libmal's
+ * MAL_FAULT_DIRECT, as in mal_soak): the action succeeds or is abandoned, and then the
+ * old set, its layout and data must go on (woken processes park again).
  *
  * --pingpong: only "release one of the two processes (a random one), take it back", so
  * the set at the end is the set of the base sample and the growth figures are leaks.
@@ -61,6 +65,7 @@ typedef struct {
     bool verbose, async;
     bool race; /* direct actions while an asynchronous expansion is pending */
     bool pingpong; /* release rank 0 or 1 of two, take it back at the next: leaks */
+    int faults;    /* percent of actions with one rank's direct transfers failing */
 } options_t;
 
 /* Carried to joiners: the iteration of the last direct action, and tallies. */
@@ -140,6 +145,7 @@ typedef struct {
     mal_spawn_mode_t mode;
     bool weighted;
     double weights[MAX_PROCS];
+    int fault_rank; /* its direct transfers fail (libmal's MAL_FAULT_DIRECT), or -1 */
 } action_t;
 
 static int async_count(const options_t *o, long long plan_it)
@@ -177,7 +183,7 @@ static void draw_shrink(action_t *a, uint64_t *r, int size, int count)
 }
 
 /* The action at iteration `it` for `size` processes, `parked` in the pool. */
-static action_t draw(const options_t *o, long long it, int size, int parked)
+static action_t draw_kind(const options_t *o, long long it, int size, int parked)
 {
     action_t a = {0};
     uint64_t r = mix(o->seed ^ mix((uint64_t)it));
@@ -218,6 +224,14 @@ static action_t draw(const options_t *o, long long it, int size, int parked)
     return a;
 }
 
+static action_t draw(const options_t *o, long long it, int size, int parked)
+{
+    action_t a = draw_kind(o, it, size, parked);
+    uint64_t r = mix(o->seed * 31 + mix((uint64_t)it + 77));
+    a.fault_rank = (int)(r % 100) < o->faults ? (int)(mix(r) % (uint64_t)size) : -1;
+    return a;
+}
+
 static void describe(const action_t *a, long long it, int size, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "it %lld, %d procs: ", it, size);
@@ -232,10 +246,12 @@ static void describe(const action_t *a, long long it, int size, char *buf, size_
     else if (a->kind == 'p')
         n += snprintf(buf + n, len - (size_t)n, "pool release %d", a->count);
     if (a->weighted && a->kind != 'p')
-        snprintf(buf + n, len - (size_t)n, " weighted");
+        n += snprintf(buf + n, len - (size_t)n, " weighted");
+    if (a->fault_rank >= 0)
+        snprintf(buf + n, len - (size_t)n, ", transfers of rank %d fail", a->fault_rank);
 }
 
-static mal_status_t perform(const action_t *a)
+static mal_status_t perform_kind(const action_t *a)
 {
     const double *w = a->weighted ? a->weights : NULL;
     switch (a->kind) {
@@ -245,6 +261,17 @@ static mal_status_t perform(const action_t *a)
     case 'p': return mal_pool_release(a->count);
     default: return MAL_OK;
     }
+}
+
+static mal_status_t perform(const action_t *a)
+{
+    bool fault = a->fault_rank == comm_rank();
+    if (fault)
+        setenv("MAL_FAULT_DIRECT", "1", 1);
+    mal_status_t st = perform_kind(a);
+    if (fault)
+        unsetenv("MAL_FAULT_DIRECT");
+    return st;
 }
 
 /* ---- the loop ---------------------------------------------------------------------- */
@@ -298,8 +325,12 @@ static mal_status_t act(run_t *run, long long it)
     run->carried.rebalances += a.kind == 'r';
     run->carried.releases += a.kind == 'p';
     mal_status_t st = perform(&a);
-    if (st < 0)
+    if (st < 0 && (run->o->verbose || a.fault_rank < 0))
         fprintf(stderr, "pool_soak: %s failed: %s\n", text, mal_error_message());
+    if (st < 0 && a.fault_rank >= 0) { /* abandoned on purpose: the old set goes on */
+        run->carried.failed++;
+        return MAL_OK;
+    }
     return st;
 }
 
@@ -409,9 +440,9 @@ static void report(const run_t *run, bool ok)
         return;
     const carried_t *c = &run->carried;
     printf("pool_soak: %s seed %llu, %lld iterations, %lld expands, %lld shrinks, %lld "
-           "rebalances, %lld pool releases; pool: %d active, %d parked, %lld spawned, %lld "
+           "rebalances, %lld pool releases, %lld abandoned; pool: %d active, %d parked, %lld spawned, %lld "
            "reused, %lld released\n", okall ? "PASS" : "FAIL", (unsigned long long)run->o->seed,
-           run->o->steps, c->expands, c->shrinks, c->rebalances, c->releases, p.active,
+           run->o->steps, c->expands, c->shrinks, c->rebalances, c->releases, c->failed, p.active,
            p.parked, (long long)p.spawned, (long long)p.reused, (long long)p.released);
     for (int r = 0; r < comm_size(); r++) {
         const double *f = &all[r * F_N];
@@ -432,6 +463,8 @@ static bool parse(int argc, char **argv, options_t *o)
             o->race = true;
         else if (strcmp(argv[i], "--pingpong") == 0)
             o->pingpong = true;
+        else if (v != NULL && strcmp(argv[i], "--faults") == 0)
+            o->faults = atoi(argv[++i]);
         else if (v != NULL && strcmp(argv[i], "--seed") == 0)
             o->seed = strtoull(argv[++i], NULL, 10);
         else if (v != NULL && strcmp(argv[i], "--steps") == 0)
@@ -455,7 +488,7 @@ int main(int argc, char **argv)
     options_t o;
     if (!parse(argc, argv, &o)) {
         fprintf(stderr, "usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] "
-                "[--race] [--pingpong] [--verbose]\n");
+                "[--race] [--pingpong] [--faults P] [--verbose]\n");
         MPI_Finalize();
         return 2;
     }
