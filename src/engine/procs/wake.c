@@ -126,6 +126,7 @@ mal_status_t engine_receive_wake(engine_state_t *e, MPI_Comm pair, engine_join_h
         e->procs.released = t.procs.released;
         t.procs.parked = NULL;
         graft_registry(&e->procs, &e->reg, &t.reg);
+        e->reg.generation = t.reg.generation; /* the active processes' count */
     } else {
         free(h->weights);
         h->weights = NULL;
