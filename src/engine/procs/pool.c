@@ -308,6 +308,7 @@ static mal_status_t release_last(engine_state_t *e, int count)
 
 mal_status_t engine_pool_release(engine_state_t *e, int count)
 {
+    engine_async_finish(e); /* the background thread owns world meanwhile */
     int parked = engine_pool_parked(e);
     if (count == -1)
         count = parked;
