@@ -235,12 +235,18 @@ mal_status_t engine_pool_start(engine_state_t *e)
     return engine_pool_fill(e, p->settings.prefetch, NULL);
 }
 
-/* Parked processes that hold structures registered before the registry last changed
- * cannot be handed the current ones: release all of them before taking any. */
+/* A parked process that holds structures registered before the registry last changed
+ * cannot be handed the current ones. */
+static bool parked_stale(const engine_state_t *e, int i)
+{
+    const engine_parked_t *q = &e->procs.parked[i];
+    return q->holds && q->generation != e->reg.generation;
+}
+
 static bool pool_stale(const engine_state_t *e)
 {
     for (int i = 0; i < e->procs.nparked; i++)
-        if (e->procs.parked[i].holds && e->procs.parked[i].generation != e->reg.generation)
+        if (parked_stale(e, i))
             return true;
     return false;
 }
@@ -304,6 +310,43 @@ static mal_status_t release_last(engine_state_t *e, int count)
     mal_status_t st = regroup(p, ranks, n);
     free(ranks);
     return st;
+}
+
+/* Release the stale parked processes only; the others keep their order (prespawned
+ * ones, and ones an asynchronous expansion just spawned, hold nothing and stay).
+ * Collective over the active processes. */
+static mal_status_t release_stale(engine_state_t *e)
+{
+    engine_procs_t *p = &e->procs;
+    int n = e->size, kept = 0;
+    int *ranks = malloc((size_t)(e->size + p->nparked) * sizeof *ranks);
+    if (ranks == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", e->size + p->nparked);
+    for (int r = 0; r < e->size; r++)
+        ranks[r] = r;
+    for (int i = 0; i < p->nparked; i++)
+        if (!parked_stale(e, i))
+            ranks[n++] = e->size + i;
+    for (int i = 0; e->rank == 0 && i < p->nparked; i++)
+        if (parked_stale(e, i)) {
+            send_command(p, e->size + i, CMD_RELEASE, 0, 0, 0);
+        } else {
+            send_command(p, e->size + i, CMD_REGROUP, n, 0, 0);
+            PMPI_Send(ranks, n, MPI_INT, e->size + i, POOL_LIST_TAG, p->world);
+        }
+    for (int i = 0; i < p->nparked; i++)
+        if (!parked_stale(e, i))
+            p->parked[kept++] = p->parked[i];
+    p->released += p->nparked - kept;
+    p->nparked = kept;
+    mal_status_t st = regroup(p, ranks, n);
+    free(ranks);
+    return st;
+}
+
+mal_status_t engine_pool_drop_stale(engine_state_t *e)
+{
+    return engine_pool_parked(e) > 0 && pool_stale(e) ? release_stale(e) : MAL_OK;
 }
 
 mal_status_t engine_pool_release(engine_state_t *e, int count)
@@ -384,9 +427,7 @@ mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken)
     *woken = 0;
     if (engine_pool_parked(e) == 0)
         return MAL_OK;
-    mal_status_t st = MAL_OK;
-    if (pool_stale(e))
-        st = release_last(e, e->procs.nparked);
+    mal_status_t st = pool_stale(e) ? release_stale(e) : MAL_OK;
     *woken = count < e->procs.nparked ? count : e->procs.nparked;
     return st;
 }
