@@ -243,10 +243,29 @@ static bool parked_stale(const engine_state_t *e, int i)
     return q->holds && q->generation != e->reg.generation;
 }
 
-static bool pool_stale(const engine_state_t *e)
+/* Rank 0's judgement of every parked process, on every rank (mal_register_value is
+ * local, so the generations may differ between ranks): nparked flags, NULL without
+ * memory (then no process is judged stale). Collective over e->comm. */
+static unsigned char *stale_flags(const engine_state_t *e)
 {
-    for (int i = 0; i < e->procs.nparked; i++)
-        if (parked_stale(e, i))
+    int n = e->procs.nparked, ok = 1;
+    unsigned char *stale = malloc((size_t)n + 1);
+    for (int i = 0; stale != NULL && i < n; i++)
+        stale[i] = parked_stale(e, i);
+    ok = stale != NULL;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, e->comm);
+    if (!ok) {
+        free(stale);
+        return NULL;
+    }
+    PMPI_Bcast(stale, n, MPI_UNSIGNED_CHAR, 0, e->comm);
+    return stale;
+}
+
+static bool any_flag(const unsigned char *flags, int n)
+{
+    for (int i = 0; flags != NULL && i < n; i++)
+        if (flags[i])
             return true;
     return false;
 }
@@ -312,10 +331,10 @@ static mal_status_t release_last(engine_state_t *e, int count)
     return st;
 }
 
-/* Release the stale parked processes only; the others keep their order (prespawned
- * ones, and ones an asynchronous expansion just spawned, hold nothing and stay).
- * Collective over the active processes. */
-static mal_status_t release_stale(engine_state_t *e)
+/* Release the parked processes flagged stale only; the others keep their order
+ * (prespawned ones, and ones an asynchronous expansion just spawned, hold nothing and
+ * stay). Collective over the active processes. */
+static mal_status_t release_stale(engine_state_t *e, const unsigned char *stale)
 {
     engine_procs_t *p = &e->procs;
     int n = e->size, kept = 0;
@@ -325,17 +344,17 @@ static mal_status_t release_stale(engine_state_t *e)
     for (int r = 0; r < e->size; r++)
         ranks[r] = r;
     for (int i = 0; i < p->nparked; i++)
-        if (!parked_stale(e, i))
+        if (!stale[i])
             ranks[n++] = e->size + i;
     for (int i = 0; e->rank == 0 && i < p->nparked; i++)
-        if (parked_stale(e, i)) {
+        if (stale[i]) {
             send_command(p, e->size + i, CMD_RELEASE, 0, 0, 0);
         } else {
             send_command(p, e->size + i, CMD_REGROUP, n, 0, 0);
             PMPI_Send(ranks, n, MPI_INT, e->size + i, POOL_LIST_TAG, p->world);
         }
     for (int i = 0; i < p->nparked; i++)
-        if (!parked_stale(e, i))
+        if (!stale[i])
             p->parked[kept++] = p->parked[i];
     p->released += p->nparked - kept;
     p->nparked = kept;
@@ -346,7 +365,12 @@ static mal_status_t release_stale(engine_state_t *e)
 
 mal_status_t engine_pool_drop_stale(engine_state_t *e)
 {
-    return engine_pool_parked(e) > 0 && pool_stale(e) ? release_stale(e) : MAL_OK;
+    if (engine_pool_parked(e) == 0)
+        return MAL_OK;
+    unsigned char *stale = stale_flags(e);
+    mal_status_t st = any_flag(stale, e->procs.nparked) ? release_stale(e, stale) : MAL_OK;
+    free(stale);
+    return st;
 }
 
 mal_status_t engine_pool_release(engine_state_t *e, int count)
@@ -427,7 +451,7 @@ mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken)
     *woken = 0;
     if (engine_pool_parked(e) == 0)
         return MAL_OK;
-    mal_status_t st = pool_stale(e) ? release_stale(e) : MAL_OK;
+    mal_status_t st = engine_pool_drop_stale(e);
     *woken = count < e->procs.nparked ? count : e->procs.nparked;
     return st;
 }
