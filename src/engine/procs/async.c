@@ -157,8 +157,13 @@ static mal_status_t start(engine_state_t *e, int count, mal_spawn_mode_t mode,
 mal_status_t engine_expand_planned(engine_state_t *e, int count, mal_spawn_mode_t mode,
                                    const double *weights)
 {
-    bool background = engine_async_on(e) && e->procs.async == NULL &&
-                      count > engine_pool_parked(e) && count > 0;
+    bool background = engine_async_on(e) && e->procs.async == NULL && count > 0;
+    /* Stale parked processes would be released at the switch and their replacements
+     * spawned there, in the application's time: release them now, spawn here. */
+    mal_status_t st = background ? engine_pool_drop_stale(e) : MAL_OK;
+    if (st)
+        return st;
+    background = background && count > engine_pool_parked(e);
     return background ? start(e, count, mode, weights) : engine_expand(e, count, mode, weights);
 }
 

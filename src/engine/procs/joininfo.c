@@ -270,6 +270,9 @@ mal_status_t engine_pack_join_info(const engine_state_t *e, const engine_join_ms
     put_i64(&p, e->procs.spawned + msg->spawning);
     pack_settings(&p, e);
     pack_pool(&p, &e->procs, msg->woken);
+    /* The registry's generation is a count each process keeps: a joiner adopts the
+     * sender's, so that every active process judges the pool's staleness alike. */
+    put_i64(&p, e->reg.generation);
     put_i64(&p, msg->weights != NULL);
     if (msg->weights != NULL)
         put(&p, msg->weights, (size_t)msg->new_procs * sizeof *msg->weights);
@@ -504,6 +507,7 @@ static void unpack_join_info(unpack_t *u, engine_state_t *e, engine_join_header_
     e->procs.spawned = get_i64(u);
     unpack_settings(u, e);
     unpack_pool(u, &e->procs);
+    e->reg.generation = get_i64(u);
     if (get_i64(u) && !u->failed) {
         h->weights = malloc((size_t)h->new_procs * sizeof *h->weights);
         if (h->weights == NULL)

@@ -260,12 +260,37 @@ mal_status_t engine_pool_start(engine_state_t *e)
     return engine_pool_fill(e, p->settings.prefetch, NULL);
 }
 
-/* Parked processes that hold structures registered before the registry last changed
- * cannot be handed the current ones: release all of them before taking any. */
-static bool pool_stale(const engine_state_t *e)
+/* A parked process that holds structures registered before the registry last changed
+ * cannot be handed the current ones. */
+static bool parked_stale(const engine_state_t *e, int i)
 {
-    for (int i = 0; i < e->procs.nparked; i++)
-        if (e->procs.parked[i].holds && e->procs.parked[i].generation != e->reg.generation)
+    const engine_parked_t *q = &e->procs.parked[i];
+    return q->holds && q->generation != e->reg.generation;
+}
+
+/* Rank 0's judgement of every parked process, on every rank (mal_register_value is
+ * local, so the generations may differ between ranks): nparked flags, NULL without
+ * memory (then no process is judged stale). Collective over e->comm. */
+static unsigned char *stale_flags(const engine_state_t *e)
+{
+    int n = e->procs.nparked, ok = 1;
+    unsigned char *stale = malloc((size_t)n + 1);
+    for (int i = 0; stale != NULL && i < n; i++)
+        stale[i] = parked_stale(e, i);
+    ok = stale != NULL;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, e->comm);
+    if (!ok) {
+        free(stale);
+        return NULL;
+    }
+    PMPI_Bcast(stale, n, MPI_UNSIGNED_CHAR, 0, e->comm);
+    return stale;
+}
+
+static bool any_flag(const unsigned char *flags, int n)
+{
+    for (int i = 0; flags != NULL && i < n; i++)
+        if (flags[i])
             return true;
     return false;
 }
@@ -331,8 +356,51 @@ static mal_status_t release_last(engine_state_t *e, int count)
     return st;
 }
 
+/* Release the parked processes flagged stale only; the others keep their order
+ * (prespawned ones, and ones an asynchronous expansion just spawned, hold nothing and
+ * stay). Collective over the active processes. */
+static mal_status_t release_stale(engine_state_t *e, const unsigned char *stale)
+{
+    engine_procs_t *p = &e->procs;
+    int n = e->size, kept = 0;
+    int *ranks = malloc((size_t)(e->size + p->nparked) * sizeof *ranks);
+    if (ranks == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", e->size + p->nparked);
+    for (int r = 0; r < e->size; r++)
+        ranks[r] = r;
+    for (int i = 0; i < p->nparked; i++)
+        if (!stale[i])
+            ranks[n++] = e->size + i;
+    for (int i = 0; e->rank == 0 && i < p->nparked; i++)
+        if (stale[i]) {
+            send_command(p, e->size + i, CMD_RELEASE, 0, 0, 0);
+        } else {
+            send_command(p, e->size + i, CMD_REGROUP, n, 0, 0);
+            PMPI_Send(ranks, n, MPI_INT, e->size + i, POOL_LIST_TAG, p->world);
+        }
+    for (int i = 0; i < p->nparked; i++)
+        if (!stale[i])
+            p->parked[kept++] = p->parked[i];
+    p->released += p->nparked - kept;
+    p->nparked = kept;
+    mal_status_t st = regroup(p, ranks, n);
+    free(ranks);
+    return st;
+}
+
+mal_status_t engine_pool_drop_stale(engine_state_t *e)
+{
+    if (engine_pool_parked(e) == 0)
+        return MAL_OK;
+    unsigned char *stale = stale_flags(e);
+    mal_status_t st = any_flag(stale, e->procs.nparked) ? release_stale(e, stale) : MAL_OK;
+    free(stale);
+    return st;
+}
+
 mal_status_t engine_pool_release(engine_state_t *e, int count)
 {
+    engine_async_finish(e); /* the background thread owns world meanwhile */
     int parked = engine_pool_parked(e);
     if (count == -1)
         count = parked;
@@ -457,9 +525,7 @@ mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken)
     *woken = 0;
     if (engine_pool_parked(e) == 0)
         return MAL_OK;
-    mal_status_t st = MAL_OK;
-    if (pool_stale(e))
-        st = release_last(e, e->procs.nparked);
+    mal_status_t st = engine_pool_drop_stale(e);
     if (!st && e->procs.spawn_hosts != NULL && e->procs.nparked > 0)
         st = prefer_hosts(e, count);
     *woken = count < e->procs.nparked ? count : e->procs.nparked;

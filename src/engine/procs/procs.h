@@ -138,6 +138,9 @@ mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
  * else engine_expand. Collective over e->comm. */
 mal_status_t engine_expand_planned(engine_state_t *e, int count, mal_spawn_mode_t mode,
                                    const double *weights);
+/* Release the parked processes whose structures are of an older registry (the others
+ * stay, in order). Collective over e->comm. */
+mal_status_t engine_pool_drop_stale(engine_state_t *e);
 /* mal_step while an asynchronous expansion runs: MAL_CONTINUE until every rank's
  * background phase is done, then the switch. Collective over e->comm. */
 mal_status_t engine_async_poll(engine_state_t *e);

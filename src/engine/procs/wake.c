@@ -76,6 +76,34 @@ static void graft_matrices(engine_registry_t *own, engine_registry_t *fresh)
     }
 }
 
+/* The arrived values: a registered one takes the bytes; one still pending (a prespawned
+ * process, whose mal_init has not returned, got values at its spawn) takes the new
+ * bytes instead of those of its spawn; one it does not know yet is pending. */
+static void graft_values(engine_registry_t *own, engine_registry_t *fresh)
+{
+    while (fresh->values != NULL) {
+        engine_value_t *v = fresh->values, *w = own->values;
+        fresh->values = v->next;
+        while (w != NULL && strcmp(v->name, w->name) != 0)
+            w = w->next;
+        if (w != NULL && w->ptr != NULL && w->bytes == v->bytes)
+            memcpy(w->ptr, v->carried, v->bytes);
+        if (w != NULL && w->ptr == NULL) {
+            free(w->carried);
+            w->carried = v->carried;
+            w->bytes = v->bytes;
+            v->carried = NULL;
+        }
+        if (w == NULL) {
+            v->next = own->values;
+            own->values = v;
+        } else {
+            free(v->carried);
+            free(v);
+        }
+    }
+}
+
 /* The arrived registry (in the sender's order, which every collective follows) onto this
  * process's: its own objects keep their identity, the arrived ones fill the gaps,
  * structures the active processes no longer have are dropped. */
@@ -101,15 +129,7 @@ static void graft_registry(engine_procs_t *procs, engine_registry_t *own,
         engine_array_destroy(own, gone);
     }
     own->arrays = order;
-    for (engine_value_t *v = fresh->values; v != NULL; v = v->next)
-        for (engine_value_t *w = own->values; w != NULL; w = w->next)
-            if (strcmp(v->name, w->name) == 0 && w->ptr != NULL && w->bytes == v->bytes)
-                memcpy(w->ptr, v->carried, v->bytes);
-    if (own->values == NULL) {
-        own->values = fresh->values;
-        fresh->values = NULL;
-    }
-    engine_free_values(fresh);
+    graft_values(own, fresh);
 }
 
 mal_status_t engine_receive_wake(engine_state_t *e, MPI_Comm pair, engine_join_header_t *h)
@@ -128,6 +148,7 @@ mal_status_t engine_receive_wake(engine_state_t *e, MPI_Comm pair, engine_join_h
         e->procs.released = t.procs.released;
         t.procs.parked = NULL;
         graft_registry(&e->procs, &e->reg, &t.reg);
+        e->reg.generation = t.reg.generation; /* the active processes' count */
     } else {
         free(h->weights);
         h->weights = NULL;
