@@ -12,8 +12,10 @@
  *             MAL_REMOVED, the counters say it.
  * - stale:    pool on; "2:-1", a new array registered at 3, "4:+1": the parked process
  *             holds the old registry, so it is released and one is spawned instead.
- * - async:    async on (MPI_THREAD_MULTIPLE), "3:+2": the expansion completes in a later
- *             step than it started, spawns 2, and the data is as in a static run.
+ * - async:    async on (MPI_THREAD_MULTIPLE), "3:+2,5:-1": the expansion completes in a
+ *             later step than it started, spawns 2, its read-mostly rows copied ahead, and
+ *             the data is as in a static run; the shrink that fell due meanwhile runs
+ *             late; reconfiguring calls are refused meanwhile.
  * - async_fail: async on with a spawn that cannot start (MAL_FAULT_SPAWN_HANG): the
  *             expansion is abandoned in the background; the application goes on with its
  *             two processes and its data. */
@@ -58,8 +60,8 @@ static const char *plan_of(const char *mode)
         return "2:-1,4:+1,6:-@0,8:+1";
     if (strcmp(mode, "prefetch") == 0)
         return "3:+2,6:-1";
-    if (strcmp(mode, "async") == 0)
-        return "3:+2";
+    if (strcmp(mode, "async") == 0) /* the shrink falls due in the background phase */
+        return "3:+2,5:-1";
     if (strcmp(mode, "async_fail") == 0)
         return "3:+1";
     if (strcmp(mode, "stale") == 0)
@@ -98,9 +100,6 @@ static void check_counters(const char *mode, const mal_pool_info_t *p, int64_t i
         CHECK(p->spawned == 1 && p->reused == 0 && p->released == 1,
               "stale: %lld spawned, %lld reused, %lld released", (long long)p->spawned,
               (long long)p->reused, (long long)p->released);
-    if (strcmp(mode, "async") == 0 && it >= ITERS - 1 && !p->async_pending)
-        CHECK(p->spawned == 2 && p->active == 4, "async: %lld spawned, %d active",
-              (long long)p->spawned, p->active);
     if (strcmp(mode, "async_fail") == 0)
         CHECK(p->active == 2, "async_fail: %d active", p->active);
 }
@@ -134,7 +133,8 @@ static void run(const char *mode, mal_array_t *a)
 {
     mal_array_t *extra = NULL;
     bool refused = false;
-    while (mal_iteration() < ITERS || pending()) {
+    int after = 3; /* steps after the end: a plan entry that fell due late runs in them */
+    while (mal_iteration() < ITERS || pending() || after-- > 0) {
         if (strcmp(mode, "async") == 0 && pending() && !refused) {
             refused = true; /* the background phase relies on the layout staying */
             CHECK(mal_rebalance(NULL) == MAL_ERR_UNSUPPORTED &&
@@ -164,6 +164,11 @@ static void run(const char *mode, mal_array_t *a)
             check_counters(mode, &p, mal_iteration());
     }
     check_data(a, "at the end");
+    mal_pool_info_t p;
+    if (strcmp(mode, "async") == 0 && mal_pool_info(&p) == MAL_OK)
+        CHECK(p.spawned == 2 && p.active == 3, "async: %lld spawned, %d active at the end "
+              "(the plan's shrink runs late, after the switch)", (long long)p.spawned,
+              p.active);
     mal_reconfig_stats_t s;
     mal_last_reconfig(&s);
     if (strcmp(mode, "async_fail") == 0)

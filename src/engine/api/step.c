@@ -6,6 +6,8 @@
 #include "procs.h"
 #include "reconf.h"
 
+#include <stdio.h>
+
 static mal_status_t run_action(engine_state_t *e, const schedule_action_t *act)
 {
     switch (act->kind) {
@@ -23,17 +25,21 @@ static mal_status_t run_action(engine_state_t *e, const schedule_action_t *act)
     return engine_fail(MAL_ERR_ARG, "plan entry of unknown kind %d", (int)act->kind);
 }
 
-/* The plan's action for the iteration that just ended, if any. */
+/* The plan's action for the iteration that just ended, if any. An entry that fell due
+ * while an asynchronous expansion ran (the plan waits for it) runs late, one per step,
+ * said on rank 0: next_action is the same on every rank, joiners included. */
 static mal_status_t planned_action(engine_state_t *e)
 {
     const schedule_t *plan = &e->pol.schedule;
-    while (e->pol.next_action < plan->count &&
-           plan->actions[e->pol.next_action].iteration < e->iteration)
-        e->pol.next_action++;
     if (e->pol.next_action >= plan->count ||
-        plan->actions[e->pol.next_action].iteration != e->iteration)
+        plan->actions[e->pol.next_action].iteration > e->iteration)
         return MAL_CONTINUE;
-    return run_action(e, &plan->actions[e->pol.next_action++]);
+    const schedule_action_t *act = &plan->actions[e->pol.next_action++];
+    if (act->iteration < e->iteration && e->rank == 0 && e->procs.settings.summary)
+        printf("libmal: plan entry %zu (iteration %lld) runs late, at iteration %lld: an "
+               "asynchronous expansion was under way\n", e->pol.next_action,
+               (long long)act->iteration, (long long)e->iteration);
+    return run_action(e, act);
 }
 
 mal_status_t mal_step(void)

@@ -44,8 +44,11 @@ typedef struct {
 } pool_reserve_t;
 
 /* Polls sleep at most this long: it bounds what waking a parked process adds to an
- * expansion, at a CPU cost too small to measure (docs/design.md, the pool). */
-#define POOL_POLL_CAP_NS 2000000L
+ * expansion. With 2 ms a parked process used 1-3% of a core (500 wake-ups a second,
+ * each an MPI progress call; measured with bench/pool_soak) beside the application;
+ * 10 ms is 100 a second. Each wait starts at 50 us, so a wake that follows a command
+ * closely (an asynchronous switch) is seen at once. */
+#define POOL_POLL_CAP_NS 10000000L
 
 static void send_command(const engine_procs_t *p, int to, int64_t what, int64_t a, int64_t b,
                          int64_t c)
