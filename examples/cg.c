@@ -226,8 +226,11 @@ static bool solve(cg_t *c, carried_t *k, const options_t *o, int64_t *done)
         if (st < 0 && c->rank == 0)
             fprintf(stderr, "cg: iteration %" PRId64 ": reconfiguration abandoned: %s\n", it,
                     mal_error_message());
-        if (st == MAL_RECONFIGURED)
+        if (st == MAL_RECONFIGURED) {
             refresh(c);
+            it = mal_iteration(); /* a process taken back from the pool (MAL_POOL=1)
+                                   * resumes where the others are */
+        }
     }
     *done = it;
     return true;

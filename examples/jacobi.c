@@ -205,8 +205,11 @@ static bool iterate(jacobi_t *j, const options_t *o, timing_t *t)
                         it + 1, mal_error_message());
             continue;
         }
-        if (st == MAL_RECONFIGURED)
+        if (st == MAL_RECONFIGURED) {
             refresh(j);
+            it = mal_iteration() - 1; /* a process taken back from the pool (MAL_POOL=1)
+                                       * resumes where the others are */
+        }
     }
     if (times != NULL)
         fclose(times);
