@@ -16,6 +16,8 @@
  *             later step than it started, spawns 2, its read-mostly rows copied ahead, and
  *             the data is as in a static run; the shrink that fell due meanwhile runs
  *             late; reconfiguring calls are refused meanwhile.
+ * - async_single: async asked in a program initialised with MPI_THREAD_SINGLE: said on
+ *             stderr, and the expansion is synchronous.
  * - async_fail: async on with a spawn that cannot start (MAL_FAULT_SPAWN_HANG): the
  *             expansion is abandoned in the background; the application goes on with its
  *             two processes and its data. */
@@ -62,7 +64,7 @@ static const char *plan_of(const char *mode)
         return "3:+2,6:-1";
     if (strcmp(mode, "async") == 0) /* the shrink falls due in the background phase */
         return "3:+2,5:-1";
-    if (strcmp(mode, "async_fail") == 0)
+    if (strcmp(mode, "async_fail") == 0 || strcmp(mode, "async_single") == 0)
         return "3:+1";
     if (strcmp(mode, "stale") == 0)
         return "2:-1,4:+1";
@@ -171,6 +173,11 @@ static void run(const char *mode, mal_array_t *a)
               p.active);
     mal_reconfig_stats_t s;
     mal_last_reconfig(&s);
+    if (strcmp(mode, "async_single") == 0)
+        CHECK(!s.async && s.status == MAL_OK && s.procs_after == 3 && s.spawned == 1,
+              "async_single: the expansion: async %d, %s, %d processes after, %d spawned "
+              "(expected synchronous)", (int)s.async, mal_strerror(s.status), s.procs_after,
+              s.spawned);
     if (strcmp(mode, "async_fail") == 0)
         CHECK(s.async && s.status == MAL_ERR_TIMEOUT && s.procs_after == 2,
               "async_fail: the last reconfiguration: async %d, %s, %d processes after",
@@ -181,7 +188,9 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "reuse";
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    bool single = strcmp(mode, "async_single") == 0; /* async asked without the level */
+    MPI_Init_thread(&argc, &argv, single ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE,
+                    &provided);
     mal_config_t cfg;
     configure(mode, &cfg);
     CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "mal_init: %s", mal_error_message());

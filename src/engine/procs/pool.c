@@ -26,6 +26,7 @@
 #include "reconf.h"
 #include "registry.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,6 +257,12 @@ mal_status_t engine_pool_start(engine_state_t *e)
     p->prepared = -1;
     if (!engine_pool_enabled(&p->settings))
         return MAL_OK;
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (p->settings.async && level < MPI_THREAD_MULTIPLE && e->rank == 0)
+        fprintf(stderr, "libmal: asynchronous expansion (MAL_ASYNC=1, mal_config_t.async) "
+                "needs MPI_THREAD_MULTIPLE (MPI_Init_thread); this program has %s: "
+                "expansions run synchronously\n", engine_thread_level_name(level));
     mal_status_t st = engine_mpi_check(MPI_Comm_dup(e->comm, &p->world), "MPI_Comm_dup");
     if (st)
         return st;

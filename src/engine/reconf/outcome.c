@@ -63,6 +63,9 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
     PMPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_SUM, comm);
     int64_t ahead = local->bytes_ahead;
     PMPI_Allreduce(MPI_IN_PLACE, &ahead, 1, MPI_INT64_T, MPI_SUM, comm);
+    /* The processes that started the expansion know how (the joiners do not). */
+    int how[3] = {local->pooled, local->spawned, local->async};
+    PMPI_Allreduce(MPI_IN_PLACE, how, 3, MPI_INT, MPI_MAX, comm);
     mal_reconfig_stats_t s = *local;
     s.spawn_seconds = t[0];
     s.window_seconds = t[1];
@@ -73,6 +76,9 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
     s.background_seconds = t[6];
     s.bytes_moved = bytes;
     s.bytes_ahead = ahead;
+    s.pooled = how[0];
+    s.spawned = how[1];
+    s.async = how[2] != 0;
     e->stats.reconfig = s;
     engine_monitor_reconfigured(e->mon, &s, e->xfer.method);
     int rank;
