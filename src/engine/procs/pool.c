@@ -70,45 +70,54 @@ static bool wait_command(const engine_procs_t *p, pool_cmd_t *cmd)
     return done != 0;
 }
 
-/* The world communicator over `ranks` (world ranks, in their new order); collective
- * over them. */
-static mal_status_t regroup(engine_procs_t *p, const int *ranks, int n)
+/* The communicator over `ranks` of world, in that order; collective over them only. */
+static mal_status_t group_of(MPI_Comm world, const int *ranks, int n, MPI_Comm *out)
 {
     MPI_Group all, some;
-    MPI_Comm next = MPI_COMM_NULL;
-    MPI_Comm_group(p->world, &all);
+    MPI_Comm_group(world, &all);
     MPI_Group_incl(all, n, ranks, &some);
-    int rc = MPI_Comm_create_group(p->world, some, POOL_GROUP_TAG, &next);
-    MPI_Group_free(&some);
-    MPI_Group_free(&all);
-    mal_status_t st = engine_mpi_check(rc, "MPI_Comm_create_group (pool)");
-    if (st)
-        return st;
-    MPI_Comm_set_errhandler(next, MPI_ERRORS_RETURN);
-    MPI_Comm_free(&p->world);
-    p->world = next;
-    return MAL_OK;
-}
-
-/* The prefix of world of `n` processes: the active ones and those woken after them. */
-static mal_status_t world_prefix(const engine_procs_t *p, int n, MPI_Comm *out)
-{
-    int *ranks = malloc((size_t)n * sizeof *ranks);
-    if (ranks == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", n);
-    for (int r = 0; r < n; r++)
-        ranks[r] = r;
-    MPI_Group all, some;
-    MPI_Comm_group(p->world, &all);
-    MPI_Group_incl(all, n, ranks, &some);
-    free(ranks);
-    int rc = MPI_Comm_create_group(p->world, some, POOL_GROUP_TAG, out);
+    int rc = MPI_Comm_create_group(world, some, POOL_GROUP_TAG, out);
     MPI_Group_free(&some);
     MPI_Group_free(&all);
     mal_status_t st = engine_mpi_check(rc, "MPI_Comm_create_group (pool)");
     if (!st)
         MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
     return st;
+}
+
+/* World rebuilt over `ranks` (world ranks, in their new order); collective over them. */
+static mal_status_t regroup(engine_procs_t *p, const int *ranks, int n)
+{
+    MPI_Comm next = MPI_COMM_NULL;
+    mal_status_t st = group_of(p->world, ranks, n, &next);
+    if (st)
+        return st;
+    MPI_Comm_free(&p->world);
+    p->world = next;
+    return MAL_OK;
+}
+
+/* `n` consecutive world ranks from `first`, after world rank 0 when `with_root` (the
+ * prefix of an expansion; the pair of rank 0 and the woken processes). */
+static mal_status_t group_range(const engine_procs_t *p, bool with_root, int first, int n,
+                                MPI_Comm *out)
+{
+    int k = with_root ? 1 : 0;
+    int *ranks = malloc((size_t)(n + k) * sizeof *ranks);
+    if (ranks == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", n + k);
+    ranks[0] = 0;
+    for (int r = 0; r < n; r++)
+        ranks[k + r] = first + r;
+    mal_status_t st = group_of(p->world, ranks, n + k, out);
+    free(ranks);
+    return st;
+}
+
+/* The prefix of world of `n` processes: the active ones and those woken after them. */
+static mal_status_t world_prefix(const engine_procs_t *p, int n, MPI_Comm *out)
+{
+    return group_range(p, false, 0, n, out);
 }
 
 int engine_pool_parked(const engine_state_t *e)
@@ -444,23 +453,9 @@ static mal_status_t send_wake(engine_state_t *e, const engine_join_msg_t *msg)
     int q = msg->woken;
     for (int i = 0; i < q; i++)
         send_command(p, e->size + i, CMD_WAKE, e->size, q, msg->remaining);
-    int *ranks = malloc((size_t)(q + 1) * sizeof *ranks);
-    if (ranks == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", q + 1);
-    ranks[0] = 0;
-    for (int i = 0; i < q; i++)
-        ranks[i + 1] = e->size + i;
-    MPI_Group all, some;
     MPI_Comm pair = MPI_COMM_NULL;
-    MPI_Comm_group(p->world, &all);
-    MPI_Group_incl(all, q + 1, ranks, &some);
-    free(ranks);
-    int rc = MPI_Comm_create_group(p->world, some, POOL_GROUP_TAG, &pair);
-    MPI_Group_free(&some);
-    MPI_Group_free(&all);
-    mal_status_t st = engine_mpi_check(rc, "MPI_Comm_create_group (waking the pool)");
+    mal_status_t st = group_range(p, true, e->size, q, &pair);
     if (!st) {
-        MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
         st = engine_send_join_info(e, pair, msg);
         MPI_Comm_free(&pair);
     }
@@ -649,23 +644,9 @@ static mal_status_t follow_wake(engine_state_t *e, const pool_cmd_t *cmd, engine
 {
     engine_procs_t *p = &e->procs;
     int active = (int)cmd->a, q = (int)cmd->b;
-    int *ranks = malloc((size_t)(q + 1) * sizeof *ranks);
-    if (ranks == NULL)
-        return MAL_ERR_NOMEM;
-    ranks[0] = 0;
-    for (int i = 0; i < q; i++)
-        ranks[i + 1] = active + i;
-    MPI_Group all, some;
     MPI_Comm pair = MPI_COMM_NULL;
-    MPI_Comm_group(p->world, &all);
-    MPI_Group_incl(all, q + 1, ranks, &some);
-    free(ranks);
-    int rc = MPI_Comm_create_group(p->world, some, POOL_GROUP_TAG, &pair);
-    MPI_Group_free(&some);
-    MPI_Group_free(&all);
-    mal_status_t st = engine_mpi_check(rc, "MPI_Comm_create_group (woken)");
+    mal_status_t st = group_range(p, true, active, q, &pair);
     if (!st) {
-        MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
         st = engine_receive_wake(e, pair, h);
         MPI_Comm_free(&pair);
     }
