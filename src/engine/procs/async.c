@@ -93,7 +93,6 @@ static mal_status_t snapshot(engine_async_t *a, const engine_state_t *e)
     if (p->parked != NULL)
         memcpy(p->parked, e->procs.parked, (size_t)e->procs.nparked * sizeof *p->parked);
     p->spawn_hosts = e->procs.spawn_hosts != NULL ? strdup(e->procs.spawn_hosts) : NULL;
-    p->spawn_background = true;
     bool ok = p->parked != NULL && (e->procs.spawn_hosts == NULL || p->spawn_hosts != NULL);
     return ok ? MAL_OK : engine_fail(MAL_ERR_NOMEM, "no memory to start an asynchronous "
                                      "expansion");

@@ -242,7 +242,7 @@ static mal_status_t spawn_info(const engine_procs_t *procs, int n, int index, MP
 {
     mal_status_t st = engine_mpi_check(MPI_Info_create(info), "mal_expand: MPI_Info_create");
     if (!st)
-        st = engine_spawn_mark(*info, procs->spawn_background);
+        st = engine_spawn_mark(*info);
     if (!st)
         st = host_info(procs, n, index, *info);
     if (st && *info != MPI_INFO_NULL)

@@ -59,11 +59,7 @@ mal_status_t engine_reconf_timeout_check(void);
 /* A spawned child's mal_init: SIGTERM is fatal again. */
 void engine_spawn_guard_end(void);
 /* Marks the spawn's children as libmal's (their SIGTERM guard). */
-/* `background`: spawned by an asynchronous expansion: the child runs at the lowest
- * priority until it is woken, where it can be raised again. */
-mal_status_t engine_spawn_mark(MPI_Info info, bool background);
-/* A child spawned in the background, woken: its threads' priority back to normal. */
-void engine_spawn_priority_restore(void);
+mal_status_t engine_spawn_mark(MPI_Info info);
 int engine_spawn_siblings(pid_t *pids, int max);
 /* Records the processes that appeared since `before`; returns how many. */
 int engine_spawn_note_stuck(const pid_t *before, int nbefore);

@@ -27,7 +27,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +44,6 @@
 static int reconf_timeout;
 static char reconf_timeout_text[64];
 static bool guarding_sigterm;
-/* Started at nice 19 (a background child, nice_background_child) until woken. */
-static bool started_niced;
 static struct sigaction sigterm_before;
 /* Processes failed spawns left on this host, ended at finalize. */
 static pid_t stuck[ENGINE_MAX_SIBLINGS];
@@ -70,25 +67,6 @@ static void exit_as_unstarted(int sig)
     _exit(0);
 }
 
-/* Whether this process may lower its nice value back to 0 later (root, or RLIMIT_NICE
- * allows it): only then does a background child start niced. */
-static bool may_renice(void)
-{
-    struct rlimit r;
-    return geteuid() == 0 || (getrlimit(RLIMIT_NICE, &r) == 0 && r.rlim_cur >= 20);
-}
-
-/* A child of an asynchronous expansion starts while the application computes on the
- * same cores: its MPI_Init (tenths of a second of CPU) takes the cores the application
- * leaves, at nice 19, instead of half of them. Set before main, so every thread MPI
- * starts inherits it. */
-static void nice_background_child(void)
-{
-    const char *mark = getenv(SPAWNED_MARK);
-    if (mark != NULL && strcmp(mark, "background") == 0 && may_renice())
-        started_niced = setpriority(PRIO_PROCESS, 0, 19) == 0;
-}
-
 __attribute__((constructor)) static void bound_spawns_at_load(void)
 {
     parse_timeout();
@@ -99,7 +77,6 @@ __attribute__((constructor)) static void bound_spawns_at_load(void)
     }
     if (getenv(SPAWNED_MARK) == NULL)
         return;
-    nice_background_child();
     struct sigaction guard = {.sa_handler = exit_as_unstarted};
     sigemptyset(&guard.sa_mask);
     guarding_sigterm = sigaction(SIGTERM, &guard, &sigterm_before) == 0;
@@ -143,24 +120,10 @@ void engine_spawn_guard_end(void)
     guarding_sigterm = false;
 }
 
-mal_status_t engine_spawn_mark(MPI_Info info, bool background)
+mal_status_t engine_spawn_mark(MPI_Info info)
 {
-    return engine_mpi_check(MPI_Info_set(info, "env", background ? SPAWNED_MARK "=background"
-                                                                 : SPAWNED_MARK "=1"),
+    return engine_mpi_check(MPI_Info_set(info, "env", SPAWNED_MARK "=1"),
                             "mal_expand: MPI_Info_set");
-}
-
-void engine_spawn_priority_restore(void)
-{
-    if (!started_niced)
-        return;
-    started_niced = false;
-    DIR *d = opendir("/proc/self/task"); /* Linux: every thread has its own nice value */
-    for (struct dirent *t; d != NULL && (t = readdir(d)) != NULL;)
-        if (t->d_name[0] != '.')
-            setpriority(PRIO_PROCESS, (id_t)atoi(t->d_name), 0);
-    if (d != NULL)
-        closedir(d);
 }
 
 /* The launcher's children on this host: our parent's children (pids sorted by /proc). */

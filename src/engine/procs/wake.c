@@ -198,7 +198,6 @@ mal_status_t engine_join_woken(engine_state_t *e, MPI_Comm comm, engine_join_hea
     MPI_Comm_size(comm, &e->size);
     engine_set_log_rank(e->rank);
     e->procs.removed = false;
-    engine_spawn_priority_restore();
     if (h->remaining > 0) { /* processes were spawned after it: world is the new set */
         MPI_Comm_free(&e->procs.world);
         MPI_Comm_dup(comm, &e->procs.world);

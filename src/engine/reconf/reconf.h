@@ -52,7 +52,6 @@ typedef struct {
     double async_started;       /* its switch: when the background phase started     */
     int async_spawned;          /* its switch: processes the background spawned       */
     struct engine_reserve *reserves; /* a prespawned process's prepared memory        */
-    bool spawn_background;      /* spawns now are an asynchronous expansion's         */
 } engine_procs_t;
 
 /* What decides reconfigurations: the plan and the policy (decide.c). */
