@@ -18,6 +18,9 @@
  *             late; reconfiguring calls are refused meanwhile.
  * - async_single: async asked in a program initialised with MPI_THREAD_SINGLE: said on
  *             stderr, and the expansion is synchronous.
+ * - async_newcomer: async on, and the new process fails while joining in the background
+ *             (MAL_FAULT_JOIN=nomem: it cannot take its join information and exits): the
+ *             expansion is abandoned with MAL_ERR_SPAWN, the application goes on.
  * - async_fail: async on with a spawn that cannot start (MAL_FAULT_SPAWN_HANG): the
  *             expansion is abandoned in the background; the application goes on with its
  *             two processes and its data. */
@@ -64,7 +67,8 @@ static const char *plan_of(const char *mode)
         return "3:+2,6:-1";
     if (strcmp(mode, "async") == 0) /* the shrink falls due in the background phase */
         return "3:+2,5:-1";
-    if (strcmp(mode, "async_fail") == 0 || strcmp(mode, "async_single") == 0)
+    if (strcmp(mode, "async_fail") == 0 || strcmp(mode, "async_single") == 0 ||
+        strcmp(mode, "async_newcomer") == 0)
         return "3:+1";
     if (strcmp(mode, "stale") == 0)
         return "2:-1,4:+1";
@@ -102,8 +106,8 @@ static void check_counters(const char *mode, const mal_pool_info_t *p, int64_t i
         CHECK(p->spawned == 1 && p->reused == 0 && p->released == 1,
               "stale: %lld spawned, %lld reused, %lld released", (long long)p->spawned,
               (long long)p->reused, (long long)p->released);
-    if (strcmp(mode, "async_fail") == 0)
-        CHECK(p->active == 2, "async_fail: %d active", p->active);
+    if (strncmp(mode, "async_", 6) == 0 && strcmp(mode, "async_single") != 0)
+        CHECK(p->active == 2, "%s: %d active", mode, p->active);
 }
 
 static void after_reconfig(const char *mode, mal_array_t *a)
@@ -178,6 +182,10 @@ static void run(const char *mode, mal_array_t *a)
               "async_single: the expansion: async %d, %s, %d processes after, %d spawned "
               "(expected synchronous)", (int)s.async, mal_strerror(s.status), s.procs_after,
               s.spawned);
+    if (strcmp(mode, "async_newcomer") == 0)
+        CHECK(s.async && s.status == MAL_ERR_SPAWN && s.procs_after == 2,
+              "async_newcomer: the last reconfiguration: async %d, %s, %d processes after",
+              (int)s.async, mal_strerror(s.status), s.procs_after);
     if (strcmp(mode, "async_fail") == 0)
         CHECK(s.async && s.status == MAL_ERR_TIMEOUT && s.procs_after == 2,
               "async_fail: the last reconfiguration: async %d, %s, %d processes after",

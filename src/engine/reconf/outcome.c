@@ -42,7 +42,7 @@ static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *d
            s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? engine_status_name(s->status) : "");
     if (s->status < 0)
         printf("libmal:   reason: %s\n", mal_error_message());
-    if (s->action == MAL_ACTION_EXPAND && (s->pooled > 0 || s->async))
+    if (s->action == MAL_ACTION_EXPAND && s->status == MAL_OK && (s->pooled > 0 || s->async))
         printf("libmal:   %d from the pool, %d spawned%s, %.2f MiB copied ahead; the "
                "application waited %.3f s%s\n", s->pooled, s->spawned,
                s->async ? " in the background" : "", (double)s->bytes_ahead / (1 << 20),
