@@ -313,7 +313,8 @@ typedef struct {
      *  entries ITER:ACTION, iterations strictly increasing, where ACTION is
      *  +N (spawn N processes; +Nb batched, +Np one per call, else spawn_mode),
      *  -N (release the last N ranks), -\@R:R:... (release these ranks, initial ones
-     *  too), or w=W:W:... (rebalance to one weight per rank). ITER counts completed
+     *  too; either with a final ! releases them for good even with mal_config_t.pool),
+     *  or w=W:W:... (rebalance to one weight per rank). ITER counts completed
      *  iterations: "10:+2" acts in the mal_step() call that ends the 10th iteration.
      *  Example: "10:+2,20:-1,30:w=1:2:1". Default: NULL. */
     const char *plan;

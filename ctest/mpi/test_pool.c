@@ -10,6 +10,8 @@
  *             during the expansion; "6:-1": the shrink refills the pool to 2.
  * - release:  pool on; "2:-1" then mal_pool_release(-1): the parked process leaves with
  *             MAL_REMOVED, the counters say it.
+ * - release_plan: pool on; "2:-1!" releases rank 1 for good (not parked), so "4:+1"
+ *             spawns.
  * - stale:    pool on; "2:-1", a new array registered at 3, "4:+1": the parked process
  *             holds the old registry, so it is released and one is spawned instead.
  * - async:    async on (MPI_THREAD_MULTIPLE), "3:+2,5:-1": the expansion completes in a
@@ -72,6 +74,8 @@ static const char *plan_of(const char *mode)
         return "3:+1";
     if (strcmp(mode, "stale") == 0)
         return "2:-1,4:+1";
+    if (strcmp(mode, "release_plan") == 0)
+        return "2:-1!,4:+1";
     return "2:-1";
 }
 
@@ -80,7 +84,7 @@ static void configure(const char *mode, mal_config_t *cfg)
     mal_config_init(cfg);
     cfg->plan = plan_of(mode);
     cfg->pool = strcmp(mode, "reuse") == 0 || strcmp(mode, "release") == 0 ||
-                strcmp(mode, "stale") == 0;
+                strcmp(mode, "stale") == 0 || strcmp(mode, "release_plan") == 0;
     cfg->prefetch = strcmp(mode, "prefetch") == 0 ? 2 : 0;
     cfg->async = strncmp(mode, "async", 5) == 0;
 }
@@ -102,6 +106,10 @@ static void check_counters(const char *mode, const mal_pool_info_t *p, int64_t i
         CHECK(p->spawned == 4 && p->parked == 2 && p->active == 3,
               "prefetch after the shrink: %lld spawned, %d parked, %d active",
               (long long)p->spawned, p->parked, p->active);
+    if (strcmp(mode, "release_plan") == 0 && it >= 2) /* "-1!": not parked */
+        CHECK(p->parked == 0 && p->reused == 0 && p->spawned == (it >= 4 ? 1 : 0),
+              "release_plan: %d parked, %lld reused, %lld spawned", p->parked,
+              (long long)p->reused, (long long)p->spawned);
     if (strcmp(mode, "stale") == 0 && it >= 4)
         CHECK(p->spawned == 1 && p->reused == 0 && p->released == 1,
               "stale: %lld spawned, %lld reused, %lld released", (long long)p->spawned,

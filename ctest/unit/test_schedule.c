@@ -327,6 +327,27 @@ static void test_free(void)
     schedule_free(NULL);
 }
 
+/* "-N!" and "-@R:R!": released for good, even with a pool; "!" elsewhere is refused. */
+static void test_release_for_good(void)
+{
+    schedule_t s;
+    char err[256] = "";
+    mal_status_t rc = schedule_parse("3:-1!,5:-@0:2!,7:-1", &s, err, sizeof err);
+    CHECK(rc == MAL_OK && s.count == 3, "rc %d (%s)", rc, err);
+    if (rc == MAL_OK) {
+        CHECK(s.actions[0].release && s.actions[0].count == 1, "-1!");
+        CHECK(s.actions[1].release && s.actions[1].count == 2 && s.actions[1].ranks[1] == 2,
+              "-@0:2!");
+        CHECK(!s.actions[2].release, "-1 parks as the pool says");
+        schedule_free(&s);
+    }
+    rc = schedule_parse("3:+1!", &s, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG && strstr(err, "after the action") != NULL, "+1!: rc %d (%s)", rc,
+          err);
+    rc = schedule_parse("3:-1!!", &s, err, sizeof err);
+    CHECK(rc == MAL_ERR_ARG, "-1!!: rc %d", rc);
+}
+
 int main(void)
 {
     test_valid_plans();
@@ -336,6 +357,7 @@ int main(void)
     test_error_buffer();
     test_next();
     test_free();
+    test_release_for_good();
     if (failures) {
         printf("unit.schedule: FAIL (%d checks failed)\n", failures);
         return 1;

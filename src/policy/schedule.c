@@ -262,13 +262,15 @@ static mal_status_t parse_expand(cursor_t *c, schedule_action_t *a)
     return MAL_OK;
 }
 
-/* "-N" or "-@R:R:...", after the "-". */
+/* "-N" or "-@R:R:...", then "!" to release for good, after the "-". */
 static mal_status_t parse_shrink(cursor_t *c, schedule_action_t *a)
 {
     a->kind = SCHEDULE_SHRINK;
-    if (accept(c, '@'))
-        return parse_rank_list(c, a);
-    return parse_count(c, "rank count", &a->count);
+    mal_status_t rc = accept(c, '@') ? parse_rank_list(c, a)
+                                     : parse_count(c, "rank count", &a->count);
+    if (!rc)
+        a->release = accept(c, '!');
+    return rc;
 }
 
 static mal_status_t parse_action(cursor_t *c, schedule_action_t *a)

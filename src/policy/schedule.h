@@ -18,6 +18,7 @@
 #include "mal_status.h"
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Largest process count of one action and longest rank or weight list: far beyond any
@@ -43,6 +44,8 @@ typedef struct {
     int *ranks;             /* shrink with -@: `count` ranks in the order given;
                              * NULL for -N (the last N) and other kinds */
     double *weights;        /* rebalance: `count` weights; NULL otherwise */
+    bool release;           /* shrink with a final '!': the processes leave for good,
+                             * even when released processes park in a pool */
 } schedule_action_t;
 
 /* Actions sorted by strictly increasing iteration. */

@@ -13,7 +13,7 @@ mal_status_t mal_expand(int count, mal_spawn_mode_t mode, const double *weights)
 mal_status_t mal_shrink(int count, const int *ranks, const double *weights)
 {
     mal_status_t st = engine_require_idle("mal_shrink");
-    return st ? st : engine_shrink(engine_context(), count, ranks, weights);
+    return st ? st : engine_shrink(engine_context(), count, ranks, weights, false);
 }
 
 mal_status_t mal_pool_info(mal_pool_info_t *info)

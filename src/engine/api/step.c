@@ -18,7 +18,7 @@ static mal_status_t run_action(engine_state_t *e, const schedule_action_t *act)
         return engine_expand_planned(e, act->count, mode, NULL);
     }
     case SCHEDULE_SHRINK:
-        return engine_shrink(e, act->count, act->ranks, NULL);
+        return engine_shrink(e, act->count, act->ranks, NULL, act->release);
     case SCHEDULE_REBALANCE:
         return engine_reported_rebalance(e, act->weights, act->count, act->iteration, NULL);
     }

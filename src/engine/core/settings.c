@@ -35,8 +35,8 @@ static const setting_t table[SETTING_COUNT_] = {
         .values = "`10:+2,20:-1,30:w=1:2:1`", .fallback_doc = "none",
         .effect = "reconfiguration plan of `mal_step`, which overrides the policy: at "
                   "iteration 10 add 2 processes (`+2b` batched, `+2p` one per call), at 20 "
-                  "release the last one (`-@0:2` releases ranks 0 and 2), at 30 rebalance to "
-                  "weights 1:2:1"},
+                  "release the last one (`-@0:2` releases ranks 0 and 2; a final `!`, `-1!`, "
+                  "releases for good even with the pool), at 30 rebalance to weights 1:2:1"},
     [SETTING_SPAWN_MODE] = {FIELD(spawn_mode), .env = "MAL_SPAWN", .type = SETTING_CHOICE,
         .names = spawn_names, .fallback = MAL_SPAWN_PER_CALL, .fallback_doc = "`per-call`",
         .effect = "spawn mode of `+N` plan entries"},

@@ -310,7 +310,7 @@ static mal_status_t carry_out(engine_state_t *e, const decision_msg_t *m,
         return st;
     }
     case MAL_ACTION_SHRINK:
-        return engine_shrink(e, m->count, arr->ranks, arr->weights);
+        return engine_shrink(e, m->count, arr->ranks, arr->weights, false);
     case MAL_ACTION_REBALANCE:
         return engine_reported_rebalance(e, arr->weights, m->d.procs_after, e->iteration,
                                          &e->pol.decision);

@@ -556,7 +556,7 @@ void engine_pool_after_expand(engine_state_t *e, int woken, bool spawned)
 }
 
 mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, int old_size,
-                                      int old_rank, const double *hosts)
+                                      int old_rank, const double *hosts, bool park)
 {
     engine_procs_t *p = &e->procs;
     int np = p->nparked, n = old_size + np, k = 0, leavers = 0;
@@ -569,7 +569,7 @@ mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, in
     for (int i = 0; i < np; i++)
         ranks[k++] = old_size + i;
     /* Without the pool, released processes leave world (and then MPI). */
-    for (int r = 0; r < old_size && p->settings.pool; r++)
+    for (int r = 0; r < old_size && park; r++)
         if (leaving[r]) {
             ranks[k++] = r;
             leavers++;

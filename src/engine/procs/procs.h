@@ -130,8 +130,9 @@ mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_joi
  * caller has checked that libmal is initialised. Collective over e->comm. */
 mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
                            const double *weights);
+/* `for_good`: the released processes leave even with the pool on (a plan's "-N!"). */
 mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
-                           const double *weights);
+                           const double *weights, bool for_good);
 
 /* The expansion a plan or the policy decides: in the background (async.c) when async is
  * on and the pool cannot supply it (MAL_CONTINUE now, MAL_RECONFIGURED at the switch),
@@ -180,8 +181,9 @@ mal_status_t engine_pool_wake(engine_state_t *e, const engine_join_msg_t *msg, M
 void engine_pool_after_expand(engine_state_t *e, int woken, bool spawned);
 /* After a shrink committed, on every process of the old set: world in its new order,
  * the leavers parked last. Collective over world. */
+/* `park`: the leavers park at the end of world (else they leave it). */
 mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, int old_size,
-                                      int old_rank, const double *hosts);
+                                      int old_rank, const double *hosts, bool park);
 /* A parked process: wait until woken (MAL_OK: *comm and `h` for engine_join_woken) or
  * released for good (MAL_REMOVED). */
 mal_status_t engine_pool_wait(engine_state_t *e, engine_join_header_t *h, MPI_Comm *comm);

@@ -329,7 +329,8 @@ static void commit_shrink(engine_state_t *e, const engine_reconfig_t *rc, const 
         e->size = stay;
     }
     if (e->procs.world != MPI_COMM_NULL &&
-        engine_pool_after_shrink(e, leaving, old_size, old_rank, hosts) != MAL_OK)
+        engine_pool_after_shrink(e, leaving, old_size, old_rank, hosts,
+                                 rc->park_leavers) != MAL_OK)
         MPI_Comm_free(&e->procs.world); /* no pool any more on this process */
     free(hosts);
     if (rc->n == MPI_COMM_NULL) {
@@ -340,14 +341,14 @@ static void commit_shrink(engine_state_t *e, const engine_reconfig_t *rc, const 
 }
 
 static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const double *weights,
-                                double t0)
+                                bool park, double t0)
 {
     int p = e->size, stay = 0;
     engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .reg = &e->reg,
                             .xfer = &e->xfer, .min_rows = e->config.min_rows,
                             .u = e->comm, .me_u = e->rank, .n_u = p, .old_procs = p,
                             .weights = weights, .mon = e->mon,
-                            .park_leavers = e->procs.settings.pool};
+                            .park_leavers = park};
     mal_status_t st = engine_reconfig_prepare(&rc);
     for (int r = 0; r < p; r++) {
         if (rc.n_of_u != NULL)
@@ -394,7 +395,7 @@ static void refill_pool(engine_state_t *e)
 }
 
 mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
-                           const double *weights)
+                           const double *weights, bool for_good)
 {
     double t0 = MPI_Wtime();
     engine_async_finish(e); /* the background thread owns world (see engine_expand) */
@@ -415,7 +416,7 @@ mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
         return st;
     }
     predict_resize(e, MAL_ACTION_SHRINK, count, leaving, weights);
-    st = shrink_data(e, leaving, weights, t0);
+    st = shrink_data(e, leaving, weights, e->procs.settings.pool && !for_good, t0);
     free(leaving);
     if (st)
         return st;
