@@ -8,12 +8,14 @@
 
 #include "unittest.h"
 
-#define EXPAND(it, n, spawn) {(it), SCHEDULE_EXPAND, (n), (spawn), NULL, NULL}
-#define SHRINK_LAST(it, n) {(it), SCHEDULE_SHRINK, (n), SCHEDULE_SPAWN_DEFAULT, NULL, NULL}
+#define EXPAND(it, n, spawn) {(it), SCHEDULE_EXPAND, (n), (spawn), NULL, NULL, false}
+#define SHRINK_LAST(it, n) \
+    {(it), SCHEDULE_SHRINK, (n), SCHEDULE_SPAWN_DEFAULT, NULL, NULL, false}
 #define SHRINK_RANKS(it, n, ...) \
-    {(it), SCHEDULE_SHRINK, (n), SCHEDULE_SPAWN_DEFAULT, (int[]){__VA_ARGS__}, NULL}
+    {(it), SCHEDULE_SHRINK, (n), SCHEDULE_SPAWN_DEFAULT, (int[]){__VA_ARGS__}, NULL, false}
 #define REBALANCE(it, n, ...) \
-    {(it), SCHEDULE_REBALANCE, (n), SCHEDULE_SPAWN_DEFAULT, NULL, (double[]){__VA_ARGS__}}
+    {(it), SCHEDULE_REBALANCE, (n), SCHEDULE_SPAWN_DEFAULT, NULL, (double[]){__VA_ARGS__}, \
+     false}
 
 typedef struct {
     const char *text;
