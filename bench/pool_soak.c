@@ -24,9 +24,9 @@
  * (the only way libmal starts them in the background): "+k" every 8 iterations; the loop
  * makes room for them and does nothing while one is pending.
  *
- * --race lets the loop act while an asynchronous expansion is pending (mal_expand,
- * mal_shrink, mal_pool_release and mal_rebalance then run beside libmal's background
- * thread), which the public API does not forbid.
+ * --race lets the loop act while an asynchronous expansion is pending: mal_expand,
+ * mal_shrink, mal_pool_release and mal_rebalance must then be refused
+ * (MAL_ERR_UNSUPPORTED, the background thread owns the pool) and nothing may change.
  *
  * --faults P: in P percent of the actions one rank's direct transfers fail (libmal's
  * MAL_FAULT_DIRECT, as in mal_soak): the action succeeds or is abandoned, and then the
@@ -320,6 +320,14 @@ static mal_status_t act(run_t *run, long long it)
     if (run->o->verbose && comm_rank() == 0)
         printf("pool_soak: %s\n", text);
     run->carried.acted_at = it;
+    if (pending()) { /* --race: refused while the background thread owns the pool */
+        mal_status_t st = perform(&a);
+        if (st == MAL_ERR_UNSUPPORTED)
+            return MAL_OK;
+        fprintf(stderr, "pool_soak: %s during an asynchronous expansion: %s, not refused\n",
+                text, st < 0 ? mal_error_message() : "done");
+        return st < 0 ? st : MAL_ERR_ARG;
+    }
     run->carried.expands += a.kind == 'e';
     run->carried.shrinks += a.kind == 's';
     run->carried.rebalances += a.kind == 'r';

@@ -419,7 +419,6 @@ mal_status_t engine_pool_drop_stale(engine_state_t *e)
 
 mal_status_t engine_pool_release(engine_state_t *e, int count)
 {
-    engine_async_finish(e); /* the background thread owns world meanwhile */
     int parked = engine_pool_parked(e);
     if (count == -1)
         count = parked;

@@ -127,7 +127,9 @@ mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_joi
 
 /* Expansion and shrink (procs/resize.c) of `e`'s processes, for mal_expand, mal_shrink,
  * a plan and the policy: the public calls' arguments, checked and agreed here; the
- * caller has checked that libmal is initialised. Collective over e->comm. */
+ * caller has checked that libmal is initialised and that no asynchronous expansion
+ * runs (its thread owns world: api/guard.c refuses the public calls, mal_step waits).
+ * Collective over e->comm. */
 mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
                            const double *weights);
 /* `for_good`: the released processes leave even with the pool on (a plan's "-N!"). */

@@ -213,9 +213,6 @@ mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
                            const double *weights)
 {
     double t0 = MPI_Wtime();
-    /* A direct call while an expansion runs in the background: the thread owns world;
-     * wait for it (its processes join the pool, which this expansion takes first). */
-    engine_async_finish(e);
     mal_status_t st = check_transport("mal_expand");
     if (st)
         return st;
@@ -398,7 +395,6 @@ mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
                            const double *weights, bool for_good)
 {
     double t0 = MPI_Wtime();
-    engine_async_finish(e); /* the background thread owns world (see engine_expand) */
     mal_status_t st = check_transport("mal_shrink");
     if (st)
         return st;
