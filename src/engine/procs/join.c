@@ -83,6 +83,8 @@ static void park_prespawned(engine_state_t *e, MPI_Comm world, engine_join_heade
         engine_pool_reserve(p, a->name, rows * a->row_bytes);
     }
     prepull_new(e, h);
+    if (h->first >= 0) /* an asynchronous expansion waits for this (async.c) */
+        engine_pool_say_ready(p);
     free(h->weights);
     MPI_Comm comm = MPI_COMM_NULL;
     do {

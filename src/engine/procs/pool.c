@@ -30,7 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { POOL_TAG = 7300, POOL_LIST_TAG = 7301, POOL_RESERVE_TAG = 7302, POOL_GROUP_TAG = 7303 };
+enum { POOL_TAG = 7300, POOL_LIST_TAG = 7301, POOL_RESERVE_TAG = 7302, POOL_GROUP_TAG = 7303,
+       POOL_READY_TAG = 7304 };
 enum { CMD_WAKE = 1, CMD_GROW, CMD_REGROUP, CMD_PREPARE, CMD_RELEASE };
 
 /* A command: what, and up to three arguments. */
@@ -204,7 +205,7 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
     for (int i = 0; i < calls && !st; i++) {
         MPI_Comm inter = MPI_COMM_NULL, pair = MPI_COMM_NULL, next = MPI_COMM_NULL;
         engine_join_msg_t msg = {.park = true, .remaining = calls - 1 - i, .new_procs = e->size,
-                                 .spawning = per};
+                                 .spawning = per, .first = -1};
         if (e->rank == 0) {
             st = engine_spawn(p, per, (int)(p->spawned + *joined), &inter, &pair);
             if (!st)
@@ -251,6 +252,33 @@ mal_status_t engine_pool_fill(engine_state_t *e, int count, const engine_bytes_t
         printf("libmal: %d process%s spawned into the pool (%d parked)\n", joined,
                joined == 1 ? "" : "es", e->procs.nparked);
     return st;
+}
+
+void engine_pool_say_ready(const engine_procs_t *p)
+{
+    PMPI_Send(NULL, 0, MPI_BYTE, 0, POOL_READY_TAG, p->world);
+}
+
+bool engine_pool_wait_ready(const engine_procs_t *p, int n, double bound)
+{
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        MPI_Request req;
+        if (PMPI_Irecv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, POOL_READY_TAG, p->world, &req) !=
+            MPI_SUCCESS)
+            return false;
+        int done = 0;
+        long ns = 50000;
+        while (PMPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done &&
+               MPI_Wtime() - t0 < bound)
+            engine_backoff(&ns, ENGINE_FLAG_POLL_CAP_NS);
+        if (!done) {
+            PMPI_Cancel(&req);
+            PMPI_Wait(&req, MPI_STATUS_IGNORE);
+            return false;
+        }
+    }
+    return true;
 }
 
 bool engine_pool_enabled(const engine_settings_t *s)

@@ -169,6 +169,12 @@ mal_status_t engine_pool_pack_fill(const engine_state_t *e, int count, int calls
                                    const engine_join_msg_t *expansion, engine_bytes_t *packed);
 /* Processes parked and reusable (the same on every active rank). */
 int engine_pool_parked(const engine_state_t *e);
+/* A process spawned into the pool for an asynchronous expansion tells world rank 0 that
+ * it has mapped and copied ahead what it will hold (join.c); rank 0's background thread
+ * waits for `n` of them, with sleeps, at most `bound` seconds (async.c): the switch then
+ * does not wait for that work. Returns whether all n said so. */
+void engine_pool_say_ready(const engine_procs_t *p);
+bool engine_pool_wait_ready(const engine_procs_t *p, int n, double bound);
 /* Asynchronous expansion enabled, and MPI_THREAD_MULTIPLE provided. */
 bool engine_async_on(const engine_state_t *e);
 /* Rank 0, at mal_step: prespawned processes prepare memory for the current registry. */
