@@ -21,6 +21,7 @@
 #include "matrix_input.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,9 +309,9 @@ static int run_pattern(data_t *a, const pattern_t *p, const options_t *o,
     return bad != 0;
 }
 
-static void usage(void)
+static void usage(FILE *out)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: mal_bench_redist [--size BYTES | --sparse SPEC] [--pattern NAME|all] "
             "[--method rma|rma-get|alltoallv|p2p|shmem|all]\n"
             "                        [--reps R] [--row-len N] [--headroom H] [--csv FILE]\n"
@@ -491,11 +492,24 @@ static void setup_data(data_t *d, const options_t *o, mal_redist_t m)
         MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
+/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
+    if (asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     options_t o;
     if (parse_options(argc, argv, &o) != 0) {
-        usage();
+        usage(stderr);
         return 2;
     }
     if (o.cold && !o.cold_run)

@@ -11,6 +11,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,9 +180,9 @@ static void print_results(const options_t *o, const samples_t *s, int initial_ra
         fclose(csv);
 }
 
-static void usage(void)
+static void usage(FILE *out)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: mal_bench_spawn [--counts K,K,...] [--modes per-call,batched] [--reps R]"
             " [--csv FILE]\n"
             "  --counts  processes added then released per repetition (default 1,2,4)\n"
@@ -275,15 +276,28 @@ static void samples_free(samples_t *s)
     free(s->release);
 }
 
+/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
+    if (asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     MPI_Init(&argc, &argv);
     options_t o;
     if (parse_options(argc, argv, &o) != 0) {
         int world_rank;
         MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
         if (world_rank == 0)
-            usage();
+            usage(stderr);
         MPI_Finalize();
         return 2;
     }

@@ -840,9 +840,9 @@ static int verdict(const run_t *run, char *line, size_t len)
 
 /* ---------------------------------------------------------------- main */
 
-static void usage(void)
+static void usage(FILE *out)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: mal_soak --cycles N --size BYTES [--seed S | --seeds A-B] [--sparse SPEC]\n"
             "                [--kinds esr]\n"
             "                [--faults PERCENT] [--watchdog SECONDS] [--max-rss-kb K] [--flat]\n"
@@ -990,8 +990,21 @@ static int soak(const options_t *o, int world_rank, int world_size)
     return status;
 }
 
+/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
+    if (asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     options_t o;
     int bad_options = parse_options(argc, argv, &o);
     watchdog_seconds = bad_options ? 300 : o.watchdog;
@@ -1005,7 +1018,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     if (bad_options) {
         if (world_rank == 0) {
-            usage();
+            usage(stderr);
             printf("mal_soak: FAIL bad options\n");
         }
     } else {

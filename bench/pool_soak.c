@@ -489,14 +489,33 @@ static bool parse(int argc, char **argv, options_t *o)
     return o->steps > 0 && o->rows >= MAX_PROCS;
 }
 
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] "
+            "[--race] [--pingpong] [--faults P] [--verbose]\n"
+            "(run under tools/malrun; the header of bench/pool_soak.c says what each does)\n");
+}
+
+/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
+    if (asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     options_t o;
     if (!parse(argc, argv, &o)) {
-        fprintf(stderr, "usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] "
-                "[--race] [--pingpong] [--faults P] [--verbose]\n");
+        usage(stderr);
         MPI_Finalize();
         return 2;
     }

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,9 +323,9 @@ static int report(const jacobi_t *j, const options_t *o, const timing_t *t)
     return failed;
 }
 
-static void usage(void)
+static void usage(FILE *out)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: jacobi [--n N] [--iters I] [--check] [--quiet] [--async] [--times FILE]\n"
             "              [--mark FILE --mark-at I]\n"
             "  --n      matrix order (default 1536)\n"
@@ -403,15 +404,28 @@ static void start_mpi(int *argc, char ***argv)
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
 }
 
+/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
+    if (asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     start_mpi(&argc, &argv);
     options_t o;
     if (parse_options(argc, argv, &o) != 0) {
         int world_rank;
         MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
         if (world_rank == 0)
-            usage();
+            usage(stderr);
         MPI_Finalize();
         return 2;
     }
