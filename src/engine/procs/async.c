@@ -93,7 +93,7 @@ static mal_status_t snapshot(engine_async_t *a, const engine_state_t *e)
     a->snap = *e;
     engine_procs_t *p = &a->snap.procs;
     p->parked = malloc((size_t)(e->procs.nparked + 1) * sizeof *p->parked);
-    if (p->parked != NULL)
+    if (p->parked != NULL && e->procs.nparked > 0)
         memcpy(p->parked, e->procs.parked, (size_t)e->procs.nparked * sizeof *p->parked);
     p->spawn_hosts = e->procs.spawn_hosts != NULL ? strdup(e->procs.spawn_hosts) : NULL;
     bool ok = p->parked != NULL && (e->procs.spawn_hosts == NULL || p->spawn_hosts != NULL);

@@ -461,15 +461,16 @@ mal_status_t engine_pool_release(engine_state_t *e, int count)
 void engine_pool_finalize(engine_state_t *e)
 {
     engine_procs_t *p = &e->procs;
-    if (p->world == MPI_COMM_NULL)
-        return;
-    if (e->rank == 0 && !p->parked_self)
+    /* A process released for good left world already but still has the list. */
+    if (p->world != MPI_COMM_NULL && e->rank == 0 && !p->parked_self && !p->removed)
         for (int i = 0; i < p->nparked; i++)
             send_command(p, e->size + i, CMD_RELEASE, 0, 0, 0);
-    MPI_Comm_free(&p->world);
+    if (p->world != MPI_COMM_NULL)
+        MPI_Comm_free(&p->world);
     free(p->parked);
     p->parked = NULL;
     p->nparked = 0;
+    engine_pool_drop_reserves(p);
 }
 
 /* Expansion: wake the oldest `q` parked processes and send them what a spawned process
