@@ -17,6 +17,7 @@
  * untimed, under shmem before its rows, and in windows before the others (alltoallv
  * and p2p move window data). Every method sees the same plan and the same values. */
 #include "bench_launch.h"
+#include "cli.h"
 #include "mal.h"
 #include "matrix_input.h"
 
@@ -492,18 +493,9 @@ static void setup_data(data_t *d, const options_t *o, mal_redist_t m)
         MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
-static bool asks_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return true;
-    return false;
-}
-
 int main(int argc, char **argv)
 {
-    if (asks_help(argc, argv)) {
+    if (cli_asks_help(argc, argv)) {
         usage(stdout);
         return 0;
     }

@@ -7,6 +7,7 @@
  * them as a carried value ("bench_step"): a joiner resumes at the release that ends
  * its life. Times are mal_last_reconfig()'s (max over the ranks that took part), read
  * on rank 0, which is initial and never released; medians over repetitions. */
+#include "cli.h"
 #include "mal.h"
 
 #include <inttypes.h>
@@ -276,18 +277,9 @@ static void samples_free(samples_t *s)
     free(s->release);
 }
 
-/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
-static bool asks_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return true;
-    return false;
-}
-
 int main(int argc, char **argv)
 {
-    if (asks_help(argc, argv)) {
+    if (cli_asks_help(argc, argv)) {
         usage(stdout);
         return 0;
     }

@@ -44,6 +44,7 @@
  *   mal_soak: PASS N cycles, rss +X kB/cycle, fds +F, windows +W, comms +C, ...
  * or "mal_soak: FAIL <why>", and the run exits nonzero. */
 #define _POSIX_C_SOURCE 200809L
+#include "cli.h"
 #include "mal.h"
 #include "matrix_input.h"
 #include "soak_probe.h"
@@ -990,18 +991,9 @@ static int soak(const options_t *o, int world_rank, int world_size)
     return status;
 }
 
-/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
-static bool asks_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return true;
-    return false;
-}
-
 int main(int argc, char **argv)
 {
-    if (asks_help(argc, argv)) {
+    if (cli_asks_help(argc, argv)) {
         usage(stdout);
         return 0;
     }

@@ -43,6 +43,7 @@
  * 20 iterations after it joined) and mal_buffer_count(); rank 0 prints one line,
  * "pool_soak: PASS ..." or "pool_soak: FAIL ...". */
 #define _POSIX_C_SOURCE 200809L
+#include "cli.h"
 #include "mal.h"
 #include "soak_probe.h"
 
@@ -496,18 +497,9 @@ static void usage(FILE *out)
             "(run under tools/malrun; the header of bench/pool_soak.c says what each does)\n");
 }
 
-/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
-static bool asks_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return true;
-    return false;
-}
-
 int main(int argc, char **argv)
 {
-    if (asks_help(argc, argv)) {
+    if (cli_asks_help(argc, argv)) {
         usage(stdout);
         return 0;
     }

@@ -15,6 +15,7 @@
  * serial run of the same iterations. --async makes expansions asynchronous
  * (mal_config_t.async): the new processes are spawned and receive the matrix while the
  * old ones go on iterating. */
+#include "cli.h"
 #include "mal.h"
 #include "matrix_input.h"
 #include "xsum.h"
@@ -459,18 +460,9 @@ static void start_mpi(int *argc, char ***argv)
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
 }
 
-/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
-static bool asks_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return true;
-    return false;
-}
-
 int main(int argc, char **argv)
 {
-    if (asks_help(argc, argv)) {
+    if (cli_asks_help(argc, argv)) {
         usage(stdout);
         return 0;
     }

@@ -10,6 +10,7 @@
  * --async makes expansions asynchronous (mal_config_t.async): new processes are spawned
  * and receive A and b, which no iteration writes (MAL_READ_MOSTLY), while the old ones
  * go on iterating; x is the same as in a static run. */
+#include "cli.h"
 #include "mal.h"
 
 #include <inttypes.h>
@@ -404,18 +405,9 @@ static void start_mpi(int *argc, char ***argv)
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
 }
 
-/* --help or -h anywhere: the usage on stdout and exit status 0, before MPI starts. */
-static bool asks_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return true;
-    return false;
-}
-
 int main(int argc, char **argv)
 {
-    if (asks_help(argc, argv)) {
+    if (cli_asks_help(argc, argv)) {
         usage(stdout);
         return 0;
     }

@@ -188,9 +188,9 @@ static double spawn_host_hash(const engine_procs_t *p, int index)
 }
 
 /* Spawn `count` processes into the pool in `calls` spawn calls: collective over world
- * (rank 0 spawns, the parked processes follow through GROW). `packed`: the join
- * information of each call, packed beforehand (rank 0), or NULL to pack it now.
- * Returns how many joined in *joined. */
+ * (rank 0 spawns, the parked processes follow through GROW). `packed` (rank 0): the
+ * join information of each call (engine_pool_pack_fill; a call whose packing failed is
+ * abandoned). Returns how many joined in *joined. */
 static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_bytes_t *packed,
                          int *joined)
 {
@@ -204,13 +204,11 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
     *joined = 0;
     for (int i = 0; i < calls && !st; i++) {
         MPI_Comm inter = MPI_COMM_NULL, pair = MPI_COMM_NULL, next = MPI_COMM_NULL;
-        engine_join_msg_t msg = {.park = true, .remaining = calls - 1 - i, .new_procs = e->size,
-                                 .spawning = per, .first = -1};
         if (e->rank == 0) {
             st = engine_spawn(p, per, (int)(p->spawned + *joined), &inter, &pair);
-            if (!st)
-                st = packed != NULL ? engine_send_join_bytes(pair, &packed[i])
-                                    : engine_send_join_info(e, pair, &msg);
+            if (!st) /* no packed message (no memory): the children are told to leave */
+                st = engine_send_join_bytes(pair, packed != NULL ? &packed[i]
+                                                                 : &(engine_bytes_t){0});
         }
         /* The parked processes and the spawned ones of earlier calls follow with the
          * same broadcast (follow_grow, engine_follow_joins). */
@@ -230,7 +228,7 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
             p->world = next;
             /* Every active process knows the spawn hosts (settings, the policy's). */
             for (int k = 0; k < per && hosts != NULL; k++)
-                hosts[*joined + k] = spawn_host_hash(p, *joined);
+                hosts[*joined + k] = spawn_host_hash(p, *joined + k);
             *joined += per;
         }
     }
@@ -245,9 +243,18 @@ mal_status_t engine_pool_fill(engine_state_t *e, int count, const engine_bytes_t
 {
     if (e->procs.world == MPI_COMM_NULL || count <= 0)
         return MAL_OK;
-    int joined = 0;
-    mal_status_t st = fill(e, count, engine_pool_fill_calls(e, count, MAL_SPAWN_DEFAULT),
-                           packed, &joined);
+    int joined = 0, calls = engine_pool_fill_calls(e, count, MAL_SPAWN_DEFAULT);
+    engine_bytes_t *own = NULL;
+    if (packed == NULL && e->rank == 0) { /* packed now: a prefetch, not for an expansion */
+        own = calloc((size_t)calls, sizeof *own);
+        if (own != NULL)
+            engine_pool_pack_fill(e, count, calls, NULL, own);
+        packed = own;
+    }
+    mal_status_t st = fill(e, count, calls, packed, &joined);
+    for (int i = 0; own != NULL && i < calls; i++)
+        free(own[i].data);
+    free(own);
     if (e->rank == 0 && e->procs.settings.summary && joined > 0)
         printf("libmal: %d process%s spawned into the pool (%d parked)\n", joined,
                joined == 1 ? "" : "es", e->procs.nparked);
