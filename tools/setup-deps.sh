@@ -1,16 +1,24 @@
 #!/bin/sh
 # Install the Debian packages libmal needs, only those missing (run as root, or with sudo
-# available). Used by tools/main.sh and tools/test.sh.
+# available). Used by tools/main.sh and tools/test.sh (through tools/build.sh).
+# Usage: setup-deps.sh [--test]
+#   (none)  what building libmal, its tools, examples and benchmarks needs
+#   --test  also what only the test suite uses: doxygen (the API reference, built with
+#           warnings as errors), a one-node Slurm (slurmctld, slurmd, slurm-client, munge:
+#           the tests labelled slurm) and iproute2 (network namespaces: the tests labelled
+#           multihost)
 set -eu
-PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev libucx-dev ucx-utils \
-libpapi-dev papi-tools libhwloc-dev hwloc libsuitesparse-dev libglpk-dev gnuplot-nox"
+PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev \
+libpapi-dev libhwloc-dev libsuitesparse-dev libglpk-dev gnuplot-nox"
+TEST_PACKAGES="doxygen slurmctld slurmd slurm-client munge iproute2"
+[ "${1:-}" = --test ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
         missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
-echo "setup-deps: installing$missing"
+echo "setup-deps: installing$missing" >&2
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive

@@ -12,5 +12,5 @@ if [ "${MAL_SANITIZE:-0}" = 1 ]; then
     build=${MAL_BUILD_DIR:-$top/build-sanitize}
     [ $# -gt 0 ] || set -- -R '^(unit|sim)[.]|[.]n2$'
 fi
-sh "$top/tools/build.sh"
+sh "$top/tools/build.sh" --test
 ctest --test-dir "$build" --output-on-failure "$@"
