@@ -164,6 +164,8 @@ typedef enum {
 
 /**
  * @brief Choose the redistribution method of the following rebalances.
+ * @param method The method; MAL_REDIST_DEFAULT re-reads the MAL_REDIST environment
+ *               variable.
  * @return MAL_OK; MAL_ERR_ARG for an unknown method, or for MAL_REDIST_DEFAULT when the
  *         MAL_REDIST environment variable names none; MAL_ERR_NOT_INITIALIZED;
  *         MAL_ERR_RELEASED; MAL_ERR_UNSUPPORTED for MAL_REDIST_SHMEM when mal_init() did
@@ -180,20 +182,26 @@ typedef enum {
  */
 MAL_API mal_status_t mal_set_redist(mal_redist_t method);
 
-/** @brief The method in effect: never MAL_REDIST_DEFAULT once initialised, and
- *  MAL_REDIST_DEFAULT before mal_init(). Local. */
+/** @brief The method in effect.
+ *  @return The method of the following rebalances: never MAL_REDIST_DEFAULT once
+ *          initialised, and MAL_REDIST_DEFAULT before mal_init().
+ *  @note Local. */
 MAL_API mal_redist_t mal_get_redist(void);
 
 /**
- * @brief Whether this libmal was built with @p method: true for the MPI methods, true
- *        for MAL_REDIST_SHMEM only when built with OpenSHMEM (MAL_WITH_SHMEM); false for
- *        MAL_REDIST_DEFAULT and unknown values.
+ * @brief Whether this libmal was built with @p method.
+ * @param method The method asked about.
+ * @return true for the MPI methods, true for MAL_REDIST_SHMEM only when built with
+ *         OpenSHMEM (MAL_WITH_SHMEM); false for MAL_REDIST_DEFAULT and unknown values.
  * @note Local; callable before mal_init().
  */
 MAL_API bool mal_redist_supported(mal_redist_t method);
 
-/** @brief "rma", "rma-get", "alltoallv", "p2p", "shmem" or "default"; "unknown" otherwise.
- *  A static string owned by the library. Local; callable before mal_init(). */
+/** @brief The name of a method, as the MAL_REDIST environment variable spells it.
+ *  @param method The method to name.
+ *  @return "rma", "rma-get", "alltoallv", "p2p", "shmem" or "default"; "unknown"
+ *          otherwise. A static string owned by the library.
+ *  @note Local; callable before mal_init(). */
 MAL_API const char *mal_redist_name(mal_redist_t method);
 
 /** @} */
@@ -281,13 +289,17 @@ typedef enum {
  * @{
  */
 
-/** @brief The version of the libmal the program runs with, "MAJOR.MINOR.PATCH": equal
- *  to MAL_VERSION when header and library match. A static string owned by the library.
- *  Local; callable before mal_init(). */
+/** @brief The version of the libmal the program runs with.
+ *  @return "MAJOR.MINOR.PATCH", equal to MAL_VERSION when header and library match. A
+ *          static string owned by the library.
+ *  @note Local; callable before mal_init(). */
 MAL_API const char *mal_version(void);
 
 /** @brief The running library's version as numbers. Any pointer may be NULL.
- *  Local; callable before mal_init(). */
+ *  @param[out] major Where to write the major version, or NULL.
+ *  @param[out] minor Where to write the minor version, or NULL.
+ *  @param[out] patch Where to write the patch version, or NULL.
+ *  @note Local; callable before mal_init(). */
 MAL_API void mal_version_numbers(int *major, int *minor, int *patch);
 
 /** Run-time configuration. Fill it with mal_config_init() before changing fields.
@@ -412,6 +424,7 @@ typedef struct {
 
 /**
  * @brief Fill @p config with the defaults documented at ::mal_config_t.
+ * @param[out] config The configuration to fill.
  * @return MAL_ERR_ARG if @p config is NULL, else MAL_OK.
  * @note Local; callable before mal_init().
  */
@@ -469,8 +482,10 @@ MAL_API mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config);
  */
 MAL_API mal_status_t mal_finalize(void);
 
-/** @brief True between a successful mal_init() and mal_finalize() (also on a released
- *  process, until its mal_finalize()). Local; callable at any time. */
+/** @brief Whether libmal is initialised on this process.
+ *  @return true between a successful mal_init() and mal_finalize() (also on a released
+ *          process, until its mal_finalize()), false otherwise.
+ *  @note Local; callable at any time. */
 MAL_API bool mal_is_initialized(void);
 
 /** @} */
@@ -493,12 +508,16 @@ MAL_API bool mal_is_initialized(void);
  */
 MAL_API MPI_Comm mal_comm(void);
 
-/** @brief Iterations completed (mal_step() calls since mal_init(), carried to spawned
- *  processes). 0 before mal_init(). Local. */
+/** @brief Iterations completed.
+ *  @return mal_step() calls since mal_init(), carried to spawned processes; 0 before
+ *          mal_init().
+ *  @note Local. */
 MAL_API int64_t mal_iteration(void);
 
-/** @brief False on a process started by a libmal expansion (its data arrive with the
- *  structures, it must not load input); true otherwise, and before mal_init(). Local. */
+/** @brief Whether this process was started with the application, not by an expansion.
+ *  @return false on a process started by a libmal expansion (its data arrive with the
+ *          structures, it must not load input); true otherwise, and before mal_init().
+ *  @note Local. */
 MAL_API bool mal_is_initial_process(void);
 
 /** @} */
@@ -544,6 +563,13 @@ MAL_API mal_status_t mal_alloc_window(const char *name, MPI_Datatype type,
  *        (one per rank of mal_comm(), as for mal_rebalance()) instead of the even
  *        split: for data that starts unevenly (known node speeds, a restart), with no
  *        rebalance and so no data movement.
+ * @param name         As for mal_alloc_window().
+ * @param type         As for mal_alloc_window().
+ * @param global_rows  As for mal_alloc_window().
+ * @param row_len      As for mal_alloc_window().
+ * @param weights      One finite, non-negative weight per rank of mal_comm(), at least
+ *                     one positive, as for mal_rebalance().
+ * @param[out] array   The new handle, as for mal_alloc_window().
  * @return As mal_alloc_window(); MAL_ERR_ARG also for NULL @p weights, or weights that
  *         are negative, not finite or all zero, or a min_rows the rows cannot meet.
  * @note Collective over mal_comm(), with identical arguments on every rank (the weights
@@ -557,6 +583,7 @@ MAL_API mal_status_t mal_alloc_array_weighted(const char *name, MPI_Datatype typ
 
 /**
  * @brief Free a registered array and its buffers.
+ * @param array The array to free, or NULL.
  * @return MAL_OK (NULL on every rank is a no-op); MAL_ERR_NOT_INITIALIZED;
  *         MAL_ERR_RELEASED; MAL_ERR_ARG for one of a matrix's three parts (free the
  *         matrix with mal_free_csr()); MAL_ERR_MISMATCH if the ranks name different
@@ -569,6 +596,7 @@ MAL_API mal_status_t mal_free_array(mal_array_t *array);
 
 /**
  * @brief Look up a registered array by name.
+ * @param name The name it was allocated under.
  * @return The handle, or NULL if none (or libmal is not initialised); a matrix's parts
  *         are not returned. Local. Formerly mal_find_window().
  */
@@ -576,6 +604,7 @@ MAL_API mal_array_t *mal_find_array(const char *name);
 
 /**
  * @brief Address of this rank's local rows (row-major, row_len elements per row).
+ * @param array The array.
  * @return The library-owned buffer, or NULL for a NULL handle. For MAL_BLOCK it holds
  *         mal_local_rows() rows starting at global row mal_first_row(); for
  *         MAL_REPLICATED all rows. Writable. Invalid after the next mal_rebalance(),
@@ -585,25 +614,36 @@ MAL_API mal_array_t *mal_find_array(const char *name);
  */
 MAL_API void *mal_local_data(const mal_array_t *array);
 
-/** @brief First global row held locally (0 for MAL_REPLICATED; -1 for NULL). Local;
- *  changes with the layout, like mal_local_data(). */
+/** @brief First global row held locally.
+ *  @param array The array.
+ *  @return The row; 0 for MAL_REPLICATED; -1 for NULL.
+ *  @note Local; changes with the layout, like mal_local_data(). */
 MAL_API int64_t mal_first_row(const mal_array_t *array);
 
-/** @brief Number of rows held locally (all rows for MAL_REPLICATED; -1 for NULL). Local;
- *  changes with the layout, like mal_local_data(). */
+/** @brief Number of rows held locally.
+ *  @param array The array.
+ *  @return The count; all rows for MAL_REPLICATED; -1 for NULL.
+ *  @note Local; changes with the layout, like mal_local_data(). */
 MAL_API int64_t mal_local_rows(const mal_array_t *array);
 
-/** @brief Total number of rows (-1 for NULL). Local; never changes. */
+/** @brief Total number of rows.
+ *  @param array The array.
+ *  @return The global row count; -1 for NULL.
+ *  @note Local; never changes. */
 MAL_API int64_t mal_global_rows(const mal_array_t *array);
 
-/** @brief Elements per row (-1 for NULL). Local; never changes. */
+/** @brief Elements per row.
+ *  @param array The array.
+ *  @return The row length; -1 for NULL.
+ *  @note Local; never changes. */
 MAL_API int64_t mal_row_len(const mal_array_t *array);
 
 /**
- * @brief Where the buffer holding @p array's data lives: "direct" (private memory
- *        reached by cross-memory attach), "window" (an MPI window), "symmetric" (the
- *        SHMEM heap), or "none" for NULL or before mal_init().
- * @return A static string owned by the library.
+ * @brief Where the buffer holding @p array's data lives.
+ * @param array The array.
+ * @return "direct" (private memory reached by cross-memory attach), "window" (an MPI
+ *         window), "symmetric" (the SHMEM heap), or "none" for NULL or before
+ *         mal_init(). A static string owned by the library.
  * @note Local. Every rank of an array gives the same answer; it may change at a
  *       reconfiguration (new buffers are created on the new communicator).
  */
@@ -707,6 +747,7 @@ MAL_API mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_
 
 /**
  * @brief Free a matrix and its buffers.
+ * @param csr The matrix to free, or NULL.
  * @return MAL_OK (NULL on every rank is a no-op); MAL_ERR_NOT_INITIALIZED;
  *         MAL_ERR_RELEASED; MAL_ERR_ARG if arrays are still aligned to it (free them
  *         first); MAL_ERR_MISMATCH; MAL_ERR_REMOTE.
@@ -715,12 +756,16 @@ MAL_API mal_status_t mal_csr_set_rows(mal_csr_t *csr, int64_t local_rows, int64_
  */
 MAL_API mal_status_t mal_free_csr(mal_csr_t *csr);
 
-/** @brief The matrix registered under @p name, or NULL (also before mal_init()). Local. */
+/** @brief Look up a registered matrix by name.
+ *  @param name The name it was allocated under.
+ *  @return The matrix registered under @p name, or NULL (also before mal_init()).
+ *  @note Local. */
 MAL_API mal_csr_t *mal_find_csr(const char *name);
 
 /**
  * @brief Local row pointer, rebased: mal_csr_local_rows() + 1 offsets with [0] == 0,
  *        into mal_csr_colind() and mal_csr_values().
+ * @param csr The matrix.
  * @return Library-owned, read-only; NULL for a NULL handle. Like the other local pointers
  *         of the matrix it is invalid after the next rebalance, reconfiguration or
  *         mal_csr_set_rows(): re-read it.
@@ -728,30 +773,56 @@ MAL_API mal_csr_t *mal_find_csr(const char *name);
  */
 MAL_API const int64_t *mal_csr_rowptr(const mal_csr_t *csr);
 
-/** @brief Local column indices (mal_csr_local_nnz() of them); library-owned, read-only,
- *  invalidated like mal_csr_rowptr(). NULL for NULL. Local. */
+/** @brief Local column indices.
+ *  @param csr The matrix.
+ *  @return mal_csr_local_nnz() indices, library-owned and read-only, invalidated like
+ *          mal_csr_rowptr(); NULL for NULL.
+ *  @note Local. */
 MAL_API const mal_colind_t *mal_csr_colind(const mal_csr_t *csr);
 
-/** @brief Local values (mal_csr_local_nnz() elements of the value type), library-owned
- *  and writable: the sparsity pattern is fixed, the values may change between
- *  rebalances. Invalidated like mal_csr_rowptr(). NULL for NULL. Local. */
+/** @brief Local values.
+ *  @param csr The matrix.
+ *  @return mal_csr_local_nnz() elements of the value type, library-owned and writable
+ *          (the sparsity pattern is fixed, the values may change between rebalances),
+ *          invalidated like mal_csr_rowptr(); NULL for NULL.
+ *  @note Local. */
 MAL_API void *mal_csr_values(const mal_csr_t *csr);
 
-/** @brief As mal_memory_name() for a CSR matrix's parts (all three live alike). Local. */
+/** @brief Where a CSR matrix's parts live (all three live alike).
+ *  @param matrix The matrix.
+ *  @return As mal_memory_name().
+ *  @note Local. */
 MAL_API const char *mal_csr_memory_name(const mal_csr_t *matrix);
 
-/** @brief First global row held locally (-1 for NULL). Local; changes with the layout. */
+/** @brief First global row held locally.
+ *  @param csr The matrix.
+ *  @return The row; -1 for NULL.
+ *  @note Local; changes with the layout. */
 MAL_API int64_t mal_csr_first_row(const mal_csr_t *csr);
-/** @brief Rows held locally (-1 for NULL). Local; changes with the layout. */
+/** @brief Rows held locally.
+ *  @param csr The matrix.
+ *  @return The count; -1 for NULL.
+ *  @note Local; changes with the layout. */
 MAL_API int64_t mal_csr_local_rows(const mal_csr_t *csr);
-/** @brief Nonzeros held locally (-1 for NULL). Local; changes with the layout. */
+/** @brief Nonzeros held locally.
+ *  @param csr The matrix.
+ *  @return The count; -1 for NULL.
+ *  @note Local; changes with the layout. */
 MAL_API int64_t mal_csr_local_nnz(const mal_csr_t *csr);
-/** @brief Global number of rows (-1 for NULL). Local. */
+/** @brief Global number of rows.
+ *  @param csr The matrix.
+ *  @return The count; -1 for NULL.
+ *  @note Local. */
 MAL_API int64_t mal_csr_global_rows(const mal_csr_t *csr);
-/** @brief Global number of columns (-1 for NULL). Local. */
+/** @brief Global number of columns.
+ *  @param csr The matrix.
+ *  @return The count; -1 for NULL.
+ *  @note Local. */
 MAL_API int64_t mal_csr_global_cols(const mal_csr_t *csr);
-/** @brief Global number of nonzeros (-1 for NULL). Local; changes only with
- *  mal_csr_set_rows(). */
+/** @brief Global number of nonzeros.
+ *  @param csr The matrix.
+ *  @return The count; -1 for NULL.
+ *  @note Local; changes only with mal_csr_set_rows(). */
 MAL_API int64_t mal_csr_global_nnz(const mal_csr_t *csr);
 
 /**
@@ -810,7 +881,7 @@ MAL_API mal_status_t mal_register_value(const char *name, void *value, size_t by
 
 /** What a reconfiguration did. */
 typedef enum {
-    MAL_ACTION_NONE = 0,
+    MAL_ACTION_NONE = 0, /**< nothing was done (or no reconfiguration yet)     */
     MAL_ACTION_EXPAND,   /**< processes were spawned and merged               */
     MAL_ACTION_SHRINK,   /**< processes were released                          */
     MAL_ACTION_REBALANCE /**< same processes, new weights                      */
@@ -980,6 +1051,7 @@ typedef struct {
 
 /**
  * @brief The pool's counts: active and parked processes, spawns and reuses.
+ * @param[out] info Where to write them.
  * @return MAL_OK; MAL_ERR_NOT_INITIALIZED; MAL_ERR_ARG for NULL.
  * @note Local.
  */
@@ -1013,6 +1085,7 @@ typedef struct {
  * @brief Statistics of the most recent successful mal_rebalance() on this process
  *        (called directly, or by mal_step() for a plan or the policy). See
  *        @ref mal_last.
+ * @param[out] stats Where to write them.
  * @return MAL_ERR_ARG for NULL, MAL_ERR_NOT_INITIALIZED, MAL_ERR_RELEASED, else MAL_OK
  *         (all zero but the method before the first rebalance). Local.
  */
@@ -1023,6 +1096,7 @@ MAL_API mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats);
  *        mal_shrink() carried out (expand, shrink, or a plan's or the policy's
  *        rebalance), successful or not; a direct mal_rebalance() call does not change
  *        them. See @ref mal_last.
+ * @param[out] stats Where to write them.
  * @return MAL_ERR_ARG for NULL, MAL_ERR_NOT_INITIALIZED, else MAL_OK (action
  *         MAL_ACTION_NONE before the first). Local; also on a released process.
  */
@@ -1040,13 +1114,10 @@ MAL_API mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats);
 /**
  * What the monitor measured on this process since mal_init(). An iteration is the time
  * between two mal_step() calls, mal_step() itself excluded. Communication is the time in
- * the application's MPI calls, counted by PMPI interposition: libmal defines MPI_Send,
- * MPI_Recv, MPI_Sendrecv, MPI_Isend, MPI_Irecv, MPI_Wait, MPI_Waitall, MPI_Barrier,
- * MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather, MPI_Allgatherv, MPI_Gather,
- * MPI_Gatherv, MPI_Scatter, MPI_Scatterv, MPI_Alltoall and MPI_Alltoallv, which time the
- * call and forward it to its PMPI_ entry point (nothing to change in the application;
- * another PMPI tool in the same program would clash with these). Calls libmal makes
- * itself are not counted. Waiting for a slower rank inside a collective counts as
+ * the application's MPI calls, counted by PMPI interposition when the program links the
+ * opt-in wrapper library libmal-pmpi (see mal_pmpi.h: CMake mal::pmpi, by hand -lmal-pmpi
+ * -lmal); without it communication is 0 and the whole iteration counts as computation.
+ * Calls libmal makes itself are not counted. Waiting for a slower rank inside a collective counts as
  * communication; the rest of the iteration is computation.
  */
 typedef struct {
@@ -1061,7 +1132,14 @@ typedef struct {
                                  largest block structure, per iteration              */
     long long counter;      /**< total of the hardware counter (mal_monitor_counter()),
                                  -1 when there is none                               */
-    /** The latest iteration's wall, CPU and communication seconds and work units. */
+    /** @var mal_monitor_t::last_wall
+     *  The latest iteration's wall seconds. */
+    /** @var mal_monitor_t::last_cpu
+     *  The latest iteration's CPU seconds. */
+    /** @var mal_monitor_t::last_comm
+     *  The latest iteration's communication seconds. */
+    /** @var mal_monitor_t::last_work
+     *  The latest iteration's work units. */
     double last_wall, last_cpu, last_comm, last_work;
     bool in_grace;          /**< the latest iteration was in a grace period          */
     int64_t load_changes;   /**< load changes detected: the computation per work unit
@@ -1070,19 +1148,22 @@ typedef struct {
 } mal_monitor_t;
 
 /** @brief Copy this process's monitor totals.
+ *  @param[out] m Where to write them.
  *  @return MAL_OK; MAL_ERR_ARG for NULL; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
  *  @note Local. */
 MAL_API mal_status_t mal_monitor_read(mal_monitor_t *m);
 
-/** @brief The hardware counter the monitor uses ("PAPI_FP_OPS", "PAPI_DP_OPS",
- *  "PAPI_TOT_INS"), or "none (reason)" when PAPI cannot count here (then computing power
- *  comes from reported work). A string owned by the library, valid until mal_finalize();
- *  never NULL. Local. */
+/** @brief The hardware counter the monitor uses.
+ *  @return "PAPI_FP_OPS", "PAPI_DP_OPS" or "PAPI_TOT_INS", or "none (reason)" when PAPI
+ *          cannot count here (then computing power comes from reported work). A string
+ *          owned by the library, valid until mal_finalize(); never NULL.
+ *  @note Local. */
 MAL_API const char *mal_monitor_counter(void);
 
 /**
  * @brief Report work done by this process in the current iteration (rows, nonzeros,
  *        floating-point operations: any unit, the same on every rank). Calls add up.
+ * @param units The work done, >= 0.
  * @return MAL_OK; MAL_ERR_ARG for a negative, NaN or infinite value;
  *         MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
  * @note Local. Computing power is work per second of computation (Flex-MPI's "counts"
@@ -1099,21 +1180,38 @@ MAL_API mal_status_t mal_set_work(double units);
 typedef struct {
     int64_t iteration;        /**< when the reconfiguration happened (0: none yet)   */
     mal_action_t action;      /**< the reconfiguration predicted                     */
-    /** Processes before and after the reconfiguration. */
+    /** @var mal_prediction_t::procs_before
+     *  Processes before the reconfiguration. */
+    /** @var mal_prediction_t::procs_after
+     *  Processes after the reconfiguration. */
     int procs_before, procs_after;
     int64_t interval;         /**< iterations of the interval predicted              */
     double lambda;            /**< communication correction used (eqs. 4-5)          */
-    /** Predicted computation, communication, process-change and redistribution
-     *  seconds. */
+    /** @var mal_prediction_t::comp
+     *  Predicted computation seconds. */
+    /** @var mal_prediction_t::comm
+     *  Predicted communication seconds. */
+    /** @var mal_prediction_t::process
+     *  Predicted process-change seconds. */
+    /** @var mal_prediction_t::redist
+     *  Predicted redistribution seconds. */
     double comp, comm, process, redist;
     bool measured;            /**< the measured fields below are filled              */
-    /** The same, measured (valid when @ref measured). */
+    /** @var mal_prediction_t::comp_measured
+     *  Measured computation seconds (valid when @ref measured). */
+    /** @var mal_prediction_t::comm_measured
+     *  Measured communication seconds. */
+    /** @var mal_prediction_t::process_measured
+     *  Measured process-change seconds. */
+    /** @var mal_prediction_t::redist_measured
+     *  Measured redistribution seconds. */
     double comp_measured, comm_measured, process_measured, redist_measured;
 } mal_prediction_t;
 
 /** @brief The prediction made at the most recent reconfiguration that could be predicted
  *  (one sampling interval of measurements before it) and what followed. A process that
  *  joined in it has none. See @ref mal_last.
+ *  @param[out] p Where to write it.
  *  @return MAL_OK; MAL_ERR_ARG for NULL; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
  *  @note Local. */
 MAL_API mal_status_t mal_last_prediction(mal_prediction_t *p);
@@ -1124,18 +1222,28 @@ MAL_API mal_status_t mal_last_prediction(mal_prediction_t *p);
 typedef struct {
     int64_t iteration;        /**< when it was made (0: none yet)                     */
     mal_action_t action;      /**< MAL_ACTION_NONE when the set stays as it is         */
-    /** Processes when it was made, and after the action chosen. */
+    /** @var mal_decision_t::procs_before
+     *  Processes when it was made. */
+    /** @var mal_decision_t::procs_after
+     *  Processes after the action chosen. */
     int procs_before, procs_after;
     double goal;              /**< what the objective allows the next interval (0: no
                                    objective)                                         */
     double current;           /**< predicted with no action                            */
-    /** Predicted computation, communication, process-change and redistribution
-     *  seconds for the action chosen. */
+    /** @var mal_decision_t::comp
+     *  Predicted computation seconds of the action chosen. */
+    /** @var mal_decision_t::comm
+     *  Predicted communication seconds of the action chosen. */
+    /** @var mal_decision_t::process
+     *  Predicted process-change seconds of the action chosen. */
+    /** @var mal_decision_t::redist
+     *  Predicted redistribution seconds of the action chosen. */
     double comp, comm, process, redist;
     char reason[256];         /**< why, in one sentence                                */
 } mal_decision_t;
 
 /** @brief The policy's most recent decision. See @ref mal_last.
+ *  @param[out] d Where to write it.
  *  @return MAL_OK; MAL_ERR_ARG for NULL; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
  *  @note Local. */
 MAL_API mal_status_t mal_last_decision(mal_decision_t *d);

@@ -44,20 +44,21 @@ extern "C" {
  *  BARRIER: 0; BCAST, REDUCE, ALLREDUCE: the buffer; ALLGATHER, GATHER, SCATTER: all
  *  the gathered (scattered) bytes together; ALLTOALL: the bytes one process sends. */
 typedef enum {
-    MAL_COMM_SEND = 0,
-    MAL_COMM_BARRIER,
-    MAL_COMM_BCAST,
-    MAL_COMM_REDUCE,
-    MAL_COMM_ALLREDUCE,
-    MAL_COMM_ALLGATHER,
-    MAL_COMM_GATHER,
-    MAL_COMM_SCATTER,
-    MAL_COMM_ALLTOALL
+    MAL_COMM_SEND = 0,   /**< a point-to-point message: send, receive, sendrecv half */
+    MAL_COMM_BARRIER,    /**< MPI_Barrier */
+    MAL_COMM_BCAST,      /**< MPI_Bcast */
+    MAL_COMM_REDUCE,     /**< MPI_Reduce */
+    MAL_COMM_ALLREDUCE,  /**< MPI_Allreduce */
+    MAL_COMM_ALLGATHER,  /**< MPI_Allgather, MPI_Allgatherv */
+    MAL_COMM_GATHER,     /**< MPI_Gather, MPI_Gatherv */
+    MAL_COMM_SCATTER,    /**< MPI_Scatter, MPI_Scatterv */
+    MAL_COMM_ALLTOALL    /**< MPI_Alltoall, MPI_Alltoallv */
 } mal_comm_op_t;
 
 /**
- * @brief Whether the monitor counts the application's communication now (between
- *        mal_init() and mal_finalize(), outside libmal's own calls).
+ * @brief Whether the monitor counts the application's communication now.
+ * @return true between mal_init() and mal_finalize(), outside libmal's own calls;
+ *         false otherwise.
  * @note Local; cheap enough to ask before every MPI call, so that a wrapper times the
  *       call only when it counts.
  */

@@ -58,8 +58,49 @@ typedef enum {
     MAL_CONTINUE = MAL_OK
 } mal_status_t;
 
+/* The values come from MAL_STATUS_LIST, so their documentation is kept here. */
+/** @var MAL_OK
+ *  Success (0). Under its loop name MAL_CONTINUE, what mal_step() returns when nothing
+ *  changed. */
+/** @var MAL_ERR_ARG
+ *  An argument, a configuration field, an environment variable or a file line is
+ *  invalid; mal_error_message() names it. */
+/** @var MAL_ERR_NOT_INITIALIZED
+ *  The call needs mal_init() first. */
+/** @var MAL_ERR_ALREADY_INITIALIZED
+ *  mal_init() was called twice without mal_finalize(). */
+/** @var MAL_ERR_EXISTS
+ *  A structure or matrix with this name is already registered. */
+/** @var MAL_ERR_NOMEM
+ *  Memory could not be allocated. */
+/** @var MAL_ERR_MPI
+ *  An MPI call failed, or MPI is not initialised. */
+/** @var MAL_ERR_MISMATCH
+ *  The arguments of a collective call differ between ranks. */
+/** @var MAL_ERR_REMOTE
+ *  Another rank failed in this collective call (it has the detailed message). */
+/** @var MAL_ERR_SPAWN
+ *  Spawning processes failed: program missing, no free slot, bad host, or a new process
+ *  could not join. */
+/** @var MAL_ERR_RELEASED
+ *  This process was released by a shrink: only mal_finalize() and the local getters
+ *  remain. */
+/** @var MAL_ERR_UNSUPPORTED
+ *  Not supported by this build, this transport or this MPI library (the message names
+ *  the fix). */
+/** @var MAL_ERR_TIMEOUT
+ *  A reconfiguration step did not complete within MAL_RECONF_TIMEOUT seconds. */
+/** @var MAL_RECONFIGURED
+ *  The process set or the layout changed: re-read mal_comm(), local pointers, first
+ *  rows and row counts. */
+/** @var MAL_REMOVED
+ *  This process was released: leave the loop and call mal_finalize(). */
+/** @var MAL_CONTINUE
+ *  MAL_OK under the name the iteration loop reads: mal_step() changed nothing. */
+
 /**
  * @brief Short, static description of a status code.
+ * @param status The code to describe.
  * @return A string owned by the library, valid for the life of the program; never NULL
  *         (unknown codes give "unknown libmal status").
  * @note Local; callable before mal_init().
