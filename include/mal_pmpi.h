@@ -42,7 +42,8 @@ extern "C" {
 /** Kinds of communication the prediction model tells apart. Bytes per call are, by kind:
  *  SEND: the message (a send, a receive or a sendrecv half, counted once per message);
  *  BARRIER: 0; BCAST, REDUCE, ALLREDUCE: the buffer; ALLGATHER, GATHER, SCATTER: all
- *  the gathered (scattered) bytes together; ALLTOALL: the bytes one process sends. */
+ *  the gathered (scattered) bytes together; ALLTOALL: the bytes one process sends.
+ *  @ingroup mal_monitoring */
 typedef enum {
     MAL_COMM_SEND = 0,   /**< a point-to-point message: send, receive, sendrecv half */
     MAL_COMM_BARRIER,    /**< MPI_Barrier */
@@ -61,6 +62,7 @@ typedef enum {
  *         false otherwise.
  * @note Local; cheap enough to ask before every MPI call, so that a wrapper times the
  *       call only when it counts.
+ * @ingroup mal_monitoring
  */
 MAL_API bool mal_monitor_counting(void);
 
@@ -72,6 +74,7 @@ MAL_API bool mal_monitor_counting(void);
  * @param call    true for a call that is one message or collective; false for time
  *                only (a receive or a wait completing a message counted when sent)
  * @note Local. Ignored while the monitor does not count, and for an unknown op.
+ * @ingroup mal_monitoring
  */
 MAL_API void mal_monitor_record_comm(mal_comm_op_t op, double bytes, double seconds, bool call);
 
@@ -80,6 +83,7 @@ MAL_API void mal_monitor_record_comm(mal_comm_op_t op, double bytes, double seco
  *        wrapper library calls it when loaded (a constructor). mal_init() refuses
  *        MAL_REDIST=shmem until it was called.
  * @note Local; any time, even before MPI_Init.
+ * @ingroup mal_monitoring
  */
 MAL_API void mal_pmpi_attach(void);
 
@@ -88,6 +92,7 @@ MAL_API void mal_pmpi_attach(void);
  * @return whether MPI is finalized now (the wrapper then returns MPI_SUCCESS); false
  *         when SHMEM was not started, and the wrapper calls PMPI_Finalize.
  * @note Collective like MPI_Finalize; after mal_finalize().
+ * @ingroup mal_monitoring
  */
 MAL_API bool mal_pmpi_finalize_shmem(void);
 

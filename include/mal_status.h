@@ -50,7 +50,8 @@ extern "C" {
 
 /** Status returned by every fallible libmal call: 0 on success, negative on error.
  *  mal_step() and the reconfiguring calls also return the positive outcomes
- *  MAL_RECONFIGURED and MAL_REMOVED; MAL_CONTINUE is MAL_OK under its loop name. */
+ *  MAL_RECONFIGURED and MAL_REMOVED; MAL_CONTINUE is MAL_OK under its loop name.
+ *  @ingroup mal_status */
 typedef enum {
 #define MAL_STATUS_ENUM_(name, value, text) name = value,
     MAL_STATUS_LIST(MAL_STATUS_ENUM_)
@@ -104,6 +105,7 @@ typedef enum {
  * @return A string owned by the library, valid for the life of the program; never NULL
  *         (unknown codes give "unknown libmal status").
  * @note Local; callable before mal_init().
+ * @ingroup mal_status
  */
 MAL_API const char *mal_strerror(mal_status_t status);
 
