@@ -4,11 +4,17 @@
 #   warning, and every warning is printed and fails the build;
 # - doxygen 1.9.4 does not warn about undocumented enum values, so its XML output is
 #   searched for an <enumvalue> without description.
-# Without doxygen it prints "SKIPPED: ..." (the test's SKIP_REGULAR_EXPRESSION).
+# Without doxygen it prints "SKIPPED: ..." (the test's SKIP_REGULAR_EXPRESSION), or fails
+# with -DREQUIRED=ON (the docs target).
 # Arguments: -DDOXYGEN=<doxygen or empty> -DDOXYFILE=<configured Doxyfile> -DOUTPUT=<dir>
+#            [-DREQUIRED=ON]
 cmake_minimum_required(VERSION 3.20)
 if(NOT DOXYGEN OR NOT EXISTS "${DOXYGEN}")
-  message("SKIPPED: doxygen not found (Debian package doxygen: tools/setup-deps.sh --test)")
+  set(why "doxygen not found (Debian package doxygen: tools/setup-deps.sh --test)")
+  if(REQUIRED) # the docs target: asked for the reference, so no reference is an error
+    message(FATAL_ERROR "${why}")
+  endif()
+  message("SKIPPED: ${why}")
   return()
 endif()
 file(REMOVE_RECURSE ${OUTPUT}/html ${OUTPUT}/xml)
