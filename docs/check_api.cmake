@@ -9,6 +9,7 @@
 # Arguments: -DDOXYGEN=<doxygen or empty> -DDOXYFILE=<configured Doxyfile> -DOUTPUT=<dir>
 #            [-DREQUIRED=ON]
 cmake_minimum_required(VERSION 3.20)
+include(${CMAKE_CURRENT_LIST_DIR}/fail_on.cmake)
 if(NOT DOXYGEN OR NOT EXISTS "${DOXYGEN}")
   set(why "doxygen not found (Debian package doxygen: tools/setup-deps.sh --test)")
   if(REQUIRED) # the docs target: asked for the reference, so no reference is an error
@@ -45,9 +46,7 @@ foreach(page IN LISTS pages)
   endwhile()
 endforeach()
 list(REMOVE_DUPLICATES undocumented)
-if(undocumented)
-  message(FATAL_ERROR "enum values without documentation: ${undocumented}")
-endif()
+fail_on("${undocumented}" "enum values without documentation")
 list(LENGTH pages npages)
 if(npages EQUAL 0)
   message(FATAL_ERROR "doxygen wrote no XML into ${OUTPUT}/xml")

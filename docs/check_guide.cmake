@@ -9,17 +9,16 @@
 #   sources' string literals ('…' stands for a value or omitted text).
 # Arguments: -DSOURCE=<project source dir>
 cmake_minimum_required(VERSION 3.20)
+include(${CMAKE_CURRENT_LIST_DIR}/fail_on.cmake)
 set(problems "")
 
-# Markdown read line by line: ';' and brackets, which CMake's lists give a meaning, are
-# replaced by placeholders (restore() puts them back).
-function(read_lines path out)
-  file(READ ${path} text)
+# ';' and brackets, which CMake's lists give a meaning, become placeholders in the text
+# the checks work on (protect), and come back in what they report (restore).
+function(protect text out)
   string(REPLACE ";" "<semicolon>" text "${text}")
   string(REPLACE "[" "<open>" text "${text}")
   string(REPLACE "]" "<close>" text "${text}")
-  string(REPLACE "\n" ";" lines "${text}")
-  set(${out} "${lines}" PARENT_SCOPE)
+  set(${out} "${text}" PARENT_SCOPE)
 endfunction()
 
 function(restore text out)
@@ -27,6 +26,14 @@ function(restore text out)
   string(REPLACE "<open>" "[" text "${text}")
   string(REPLACE "<close>" "]" text "${text}")
   set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+# Markdown read line by line, protected.
+function(read_lines path out)
+  file(READ ${path} text)
+  protect("${text}" text)
+  string(REPLACE "\n" ";" lines "${text}")
+  set(${out} "${lines}" PARENT_SCOPE)
 endfunction()
 
 function(heading_anchors page out)
@@ -135,9 +142,7 @@ file(GLOB_RECURSE sources ${SOURCE}/src/*.c)
 set(corpus "")
 foreach(f IN LISTS sources)
   file(READ ${f} text)
-  string(REPLACE ";" "<semicolon>" text "${text}")
-  string(REPLACE "[" "<open>" text "${text}")
-  string(REPLACE "]" "<close>" text "${text}")
+  protect("${text}" text)
   string(REGEX REPLACE "\\\\\n" "" text "${text}")
   string(REGEX REPLACE "\"[ \t\n]*\"" "" text "${text}")
   string(REGEX MATCHALL "#define [A-Z_]+[ \t]+\"[^\"\n]*\"" defines "${text}")
@@ -210,8 +215,5 @@ if(messages LESS 15)
   list(APPEND problems "docs/guide/troubleshooting.md: only ${messages} quoted messages found")
 endif()
 
-if(problems)
-  string(REPLACE ";" "\n  " problems "${problems}")
-  message(FATAL_ERROR "the guide is out of step:\n  ${problems}")
-endif()
+fail_on("${problems}" "the guide is out of step")
 message(STATUS "guide: links, the Jacobi diff (${added} lines) and ${messages} messages check")
