@@ -4,13 +4,13 @@
 # Usage: setup-deps.sh [--test]
 #   (none)  what building libmal, its tools, examples and benchmarks needs
 #   --test  also what only the test suite uses: doxygen (the API reference, built with
-#           warnings as errors), a one-node Slurm (slurmctld, slurmd, slurm-client, munge:
+#           warnings as errors), groff-base (the man pages checked), a one-node Slurm (slurmctld, slurmd, slurm-client, munge:
 #           the tests labelled slurm) and iproute2 (network namespaces: the tests labelled
 #           multihost)
 set -eu
 PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev \
 libpapi-dev libhwloc-dev libsuitesparse-dev libglpk-dev gnuplot-nox"
-TEST_PACKAGES="doxygen slurmctld slurmd slurm-client munge iproute2"
+TEST_PACKAGES="doxygen groff-base slurmctld slurmd slurm-client munge iproute2"
 [ "${1:-}" = --test ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 missing=""
 for p in $PACKAGES; do
