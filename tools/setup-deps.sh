@@ -4,9 +4,9 @@
 # Usage: setup-deps.sh [--test]
 #   (none)  what building libmal, its tools, examples and benchmarks needs
 #   --test  also what only the test suite uses: doxygen (the API reference, built with
-#           warnings as errors), groff-base (the man pages checked), a one-node Slurm (slurmctld, slurmd, slurm-client, munge:
-#           the tests labelled slurm) and iproute2 (network namespaces: the tests labelled
-#           multihost)
+#           warnings as errors), groff-base (the man pages, rendered), a one-node Slurm
+#           (slurmctld, slurmd, slurm-client, munge: the tests labelled slurm) and
+#           iproute2 (network namespaces: the tests labelled multihost)
 set -eu
 PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev \
 libpapi-dev libhwloc-dev libsuitesparse-dev libglpk-dev gnuplot-nox"
