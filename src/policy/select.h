@@ -27,10 +27,11 @@ typedef enum {
  * avail, found NULL), MAL_ERR_NOMEM when out of memory. Should the solver fail, the
  * greedy extreme set (which meets every bound) is the answer and select_last_proven()
  * says false.
- * Ties: objectives within 1e-12 of each other (relatively) are equal for the search
- * (GLPK's tolerance is the same); among equal sets the greedy extreme set (the s most
- * powerful) wins, else the first set the search meets, so the answer is the same for
- * the same input. */
+ * Ties: objectives within 1e-12 of each other (relatively) are equal (GLPK's objective
+ * tolerance is the same). Among equal sets libmal's search keeps the greedy extreme set
+ * (the s most powerful; removing, the r least), else the first it meets (classes from
+ * the most powerful, counts from the linear relaxation's outwards): the same answer for
+ * the same input. GLPK returns any of them. */
 mal_status_t select_add(int n, const double *power, const double *price, const int *avail,
                         int s, double need, select_goal_t goal, int *counts, bool *found);
 

@@ -400,35 +400,42 @@ static void last_pair(search_t *s, const node_t *nd, long long lo, long long hi)
 
 /* ---- the search ------------------------------------------------------------------------ */
 
-static void explore(search_t *s, const node_t *nd);
+static bool explore(search_t *s, const node_t *nd);
 
-static void child(search_t *s, const node_t *nd, long long t)
+/* Explores item nd->k at count t; true when that child was cut by the row or by the
+ * objective's bound. */
+static bool child(search_t *s, const node_t *nd, long long t)
 {
     const item_t *it = &s->item[nd->k];
     s->x[nd->k] = t;
     node_t next = {nd->k + 1, nd->rem - t, nd->obj + (double)t * it->obj,
                    nd->row + (double)t * it->row, nd->cap + (double)t * it->cap};
-    explore(s, &next);
+    return explore(s, &next);
 }
 
-/* The greedy fill of the node's rem processes at lambda, ties between items of equal
- * weight going to the larger row (more_row) or the smaller: item nd->k's count, and the
- * row's sum in *row_sum. */
+/* Whether item o comes before item it in the greedy fill at lambda: a smaller weight,
+ * or a weight equal up to rounding (lambda is where two weights cross, computed) and the
+ * larger row (more_row) or the smaller. */
+static bool fills_before(const item_t *o, const item_t *it, double lambda, bool more_row)
+{
+    double v = weight(o, WEIGHT_OBJ, lambda), w = weight(it, WEIGHT_OBJ, lambda);
+    double size = fabs(o->obj) + fabs(it->obj) + lambda * (fabs(o->row) + fabs(it->row));
+    if (fabs(v - w) > OBJECTIVE_TIE * size)
+        return v < w;
+    return more_row ? o->row >= it->row : o->row <= it->row;
+}
+
+/* The greedy fill of the node's rem processes at lambda, ties going to the larger row
+ * (more_row) or the smaller: item nd->k's count, and the row's sum in *row_sum. */
 static long long tied_fill(search_t *s, const node_t *nd, double lambda, bool more_row,
                            double *row_sum)
 {
     int len = 0;
     for (int k = nd->k; k < s->m; k++, len++) {
         const item_t *it = &s->item[k];
-        double w = weight(it, WEIGHT_OBJ, lambda);
         int j = len;
-        for (; j > 0; j--) {
-            const item_t *o = &s->item[s->order[j - 1]];
-            double v = weight(o, WEIGHT_OBJ, lambda);
-            if (v < w || (v == w && (more_row ? o->row >= it->row : o->row <= it->row)))
-                break;
+        for (; j > 0 && !fills_before(&s->item[s->order[j - 1]], it, lambda, more_row); j--)
             s->order[j] = s->order[j - 1];
-        }
         s->order[j] = k;
     }
     long long left = nd->rem, mine = 0;
@@ -443,24 +450,24 @@ static long long tied_fill(search_t *s, const node_t *nd, double lambda, bool mo
     return mine;
 }
 
-/* Item nd->k's count in the linear relaxation's optimum, rounded: at the best lambda the
- * optimum mixes the greedy fills on either side of it (ties to less row, or to more) so
- * that the row is met exactly. It minimises the objective's curve, where the branching
- * starts. */
-static long long relaxed_count(search_t *s, const node_t *nd, double lambda)
+/* Item nd->k's count in the linear relaxation's optimum: at the best lambda the optimum
+ * mixes the greedy fills on either side of it (ties to less row, or to more) so that the
+ * row is met exactly. The relaxation's value, as a function of that count, is convex
+ * with its least there: the branching starts there. */
+static double relaxed_count(search_t *s, const node_t *nd, double lambda)
 {
     double below, above;
     long long less = tied_fill(s, nd, lambda, false, &below);
     if (!s->row.binds)
-        return less;
+        return (double)less;
     long long more = tied_fill(s, nd, lambda, true, &above);
     double need = s->row.need - nd->row;
     if (below >= need || !(above > below))
-        return less;
+        return (double)less;
     if (above <= need)
-        return more;
+        return (double)more;
     double theta = (need - below) / (above - below);
-    return llround((double)less + theta * (double)(more - less));
+    return (double)less + theta * (double)(more - less);
 }
 
 /* The best lambdas of the node: for the objective, and for the price of the second
@@ -469,10 +476,11 @@ typedef struct {
     double obj, price;
 } lambdas_t;
 
-/* The counts of item nd->k worth trying, [*lo, *hi], and where to start (*at); false
- * when none is. The objective's curve, at the node's best lambda, is left in *f. */
+/* The counts of item nd->k worth trying, [*lo, *hi], and where to start (*at, the
+ * relaxation's optimum in it); false when none is. The objective's curve, at the node's
+ * best lambda, is left in *f. */
 static bool branch_interval(search_t *s, const node_t *nd, const lambdas_t *l, curve_t *f,
-                            long long *lo, long long *hi, long long *at)
+                            long long *lo, long long *hi, double *at)
 {
     long long rest = s->tail[nd->k + 1];
     *lo = nd->rem - rest > 0 ? nd->rem - rest : 0;
@@ -482,62 +490,71 @@ static bool branch_interval(search_t *s, const node_t *nd, const lambdas_t *l, c
         !price_interval(s, nd, l->price, lo, hi))
         return false;
     make_curve(s, nd, WEIGHT_OBJ, l->obj, f);
-    if (!curve_within(f, curve_limit(s, nd, WEIGHT_OBJ, l->obj), lo, hi, at))
+    long long least;
+    if (!curve_within(f, curve_limit(s, nd, WEIGHT_OBJ, l->obj), lo, hi, &least))
         return false;
-    long long t = relaxed_count(s, nd, l->obj);
-    *at = t < *lo ? *lo : t > *hi ? *hi : t;
+    *at = fmin(fmax(relaxed_count(s, nd, l->obj), (double)*lo), (double)*hi);
     return true;
 }
 
-/* Counts from `at` outwards, each direction until the bound cuts (the curve is convex
- * with its least at `at`, so it only grows on the way). */
-static void branch(search_t *s, const node_t *nd, double lambda, const curve_t *f,
-                   long long lo, long long hi, long long at)
+/* Whether count t is still worth trying, one way from the relaxation's optimum: the
+ * curve (at the node's lambda) is convex with its least there, and so is the
+ * relaxation's value, which a child cut by the row or by the bound has shown to be too
+ * large: beyond it, only larger. */
+static bool worth(search_t *s, const node_t *nd, double lambda, const curve_t *f,
+                  long long t, long long lo, long long hi)
 {
-    long long up = at, down = at - 1;
-    bool go_up = true, go_down = down >= lo;
+    return t >= lo && t <= hi && curve_at(f, t) <= curve_limit(s, nd, WEIGHT_OBJ, lambda);
+}
+
+/* Counts from `at` outwards, alternating, each direction until cut. */
+static void branch(search_t *s, const node_t *nd, double lambda, const curve_t *f,
+                   long long lo, long long hi, double at)
+{
+    long long up = (long long)ceil(at), down = (long long)floor(at);
+    if (down == up)
+        down--;
+    bool go_up = true, go_down = true;
     while ((go_up || go_down) && !s->stopped) {
-        if (go_up)
-            go_up = up <= hi && curve_at(f, up) <= curve_limit(s, nd, WEIGHT_OBJ, lambda);
-        if (go_up)
-            child(s, nd, up++);
-        if (go_down)
-            go_down = down >= lo && curve_at(f, down) <= curve_limit(s, nd, WEIGHT_OBJ, lambda);
-        if (go_down)
-            child(s, nd, down--);
+        go_up = go_up && worth(s, nd, lambda, f, up, lo, hi) && !child(s, nd, up++);
+        go_down = go_down && worth(s, nd, lambda, f, down, lo, hi) && !child(s, nd, down--);
     }
 }
 
-static void explore(search_t *s, const node_t *nd)
+/* One node; true when it was cut by the row or by the objective's bound (the cuts that
+ * tell its parent to go no further that way; the price tie's does not, since the
+ * parent's start ignores it). */
+static bool explore(search_t *s, const node_t *nd)
 {
     if (s->stopped || (s->stopped = ++s->nodes > SELECT_SEARCH_LIMIT))
-        return;
+        return false;
     if (nd->k == s->m - 1) {
         s->x[nd->k] = nd->rem;
         if (nd->rem <= s->item[nd->k].bound)
             leaf(s);
-        return;
+        return false;
     }
-    if (nd->rem > s->tail[nd->k] ||
-        !side_reachable(s, nd, WEIGHT_ROW, &s->row, nd->row) ||
-        !side_reachable(s, nd, WEIGHT_CAP, &s->cap, nd->cap))
-        return;
+    if (nd->rem > s->tail[nd->k] || !side_reachable(s, nd, WEIGHT_ROW, &s->row, nd->row))
+        return true;
     lambdas_t l = {best_lambda(s, nd, WEIGHT_OBJ), 0.0};
     if (dual_at(s, nd, WEIGHT_OBJ, l.obj) >= target(s, WEIGHT_OBJ))
-        return;
+        return true;
     if (s->cap.binds) {
         l.price = best_lambda(s, nd, WEIGHT_PRICE);
-        if (dual_at(s, nd, WEIGHT_PRICE, l.price) > target(s, WEIGHT_PRICE))
-            return;
+        if (!side_reachable(s, nd, WEIGHT_CAP, &s->cap, nd->cap) ||
+            dual_at(s, nd, WEIGHT_PRICE, l.price) > target(s, WEIGHT_PRICE))
+            return false;
     }
     curve_t f;
-    long long lo, hi, at;
+    long long lo, hi;
+    double at;
     if (!branch_interval(s, nd, &l, &f, &lo, &hi, &at))
-        return;
+        return false;
     if (nd->k == s->m - 2)
         last_pair(s, nd, lo, hi);
     else
         branch(s, nd, l.obj, &f, lo, hi, at);
+    return false;
 }
 
 /* ---- set-up ---------------------------------------------------------------------------- */
