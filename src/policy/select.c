@@ -47,7 +47,8 @@ static long long sum_counts(int n, const int *v)
 static bool arguments_valid(const selection_t *sel, const int *counts)
 {
     if (sel->n < 1 || sel->total < 0 || sel->fewest < 0 || isnan(sel->limit) || !counts ||
-        !sel->power || !sel->bound || !values_valid(sel->n, sel->power) || !counts_valid(sel->n, sel->bound))
+        !sel->power || !sel->bound || !values_valid(sel->n, sel->power) ||
+        !counts_valid(sel->n, sel->bound))
         return false;
     if (sel->goal == SELECT_EFFICIENCY)
         return !sel->price || values_valid(sel->n, sel->price);

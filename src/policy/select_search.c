@@ -13,10 +13,11 @@
  * that bound is the Lagrangian one, the least sum of (objective - lambda row) over the
  * processes left (a greedy fill) plus lambda need, at the best lambda. For the item
  * branched on, the counts worth trying form an interval (the bounds are convex or
- * concave in the count), tried from the relaxation's best count outwards, so that good
- * sets come early and each direction stops at the first count the bound cuts. With two
- * items left the objective is linear in the count, and the best end of the feasible
- * interval is the answer. Every set is checked exactly (selection.c) before it counts. */
+ * concave in the count), tried from the relaxation's optimum outwards, so that good
+ * sets come early and each direction stops at the first child the row or the bound
+ * cuts. With two items left the objective is linear in the count, and the best end of
+ * the feasible interval is the answer. Every set is checked exactly (selection.c)
+ * before it counts; the greedy extreme set is the first best. */
 #include "select_solve.h"
 
 #include <math.h>
@@ -69,10 +70,10 @@ typedef struct {
     bool stopped;
 } search_t;
 
-/* f(t) = base + slope t + the least sum of (rem - t) processes of the items after the
- * one branched on, whose weights are w (ascending) with bounds b. Convex in t. */
+/* f(t) = slope t + the least sum of (rem - t) processes of the items after the one
+ * branched on, whose weights are w (ascending) with bounds b. Convex in t. */
 typedef struct {
-    double base, slope;
+    double slope;
     int len;
     double *w;
     long long *b;
@@ -112,6 +113,8 @@ static double weight(const item_t *it, int kind, double lambda)
     return lambda == 0.0 ? value_of(it, kind) : value_of(it, kind) - lambda * it->row;
 }
 
+/* The weights of kind at lambda of items from.. in ascending order into w, with their
+ * bounds into b (an insertion sort: the items are few); their number. */
 static int sort_items(const search_t *s, int from, int kind, double lambda, double *w,
                       long long *b)
 {
@@ -257,7 +260,7 @@ static double target(const search_t *s, int kind)
 
 static double curve_at(const curve_t *f, long long t)
 {
-    return f->base + f->slope * (double)t + least_sum(f->w, f->b, f->len, f->rem - t);
+    return f->slope * (double)t + least_sum(f->w, f->b, f->len, f->rem - t);
 }
 
 /* The t in [lo, hi] where f is least: f is piecewise linear, so one of its kinks (where
@@ -295,17 +298,14 @@ static long long curve_reach(const curve_t *f, long long from, long long to, dou
     return to;
 }
 
-/* Narrows [*lo, *hi] to where f <= limit (convex f: an interval); false when empty.
- * *at: where f is least in it. */
-static bool curve_within(const curve_t *f, double limit, long long *lo, long long *hi,
-                         long long *at)
+/* Narrows [*lo, *hi] to where f <= limit (convex f: an interval); false when empty. */
+static bool curve_within(const curve_t *f, double limit, long long *lo, long long *hi)
 {
     long long a = curve_argmin(f, *lo, *hi);
     if (!(curve_at(f, a) <= limit))
         return false;
     *lo = curve_reach(f, *lo, a, limit);
     *hi = curve_reach(f, *hi, a, limit);
-    *at = a;
     return true;
 }
 
@@ -319,7 +319,6 @@ static void make_curve(search_t *s, const node_t *nd, int kind, double lambda, c
     f->b = row_b(s, nd->k, which);
     f->len = sort_items(s, nd->k + 1, kind, lambda, f->w, f->b);
     f->rem = nd->rem;
-    f->base = 0.0;
     f->slope = weight(it, kind, lambda);
 }
 
@@ -331,8 +330,7 @@ static bool side_interval(search_t *s, const node_t *nd, int kind, const side_t 
         return true;
     curve_t f;
     make_curve(s, nd, kind, 0.0, &f);
-    long long at;
-    return curve_within(&f, have - side->need + side->slack, lo, hi, &at);
+    return curve_within(&f, have - side->need + side->slack, lo, hi);
 }
 
 /* The bound of kind's sum along the counts of item nd->k, at lambda, must stay under
@@ -351,8 +349,7 @@ static bool price_interval(search_t *s, const node_t *nd, double lambda, long lo
         return true;
     curve_t f;
     make_curve(s, nd, WEIGHT_PRICE, lambda, &f);
-    long long at;
-    return curve_within(&f, curve_limit(s, nd, WEIGHT_PRICE, lambda), lo, hi, &at);
+    return curve_within(&f, curve_limit(s, nd, WEIGHT_PRICE, lambda), lo, hi);
 }
 
 /* ---- leaves ---------------------------------------------------------------------------- */
@@ -490,8 +487,7 @@ static bool branch_interval(search_t *s, const node_t *nd, const lambdas_t *l, c
         !price_interval(s, nd, l->price, lo, hi))
         return false;
     make_curve(s, nd, WEIGHT_OBJ, l->obj, f);
-    long long least;
-    if (!curve_within(f, curve_limit(s, nd, WEIGHT_OBJ, l->obj), lo, hi, &least))
+    if (!curve_within(f, curve_limit(s, nd, WEIGHT_OBJ, l->obj), lo, hi))
         return false;
     *at = fmin(fmax(relaxed_count(s, nd, l->obj), (double)*lo), (double)*hi);
     return true;
@@ -594,7 +590,7 @@ static void make_items(search_t *s)
 static void make_sides(search_t *s)
 {
     const selection_t *sel = s->sel;
-    s->row.binds = sel->adding ? sel->limit > 0.0 && isfinite(sel->limit) : isfinite(sel->limit);
+    s->row.binds = isfinite(sel->limit) && (!sel->adding || sel->limit > 0.0);
     s->row.need = sel->adding ? sel->limit : -sel->limit;
     s->row.slack = ROUNDING * (s->mag_row + fabs(s->row.need));
     s->cap = (side_t){.binds = false};
@@ -673,7 +669,8 @@ static bool search_price_tie(search_t *s, const int *cheapest)
 {
     const selection_t *sel = s->sel;
     s->cap_on = true;
-    s->price_limit = selection_price_limit(sel, selection_sum(sel->n, sel->price, cheapest));
+    double best_price = selection_sum(sel->n, sel->price, cheapest);
+    s->price_limit = selection_price_limit(sel, best_price);
     s->mag_cap = 0.0;
     for (int k = 0; k < s->m; k++)
         s->mag_cap += fabs(s->item[k].cap) * (double)s->item[k].bound;
