@@ -5,12 +5,15 @@
 #   (none)  what building libmal, its tools, examples and benchmarks needs
 #   --test  also what only the test suite uses: doxygen (the API reference, built with
 #           warnings as errors), groff-base (the man pages, rendered), a one-node Slurm
-#           (slurmctld, slurmd, slurm-client, munge: the tests labelled slurm) and
-#           iproute2 (network namespaces: the tests labelled multihost)
+#           (slurmctld, slurmd, slurm-client, munge: the tests labelled slurm),
+#           iproute2 (network namespaces: the tests labelled multihost) and libglpk-dev
+#           (GLPK, GPL-3.0-or-later: the test labelled glpk builds the class selection
+#           with it, MAL_WITH_GLPK=ON, and compares it with libmal's own search; libmal
+#           does not need it)
 set -eu
 PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev \
-libpapi-dev libhwloc-dev libsuitesparse-dev libglpk-dev gnuplot-nox"
-TEST_PACKAGES="doxygen groff-base slurmctld slurmd slurm-client munge iproute2"
+libpapi-dev libhwloc-dev libsuitesparse-dev gnuplot-nox"
+TEST_PACKAGES="doxygen groff-base slurmctld slurmd slurm-client munge iproute2 libglpk-dev"
 [ "${1:-}" = --test ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 missing=""
 for p in $PACKAGES; do

@@ -1,6 +1,7 @@
 /* Which processor classes to add or remove: Flex-MPI's mappingSimplex, solved exactly as
- * a small integer program with GLPK (one integer variable per class). Pure: no MPI.
- * Private to libmal (never installed).
+ * a small integer program (one integer variable per class) by libmal's own search, or
+ * by GLPK in a build with MAL_WITH_GLPK=ON. Pure: no MPI. Private to libmal (never
+ * installed).
  *
  * Powers are in any unit (the caller's work units per second), prices in $ per hour. */
 #ifndef MAL_SELECT_H
@@ -25,7 +26,12 @@ typedef enum {
  * MAL_ERR_ARG on bad arguments (n < 1, s < 0, a negative or non-finite power, price or
  * avail, found NULL), MAL_ERR_NOMEM when out of memory. Should the solver fail, the
  * greedy extreme set (which meets every bound) is the answer and select_last_proven()
- * says false. */
+ * says false.
+ * Ties: objectives within 1e-12 of each other (relatively) are equal (GLPK's objective
+ * tolerance is the same). Among equal sets libmal's search keeps the greedy extreme set
+ * (the s most powerful; removing, the r least), else the first it meets (classes from
+ * the most powerful, counts from the linear relaxation's outwards): the same answer for
+ * the same input. GLPK returns any of them. */
 mal_status_t select_add(int n, const double *power, const double *price, const int *avail,
                         int s, double need, select_goal_t goal, int *counts, bool *found);
 
@@ -50,12 +56,23 @@ mal_status_t select_remove_range(int n, const double *power, const double *price
                                  const int *removable, int fewest, int most, double spare,
                                  select_goal_t goal, int *counts, bool *found);
 
-/* Each GLPK solve stops after this many branch-and-bound nodes: with many classes and
- * large counts, near-ties between mixes can make it run for minutes, and a decision must
- * not. Within the limit the answer is the proven optimum (always so for Flex-MPI's four
- * classes); past it, the best set found so far, else the greedy extreme set (both meet
- * every bound). A node count, not a time, so answers do not depend on machine load. */
+/* Each GLPK solve stops after this many branch-and-bound nodes, and each of the search's
+ * after SELECT_SEARCH_LIMIT nodes (a node there costs far less): with many classes and
+ * large counts, near-ties between mixes can make either run for minutes, and a decision
+ * must not. Within the limit the answer is the proven optimum (always so for Flex-MPI's
+ * four classes); past it, the best set found so far, else the greedy extreme set (both
+ * meet every bound). A node count, not a time, so answers do not depend on machine
+ * load. */
 #define SELECT_NODE_LIMIT 2000
+#define SELECT_SEARCH_LIMIT 200000
+
+/* The solvers: libmal's exact search (select_search.c; always built) and GLPK's branch
+ * and bound (built with MAL_WITH_GLPK=ON, and then the default). */
+typedef enum { SELECT_SOLVER_SEARCH = 0, SELECT_SOLVER_GLPK } select_solver_t;
+
+/* Use `which` for the calls that follow; false (and no change) when it is not built in.
+ * For the tests that compare the two. Not thread-safe: one static setting. */
+bool select_use_solver(select_solver_t which);
 
 /* Whether the latest select_add / select_remove proved its optimum (false: it stopped at
  * the node limit, or the solver failed and the greedy set stood in). Not thread-safe:
