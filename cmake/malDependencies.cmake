@@ -43,3 +43,17 @@ function(mal_dependency lib library)
   set_target_properties(mal::dep_${lib} PROPERTIES INTERFACE_LINK_LIBRARIES "${library}")
   set_property(GLOBAL APPEND PROPERTY MAL_LINKED_DEPENDENCIES ${lib})
 endfunction()
+
+# One line of the configure summary: whether the optional dependency NAME is used, and
+# what that gives (WITH) or what its absence means (WITHOUT).
+function(mal_option_summary name label with without)
+  mal_option_wanted(${name} wanted)
+  if(MAL_HAVE_${name})
+    set(state "found: ${with}")
+  elseif(wanted)
+    set(state "not found: ${without}")
+  else()
+    set(state "off (MAL_WITH_${name}=OFF): ${without}")
+  endif()
+  message(STATUS "  ${label}${state}")
+endfunction()

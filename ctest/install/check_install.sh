@@ -3,10 +3,10 @@
 # PREFIX/bin, /usr/bin and /bin on PATH and no LD_LIBRARY_PATH, everything from there:
 #   a consumer built out of tree with find_package(mal) (shared and static libmal) and
 #   with pkg-config, run through the installed malrun; mal-sim (--help, scenario 1
-#   checked); mal-calibrate --quick through malrun; a benchmark through malrun, and its
-#   cold driver, which launches the malrun installed beside it by default;
+#   checked); a benchmark through malrun; mal-calibrate --quick through malrun;
 # then the prefix moved elsewhere and the same again (relocatable: RUNPATH $ORIGIN, the
-# CMake package and mal.pc relative to themselves). Also: no private header installed, no
+# CMake package and mal.pc relative to themselves), and the benchmark's cold driver, which
+# launches the malrun installed beside it by default. Also: no private header installed, no
 # path of this machine's libraries in the CMake package, RUNPATH $ORIGIN on every
 # installed executable and on libmal-pmpi.
 # Usage: check_install.sh BUILD_DIR CONSUMER_SRC_DIR CMAKE CC
@@ -53,9 +53,6 @@ check_prefix() {
     mal-sim scenario1 --check | grep -q 'mal-sim: scenario 1 PASS' || fail "$round: mal-sim scenario1"
     malrun -n 2 mal_bench_redist --size 65536 --reps 1 --pattern one-to-all >"$work/redist" 2>&1 &&
         grep -q " alltoallv " "$work/redist" || { cat "$work/redist"; fail "$round: mal_bench_redist"; }
-    mal_bench_redist --cold --size 65536 --cold-reps 1 --reps 1 --pattern one-to-all \
-        >"$work/cold" 2>&1 && grep -q mpi-alltoallv "$work/cold" ||
-        { cat "$work/cold"; fail "$round: mal_bench_redist --cold (malrun beside it)"; }
     echo "install: $round: consumers, mal-sim and mal_bench_redist pass from $p"
 }
 
@@ -65,4 +62,8 @@ malrun -n 2 mal-calibrate --quick -o "$work/calibration.txt" >/dev/null 2>&1 &&
 mv "$work/prefix" "$work/moved"
 export PATH="$work/moved/bin:/usr/bin:/bin"
 check_prefix "$work/moved" moved
+# The cold driver launches its fresh jobs itself, with the malrun beside it by default.
+mal_bench_redist --cold --size 65536 --cold-reps 1 --reps 1 --pattern one-to-all \
+    >"$work/cold" 2>&1 && grep -q mpi-alltoallv "$work/cold" ||
+    { cat "$work/cold"; fail "moved: mal_bench_redist --cold (the malrun beside it)"; }
 echo "install: PASS"
