@@ -70,7 +70,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
 
