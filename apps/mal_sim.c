@@ -52,6 +52,7 @@
 #include "policy.h"
 #include "predict.h"
 #include "select.h"
+#include "selfpath.h"
 
 #include <errno.h>
 #include <math.h>
@@ -68,14 +69,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#ifndef MAL_SIM_SCENARIOS
-#define MAL_SIM_SCENARIOS "apps/scenarios"
-#endif
-/* An installed mal-sim reads the installed copy when the source tree is not there. */
-#ifndef MAL_SIM_SCENARIOS_INSTALLED
-#define MAL_SIM_SCENARIOS_INSTALLED MAL_SIM_SCENARIOS
-#endif
 
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
@@ -1472,16 +1465,16 @@ static int scenario2(int ranks, double limit)
 #define MAX_RANKS 1000000
 #define MAX_LIMIT 3600.0
 
-/* Scenario 1's cluster when --avail names none: the source tree's file, else the
- * installed one. */
+/* Scenario 1's cluster when --avail names none, found from the executable: the installed
+ * copy (<datadir>/mal/scenarios), else the build tree's (beside the executable). */
 static const char *default_avail(void)
 {
-    static const char *const paths[] = {MAL_SIM_SCENARIOS "/jb8.avail",
-                                        MAL_SIM_SCENARIOS_INSTALLED "/jb8.avail"};
-    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
-        if (access(paths[i], R_OK) == 0)
-            return paths[i];
-    return paths[0];
+    static const char *const rel[] = {MAL_BIN_TO_DATA "/mal/scenarios/jb8.avail",
+                                      "scenarios/jb8.avail"};
+    static char path[4096];
+    if (path[0] == '\0' && !self_find(rel, sizeof rel / sizeof *rel, R_OK, path, sizeof path))
+        snprintf(path, sizeof path, "%s", rel[0]); /* the message then names what is missing */
+    return path;
 }
 
 static void usage(FILE *out)

@@ -1,4 +1,5 @@
 #include "bench_launch.h"
+#include "selfpath.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -61,11 +62,22 @@ static int wait_bounded(pid_t pid, const char *launcher)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* An installed benchmark's launcher is the malrun installed beside it; in the build tree
+ * (no malrun there) mpiexec. */
+static const char *default_launcher(void)
+{
+    static const char *const rel[] = {"malrun"};
+    static char path[4096];
+    if (path[0] == '\0' && !self_find(rel, 1, X_OK, path, sizeof path))
+        snprintf(path, sizeof path, "mpiexec");
+    return path;
+}
+
 int bench_launch(int nranks, char *const args[])
 {
     const char *launcher = getenv("MAL_LAUNCHER");
     if (launcher == NULL || *launcher == '\0')
-        launcher = "mpiexec";
+        launcher = default_launcher();
     int n = 0;
     while (args[n] != NULL)
         n++;

@@ -11,7 +11,8 @@
 bool bench_under_launcher(void);
 
 /* Run `args` (NULL-terminated, args[0] the program) as an MPI job of `nranks`
- * processes: $MAL_LAUNCHER (default "mpiexec") -n nranks args... Returns its exit
+ * processes: $MAL_LAUNCHER (default: the malrun installed beside the program, else
+ * "mpiexec") -n nranks args... Returns its exit
  * status, 124 when it ran past $MAL_BENCH_TIMEOUT seconds (default 600) and was ended,
  * or -1 when it could not be started (message on stderr). */
 int bench_launch(int nranks, char *const args[]);

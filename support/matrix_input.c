@@ -1,4 +1,5 @@
-/* Sparse matrices row by row: Matrix Market files through CHOLMOD, and generators.
+/* Sparse matrices row by row: Matrix Market files through CHOLMOD (when the build has it:
+ * MAL_HAVE_CHOLMOD), and generators.
  * See matrix_input.h for the specs and conventions. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -6,7 +7,9 @@
 
 #include "matrix_input.h"
 
+#ifdef MAL_HAVE_CHOLMOD
 #include <cholmod.h>
+#endif
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -219,6 +222,7 @@ static int64_t poisson3d_row(int64_t n, int64_t row, int32_t *cols, double *vals
 /* Matrix Market files through CHOLMOD                                                */
 /* ---------------------------------------------------------------------------------- */
 
+#ifdef MAL_HAVE_CHOLMOD
 /* CHOLMOD's error handler has no user pointer: the first fatal message of the current
  * read is kept per thread. Later messages are consequences of the first. */
 static _Thread_local char cholmod_msg[192];
@@ -242,6 +246,8 @@ static const char *cholmod_status_name(int status)
     default: return "CHOLMOD error";
     }
 }
+
+#endif
 
 static bool same_word(const char *a, const char *b) /* ASCII case-insensitive */
 {
@@ -324,6 +330,7 @@ static int check_banner(FILE *f, const char *name, bool *pattern, char *err, siz
     return 0;
 }
 
+#ifdef MAL_HAVE_CHOLMOD
 static void cholmod_failure(const cholmod_common *c, const char *name, const char *what,
                             char *err, size_t errlen)
 {
@@ -335,17 +342,10 @@ static void cholmod_failure(const cholmod_common *c, const char *name, const cha
                 cholmod_status_name(c->status));
 }
 
-/* Reads the file into src->rowptr/colind/values. The FILE is the caller's. */
-static int read_matrix_market(FILE *f, const char *name, mi_source_t *src, char *err,
-                              size_t errlen)
+/* Reads the file, its banner checked, into src->rowptr/colind/values. */
+static int read_with_cholmod(FILE *f, const char *name, bool pattern, mi_source_t *src,
+                             char *err, size_t errlen)
 {
-    bool pattern = false;
-    if (check_banner(f, name, &pattern, err, errlen) != 0)
-        return -1;
-    if (fseek(f, 0, SEEK_SET) != 0) {
-        set_err(err, errlen, "%s: cannot rewind after the banner: %s", name, strerror(errno));
-        return -1;
-    }
 
     cholmod_common c;
     cholmod_l_start(&c);
@@ -448,6 +448,34 @@ done:
     cholmod_l_free_sparse(&a, &c);
     cholmod_l_finish(&c);
     return rc;
+}
+#else
+/* A build without CHOLMOD (MAL_WITH_CHOLMOD, see README "Install") reads no file. */
+static int read_with_cholmod(FILE *f, const char *name, bool pattern, mi_source_t *src,
+                             char *err, size_t errlen)
+{
+    (void)f;
+    (void)pattern;
+    (void)src;
+    set_err(err, errlen, "%s: Matrix Market files are read with CHOLMOD, and this build has "
+            "none (install libsuitesparse-dev and configure again); the generated matrices "
+            "poisson:N, poisson3d:N and powerlaw:N need nothing", name);
+    return -1;
+}
+#endif
+
+/* Reads the file into src->rowptr/colind/values. The FILE is the caller's. */
+static int read_matrix_market(FILE *f, const char *name, mi_source_t *src, char *err,
+                              size_t errlen)
+{
+    bool pattern = false;
+    if (check_banner(f, name, &pattern, err, errlen) != 0)
+        return -1;
+    if (fseek(f, 0, SEEK_SET) != 0) {
+        set_err(err, errlen, "%s: cannot rewind after the banner: %s", name, strerror(errno));
+        return -1;
+    }
+    return read_with_cholmod(f, name, pattern, src, err, errlen);
 }
 
 /* ---------------------------------------------------------------------------------- */

@@ -1,19 +1,69 @@
 #!/bin/sh
-# Install the build tree into a scratch prefix, then build and run a consumer through
-# find_package(mal) and through pkg-config. Usage: check_install.sh BUILD_DIR SRC_DIR LAUNCHER
+# The install as a user meets it: `cmake --install` into a scratch prefix, then, with only
+# PREFIX/bin, /usr/bin and /bin on PATH and no LD_LIBRARY_PATH, everything from there:
+#   a consumer built out of tree with find_package(mal) (shared and static libmal) and
+#   with pkg-config, run through the installed malrun; mal-sim (--help, scenario 1
+#   checked); a benchmark through malrun; mal-calibrate --quick through malrun;
+# then the prefix moved elsewhere and the same again (relocatable: RUNPATH $ORIGIN, the
+# CMake package and mal.pc relative to themselves), and the benchmark's cold driver, which
+# launches the malrun installed beside it by default. Also: no private header installed, no
+# path of this machine's libraries in the CMake package, RUNPATH $ORIGIN on every
+# installed executable and on libmal-pmpi.
+# Usage: check_install.sh BUILD_DIR CONSUMER_SRC_DIR CMAKE CC
 set -eu
-build=$1 src=$2 launcher=$3
+build=$1 src=$2 cmake=$3 cc=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cmake --install "$build" --prefix "$work/prefix" >/dev/null
-cmake -S "$src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/cmake-build" >/dev/null
-LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$launcher" -n 1 "$work/cmake-build/consumer"
-libdir=$(find "$work/prefix" -name mal.pc -exec dirname {} \;)
-PKG_CONFIG_PATH="$libdir" cc -o "$work/pc-consumer" "$src/consumer.c" \
-    $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs mal)
-LD_LIBRARY_PATH="$libdir/..:${LD_LIBRARY_PATH:-}" "$launcher" -n 1 "$work/pc-consumer"
-test -z "$(find "$work/prefix/include" -name '*.h' ! -name mal.h ! -name mal_version.h \
-    ! -name mal_status.h ! -name mal_pmpi.h)" || {
-    echo "consumer: FAIL (private headers installed)"; exit 1; }
+fail() { echo "install: FAIL ($*)"; exit 1; }
+
+"$cmake" --install "$build" --prefix "$work/prefix" >/dev/null
+unset LD_LIBRARY_PATH MAL_LAUNCHER
+export PATH="$work/prefix/bin:/usr/bin:/bin"
+
+# Checks the prefix $1 as installed; $2 names the round in the messages.
+check_prefix() {
+    p=$1 round=$2
+    test -z "$(find "$p/include" -name '*.h' ! -name mal.h ! -name mal_version.h \
+        ! -name mal_status.h ! -name mal_pmpi.h)" || fail "$round: private headers installed"
+    ! grep -rqE '/usr/lib|/usr/local/lib' "$p/lib/cmake" "$p/lib/pkgconfig" ||
+        fail "$round: a library path of this machine in the CMake package or mal.pc"
+    for exe in "$p"/bin/* "$p"/lib/libmal-pmpi.so; do
+        head -c 4 "$exe" | grep -q ELF || continue # malrun is a script
+        readelf -d "$exe" | grep -q 'RUNPATH.*\$ORIGIN' || fail "$round: $exe has no RUNPATH \$ORIGIN"
+    done
+    [ "$(command -v malrun)" = "$p/bin/malrun" ] || fail "$round: malrun is not $p/bin/malrun"
+
+    b="$work/$round-cmake"
+    "$cmake" -S "$src" -B "$b" -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_COMPILER="$cc" >/dev/null ||
+        fail "$round: find_package(mal)"
+    "$cmake" --build "$b" >/dev/null || fail "$round: building the find_package consumer"
+    malrun -n 2 "$b/consumer" | grep -q 'consumer: PASS' || fail "$round: consumer (CMake)"
+    malrun -n 2 "$b/consumer_static" | grep -q 'consumer: PASS' ||
+        fail "$round: consumer (CMake, mal::mal_static)"
+    pc="$p/lib/pkgconfig"
+    libdir=$(PKG_CONFIG_PATH="$pc" pkg-config --variable=libdir mal)
+    # shellcheck disable=SC2046 # the flags are words
+    "$cc" -o "$work/$round-pc-consumer" "$src/consumer.c" -Wl,-rpath,"$libdir" \
+        $(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs mal) || fail "$round: pkg-config build"
+    malrun -n 2 "$work/$round-pc-consumer" | grep -q 'consumer: PASS' ||
+        fail "$round: consumer (pkg-config)"
+
+    mal-sim --help | grep -q "$p/bin/.*/mal/scenarios/jb8.avail" ||
+        fail "$round: mal-sim --help names no installed default cluster"
+    mal-sim scenario1 --check | grep -q 'mal-sim: scenario 1 PASS' || fail "$round: mal-sim scenario1"
+    malrun -n 2 mal_bench_redist --size 65536 --reps 1 --pattern one-to-all >"$work/redist" 2>&1 &&
+        grep -q " alltoallv " "$work/redist" || { cat "$work/redist"; fail "$round: mal_bench_redist"; }
+    echo "install: $round: consumers, mal-sim and mal_bench_redist pass from $p"
+}
+
+check_prefix "$work/prefix" installed
+malrun -n 2 mal-calibrate --quick -o "$work/calibration.txt" >/dev/null 2>&1 &&
+    grep -q '^alpha' "$work/calibration.txt" || fail "mal-calibrate --quick through malrun"
+mv "$work/prefix" "$work/moved"
+export PATH="$work/moved/bin:/usr/bin:/bin"
+check_prefix "$work/moved" moved
+# The cold driver launches its fresh jobs itself, with the malrun beside it by default.
+mal_bench_redist --cold --size 65536 --cold-reps 1 --reps 1 --pattern one-to-all \
+    >"$work/cold" 2>&1 && grep -q mpi-alltoallv "$work/cold" ||
+    { cat "$work/cold"; fail "moved: mal_bench_redist --cold (the malrun beside it)"; }
 echo "install: PASS"
