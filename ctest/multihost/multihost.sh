@@ -1,6 +1,6 @@
 #!/bin/sh
 # The multihost tests: two emulated hosts (hosts.sh) made, used and removed by each run.
-# Usage: multihost.sh jacobi JACOBI | redist BENCH | clean
+# Usage: multihost.sh jacobi JACOBI | redist BENCH | clean | up | down
 #   jacobi  1 process on malA; the plan grows it by one process placed on malB by name
 #           (MAL_HOSTS), rebalances across the hosts and shrinks back; x must be
 #           bit-identical to the serial recomputation, Open MPI's daemon on malB must
@@ -11,6 +11,7 @@
 #           data over the link.
 #   clean   remove whatever a run left (ctest runs it after the others, even after a
 #           failure) and check that nothing of ours remains.
+#   up, down  make the hosts and leave them (for measurements through mhrun), remove them.
 # Exit 77 (ctest SKIP_RETURN_CODE) where the namespaces cannot be made, with the reason.
 set -u
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -28,12 +29,18 @@ check_clean() {
     return 0
 }
 
-if [ "$what" = clean ]; then
+case $what in
+clean | down)
     mh_down
     check_clean
-    echo "multihost: PASS clean"
-    exit 0
-fi
+    [ "$what" = clean ] && echo "multihost: PASS clean"
+    exit 0 ;;
+up)
+    why=$(mh_unavailable)
+    [ -z "$why" ] || { echo "multihost: cannot make the hosts: $why" >&2; exit 1; }
+    mh_up || { mh_down; exit 1; }
+    exit 0 ;;
+esac
 
 why=$(mh_unavailable)
 if [ -n "$why" ]; then
@@ -100,6 +107,6 @@ run_redist() {
 case $what in
 jacobi) run_jacobi "$2" ;;
 redist) run_redist "$2" ;;
-*) echo "usage: multihost.sh jacobi JACOBI | redist BENCH | clean" >&2; exit 2 ;;
+*) echo "usage: multihost.sh jacobi JACOBI | redist BENCH | clean | up | down" >&2; exit 2 ;;
 esac
 echo "multihost: PASS $what"
