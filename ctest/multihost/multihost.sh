@@ -10,7 +10,7 @@
 #           method and pattern, MPI windows across the hosts (no direct memory), and the
 #           data over the link.
 #   clean   remove whatever a run left (ctest runs it after the others, even after a
-#           failure) and check that nothing of ours remains.
+#           failure or a timeout), say what, and check that nothing of ours remains.
 #   up, down  make the hosts and leave them (for measurements through mhrun), remove them.
 # Exit 77 (ctest SKIP_RETURN_CODE) where the namespaces cannot be made, with the reason.
 set -u
@@ -31,6 +31,8 @@ check_clean() {
 
 case $what in
 clean | down)
+    left=$(for h in $MH_HOSTS; do ip netns list | grep -qw "^$h" && echo "$h"; done)
+    [ -n "$left" ] && echo "multihost: removing what a run left: namespaces" $left
     mh_down
     check_clean
     [ "$what" = clean ] && echo "multihost: PASS clean"
@@ -71,6 +73,7 @@ run_jacobi() {
         > "$out/log" 2>&1
     rc=$?
     grep -v '^\[mal[AB]:[0-9]*\] \[\[\|MPIR\|^ *(i, host' "$out/log"
+    grep 'odls:launch spawning child' "$out/log" # where the daemons started each process
     [ $rc = 0 ] || fail "jacobi exited with $rc"
     grep -q '^jacobi: PASS' "$out/log" || fail "no PASS from jacobi"
     grep -q '^\[malA:[0-9]*\] .* odls:launch spawning child \[\[[0-9]*,1\],0\]' "$out/log" ||

@@ -2,7 +2,7 @@
 # names and a veth link, Open MPI launching into the second through rsh-agent. Each test
 # makes the hosts, runs one job (ended by the script after 45 s, so it always cleans up)
 # and removes them; multihost.clean runs after them, even after a failure or a timeout,
-# removes whatever is left and fails if anything was. One at a time (the namespaces have
+# removes whatever is left and fails if anything remains. One at a time (the namespaces have
 # fixed names). Skipped, with the reason, where namespaces cannot be made (not root, no
 # iproute2, no unshare).
 set(mal_multihost ${CMAKE_CURRENT_SOURCE_DIR}/multihost/multihost.sh)
