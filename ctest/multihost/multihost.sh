@@ -32,7 +32,8 @@ check_clean() {
 case $what in
 clean | down)
     left=$(for h in $MH_HOSTS; do ip netns list | grep -qw "^$h" && echo "$h"; done)
-    [ -n "$left" ] && echo "multihost: removing what a run left: namespaces" $left
+    [ -n "$left" ] && [ "$what" = clean ] &&
+        echo "multihost: removing what a run left: namespaces" $left
     mh_down
     check_clean
     [ "$what" = clean ] && echo "multihost: PASS clean"
