@@ -1,0 +1,116 @@
+#!/bin/sh
+# The multihost tests: two emulated hosts (hosts.sh) made, used and removed by each run.
+# Usage: multihost.sh jacobi JACOBI | redist BENCH | clean | up | down
+#   jacobi  1 process on malA; the plan grows it by one process placed on malB by name
+#           (MAL_HOSTS), rebalances across the hosts and shrinks back; x must be
+#           bit-identical to the serial recomputation, Open MPI's daemon on malB must
+#           have started the new process, and at least the bytes the report says moved
+#           must have crossed the link.
+#   redist  mal_bench_redist with one rank per host: every row checked after every
+#           method and pattern, MPI windows across the hosts (no direct memory), and the
+#           data over the link.
+#   clean   remove whatever a run left (ctest runs it after the others, even after a
+#           failure or a timeout), say what, and check that nothing of ours remains.
+#   up, down  make the hosts and leave them (for measurements through mhrun), remove them.
+# Exit 77 (ctest SKIP_RETURN_CODE) where the namespaces cannot be made, with the reason.
+set -u
+dir=$(cd "$(dirname "$0")" && pwd)
+. "$dir/hosts.sh"
+LIMIT=45 # seconds for an MPI job: the script, not ctest, must end it, to clean up after it
+what=${1:-}
+fail() { echo "multihost: FAIL $what: $*"; exit 1; }
+
+# Nothing of ours left: no namespace, no hosts file.
+check_clean() {
+    for h in $MH_HOSTS; do
+        ip netns list | grep -qw "^$h" && fail "namespace $h left behind"
+        [ -e "/etc/netns/$h" ] && fail "/etc/netns/$h left behind"
+    done
+    return 0
+}
+
+case $what in
+clean | down)
+    left=$(for h in $MH_HOSTS; do ip netns list | grep -qw "^$h" && echo "$h"; done)
+    [ -n "$left" ] && [ "$what" = clean ] &&
+        echo "multihost: removing what a run left: namespaces" $left
+    mh_down
+    check_clean
+    [ "$what" = clean ] && echo "multihost: PASS clean"
+    exit 0 ;;
+up)
+    why=$(mh_unavailable)
+    [ -z "$why" ] || { echo "multihost: cannot make the hosts: $why" >&2; exit 1; }
+    mh_up || { mh_down; exit 1; }
+    exit 0 ;;
+esac
+
+why=$(mh_unavailable)
+if [ -n "$why" ]; then
+    case $why in
+    *"already exists"*) fail "$why" ;;
+    esac
+    echo "multihost: SKIP $what: two emulated hosts cannot be made here: $why"
+    exit 77
+fi
+trap 'mh_down; check_clean' EXIT
+trap 'exit 1' INT TERM HUP
+mh_up || fail "setting up the namespaces and their link"
+out=$(mktemp -d)
+trap 'mh_down; rm -rf "$out"; check_clean' EXIT
+
+# Bytes through the link so far (both directions, malA's end).
+link_before=$(mh_link_bytes malA)
+link_moved() { echo $(($(mh_link_bytes malA) - link_before)); }
+
+run_jacobi() {
+    jacobi=$1
+    report=$out/report.jsonl
+    # The daemons' log names the host that starts each process: orte_debug_daemons keeps
+    # the daemon on malB attached to this output.
+    MAL_HOSTS=malB MAL_PLAN=4:+1,8:w=1:3,12:-1 MAL_REPORT=$report \
+        OMPI_MCA_orte_debug_daemons=1 OMPI_MCA_odls_base_verbose=5 \
+        timeout $LIMIT "$dir/mhrun" -n 1 "$jacobi" --n 2000 --iters 16 --check \
+        > "$out/log" 2>&1
+    rc=$?
+    grep -v '^\[mal[AB]:[0-9]*\] \[\[\|MPIR\|^ *(i, host' "$out/log"
+    grep 'odls:launch spawning child' "$out/log" # where the daemons started each process
+    [ $rc = 0 ] || fail "jacobi exited with $rc"
+    grep -q '^jacobi: PASS' "$out/log" || fail "no PASS from jacobi"
+    grep -q '^\[malA:[0-9]*\] .* odls:launch spawning child \[\[[0-9]*,1\],0\]' "$out/log" ||
+        fail "rank 0 was not started on malA"
+    grep -q '^\[malB:[0-9]*\] .* odls:launch spawning child \[\[[0-9]*,2\],0\]' "$out/log" ||
+        fail "the new process was not started on malB"
+    grep -q '"action":"expand","procs_before":1,"procs_after":2' "$report" ||
+        fail "no expansion 1 -> 2 in the report"
+    [ "$(grep -c '"outcome":"MAL_OK"' "$report")" = 3 ] ||
+        fail "not 3 reconfigurations carried out (report: $(cat "$report"))"
+    moved=$(sed -n 's/.*"bytes_moved":\([0-9]*\).*/\1/p' "$report" | awk '{s += $1} END {print s + 0}')
+    link=$(link_moved)
+    echo "multihost: $moved bytes moved by the reconfigurations, $link bytes through the link"
+    [ "$moved" -gt 0 ] && [ "$link" -ge "$moved" ] ||
+        fail "the data did not cross the link ($moved bytes moved, $link through the link)"
+}
+
+run_redist() {
+    bench=$1
+    size=8388608
+    timeout $LIMIT "$dir/mhrun" -n 2 "$bench" --size $size --reps 2 > "$out/log" 2>&1
+    rc=$?
+    cat "$out/log"
+    [ $rc = 0 ] || fail "mal_bench_redist exited with $rc"
+    grep -q 'FAIL\|failed' "$out/log" && fail "a transfer went wrong"
+    grep -q '^all-to-one  *rma  *2 ' "$out/log" || fail "no table"
+    grep -q '^libmal: memory: MPI windows' "$out/log" ||
+        fail "libmal did not choose MPI windows across the hosts"
+    link=$(link_moved)
+    echo "multihost: $link bytes through the link"
+    [ "$link" -ge $size ] || fail "less than --size ($size bytes) crossed the link"
+}
+
+case $what in
+jacobi) run_jacobi "$2" ;;
+redist) run_redist "$2" ;;
+*) echo "usage: multihost.sh jacobi JACOBI | redist BENCH | clean | up | down" >&2; exit 2 ;;
+esac
+echo "multihost: PASS $what"

@@ -1,0 +1,25 @@
+# Several hosts (ctest/multihost/multihost.sh): two network namespaces with their own host
+# names and a veth link, Open MPI launching into the second through rsh-agent. Each test
+# makes the hosts, runs one job (ended by the script after 45 s, so it always cleans up)
+# and removes them; multihost.clean runs after them, even after a failure or a timeout,
+# removes whatever is left and fails if anything remains. One at a time (the namespaces have
+# fixed names). Skipped, with the reason, where namespaces cannot be made (not root, no
+# iproute2, no unshare).
+set(mal_multihost ${CMAKE_CURRENT_SOURCE_DIR}/multihost/multihost.sh)
+set(mal_multihost_tests)
+if(TARGET jacobi)
+  add_test(NAME multihost.jacobi COMMAND sh ${mal_multihost} jacobi $<TARGET_FILE:jacobi>)
+  list(APPEND mal_multihost_tests multihost.jacobi)
+endif()
+if(TARGET mal_bench_redist)
+  add_test(NAME multihost.redist COMMAND sh ${mal_multihost} redist
+    $<TARGET_FILE:mal_bench_redist>)
+  list(APPEND mal_multihost_tests multihost.redist)
+endif()
+add_test(NAME multihost.clean COMMAND sh ${mal_multihost} clean)
+set_tests_properties(${mal_multihost_tests} PROPERTIES FIXTURES_REQUIRED multihost
+  ENVIRONMENT "${MAL_TEST_BOUND}")
+set_tests_properties(multihost.clean PROPERTIES FIXTURES_CLEANUP multihost)
+set_tests_properties(${mal_multihost_tests} multihost.clean PROPERTIES LABELS multihost
+  TIMEOUT 60 RESOURCE_LOCK mal_namespaces SKIP_RETURN_CODE 77
+  PASS_REGULAR_EXPRESSION "multihost: PASS" FAIL_REGULAR_EXPRESSION "multihost: FAIL")
