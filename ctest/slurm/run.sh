@@ -177,11 +177,17 @@ sbatch)
     check_output "$T/out" 4 "$slurm_source"
     ;;
 hostfile)
-    echo "$host slots=3" >"$T/hostfile"
+    # Two names of this machine: the first fills (1 running, 1 free), then the second.
+    printf '%s slots=2\nlocalhost slots=1\n' "$host" >"$T/hostfile"
     write_job 1
     MAL_HOSTFILE="$T/hostfile" timeout 120 sh "$T/job.sh" >"$T/out" 2>&1 ||
         { cat "$T/out"; fail "jacobi failed"; }
-    check_output "$T/out" 3 "hostfile $T/hostfile (MAL_HOSTFILE: 1 host, 3 slots)"
+    source="hostfile $T/hostfile (MAL_HOSTFILE: 2 hosts, 3 slots)"
+    check_output "$T/out" 3 "$source"
+    grep -q "placing 1 new process on $host: the first free slots of the $source" "$T/out" &&
+        grep -A1 "placing 1 new process on $host:" "$T/out" | grep -q "it 3 expand 1 -> 2" &&
+        grep -A1 "placing 1 new process on localhost:" "$T/out" | grep -q "it 6 expand 2 -> 3" ||
+        fail "the new processes were not placed $host first, then localhost"
     ;;
 *)
     fail "unknown mode '$mode'"

@@ -267,6 +267,9 @@ bool engine_room_place(engine_state_t *e, int count)
      * allocation's hosts leaves its slot free. The rest go to the placed hosts in turn.
      * Without memory for the list, the runtime places them (only rank 0 spawns). */
     char *list = n > 0 ? names_of(&s->room, place, n) : NULL;
+    if (list != NULL && e->rank == 0 && s->summary)
+        printf("libmal: placing %d new process%s on %s: the first free slots of the %s\n",
+               spawning, spawning == 1 ? "" : "es", list, s->room_source);
     free(running);
     free(place);
     e->procs.spawn_hosts = list;
