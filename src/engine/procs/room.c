@@ -89,7 +89,7 @@ static mal_status_t from_slurm(engine_settings_t *s, const char *nodelist)
         return engine_fail(MAL_ERR_ARG, "mal_init: Slurm's SLURM_JOB_NODELIST and %s: %s "
                            "(MAL_ALLOCATION=off ignores the allocation)", counts_var, err);
     if (per_task > 1)
-        snprintf(cpus, sizeof cpus, " (%d CPUs per task)", per_task);
+        snprintf(cpus, sizeof cpus, ", %d CPUs per task", per_task);
     const char *job = getenv("SLURM_JOB_ID");
     snprintf(text, sizeof text, "Slurm allocation (job %s: %d node%s, %lld %s%s)",
              job != NULL ? job : "?", s->room.nhosts, s->room.nhosts == 1 ? "" : "s",
