@@ -61,7 +61,9 @@ static mal_status_t set_source(engine_settings_t *s, const char *text)
 static mal_status_t from_hostfile(engine_settings_t *s, const char *path, const char *variable)
 {
     char err[512], text[ROOM_SOURCE_MAX];
-    if (alloc_read_hostfile(path, engine_host_cores(), &s->room, err, sizeof err) != MAL_OK)
+    /* A host without a slot count takes one (Open MPI counts that host's cores, which
+     * a process on another host cannot know, and every rank must judge alike). */
+    if (alloc_read_hostfile(path, 1, &s->room, err, sizeof err) != MAL_OK)
         return engine_fail(MAL_ERR_ARG, "mal_init: %s: %s (MAL_ALLOCATION=off ignores it)",
                            variable, err);
     snprintf(text, sizeof text, "hostfile %s (%s: %d host%s, %lld slot%s)", path, variable,
