@@ -150,6 +150,9 @@ check_output() {
     last=$((slots - 1))
     cat "$out"
     for want in "jacobi: PASS" \
+        "libmal: resources: $source: expansions up to $slots processes" \
+        "placing 1 new process on [^ ]*: the first free slots of the $source" \
+        "it 3 expand $((slots - 2)) -> $last procs.*: ok" \
         "it 6 expand $last -> $slots procs.*: ok" \
         "libmal\[0\]: .*mal_step: mal_expand: 1 more process refused: $slots -> $((slots + 1)) processes goes beyond the $slots slots of the $source; the application goes on with its $slots processes" \
         "it 9 expand $slots -> $slots procs.*abandoned, MAL_ERR_LIMIT" \
