@@ -58,11 +58,13 @@ stop_all() {
             while kill -0 "$p" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
             kill -0 "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null
         done
-        left=$(pgrep -f "$T" || true)
-        if [ -n "$left" ] || pgrep -x slurmstepd >/dev/null; then
+        # Read from /proc (procps may be missing); "[.]" keeps grep from finding itself.
+        pattern=$(printf '%s' "$T" | sed 's/[.]/[.]/g')
+        left=$(grep -l -- "$pattern" /proc/[0-9]*/cmdline 2>/dev/null)
+        steps=$(grep -lx slurmstepd /proc/[0-9]*/comm 2>/dev/null)
+        if [ -n "$left$steps" ]; then
             say "FAIL: processes left after the daemons were stopped:"
-            ps -o pid,args -p "$left" 2>/dev/null
-            pgrep -a -x slurmstepd
+            for f in $left $steps; do tr '\0' ' ' <"${f%/*}/cmdline"; echo; done
             status=1
         fi
     fi
@@ -122,6 +124,7 @@ EOF
 # 4 CPUs on a 2-core machine (config_overrides): room for two expansions from 2.
 start_slurm() {
     [ "$(id -u)" = 0 ] || skip "needs root (slurmd and munged run here as root)"
+    getent hosts "$host" >/dev/null || skip "this host's name '$host' does not resolve"
     for c in munged slurmctld slurmd sinfo squeue salloc sbatch scancel; do
         command -v "$c" >/dev/null || skip "$c not installed (tools/setup-deps.sh --test)"
     done
