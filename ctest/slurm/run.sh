@@ -4,7 +4,8 @@
 #   run.sh salloc|sbatch MALRUN JACOBI    a one-node Slurm of its own (munge, slurmctld,
 #                                         slurmd from Debian's packages, as root), then
 #                                         jacobi under `salloc -n 4` or `sbatch --wait -n 4`
-#   run.sh hostfile MALRUN JACOBI         no Slurm: MAL_HOSTFILE with 3 slots
+#   run.sh hostfile MALRUN JACOBI         no Slurm: MAL_HOSTFILE with 3 slots on two hosts
+#   run.sh prefetch MALRUN JACOBI         no Slurm: the pool's prefetch within 3 slots
 #
 # Through tools/malrun (oversubscription on, so mal_init's MPI_UNIVERSE_SIZE check is
 # off) jacobi starts with 2 processes (1 for the hostfile) and its plan adds one process
@@ -194,6 +195,20 @@ hostfile)
         grep -A1 "placing 1 new process on $host:" "$T/out" | grep -q "it 3 expand 1 -> 2" &&
         grep -A1 "placing 1 new process on localhost:" "$T/out" | grep -q "it 6 expand 2 -> 3" ||
         fail "the new processes were not placed $host first, then localhost"
+    ;;
+prefetch)
+    # The pool's prefetch stays within the slots: 4 asked, 1 free (3 slots, 2 running).
+    echo "$host slots=3" >"$T/hostfile"
+    MAL_HOSTFILE="$T/hostfile" MAL_POOL=1 MAL_PREFETCH=4 MAL_PLAN=3:+1,6:+1 timeout 120 \
+        "$malrun" -n 2 "$jacobi" --check --n 400 --iters 8 >"$T/out" 2>&1 ||
+        { cat "$T/out"; fail "jacobi failed"; }
+    cat "$T/out"
+    for want in "jacobi: PASS" "1 process spawned into the pool (1 parked)" \
+        "it 3 expand 2 -> 3 procs.*: ok" "3 -> 4 processes goes beyond the 3 slots" \
+        "it 6 expand 3 -> 3 procs.*abandoned, MAL_ERR_LIMIT"; do
+        grep -q -- "$want" "$T/out" || fail "no line matching: $want"
+    done
+    ! grep -q "processes spawned into the pool" "$T/out" || fail "the prefetch went beyond the slots"
     ;;
 *)
     fail "unknown mode '$mode'"
