@@ -45,6 +45,7 @@ extern "C" {
     X(MAL_ERR_UNSUPPORTED, -11, "not supported by this build or transport")       \
     X(MAL_ERR_TIMEOUT, -12, "a reconfiguration step did not complete in time "     \
       "(MAL_RECONF_TIMEOUT)")                                                     \
+    X(MAL_ERR_LIMIT, -13, "the expansion goes beyond the slots of the job's allocation") \
     X(MAL_RECONFIGURED, 1, "reconfigured: re-read pointers, rows and mal_comm()")  \
     X(MAL_REMOVED, 2, "this process was released: leave the loop, mal_finalize")
 

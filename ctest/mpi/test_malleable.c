@@ -59,6 +59,9 @@ static const scenario_t scenarios[] = {
      * exit, and the application goes on with its processes and data. */
     {"fault_join_unpack", "+2b;W", NULL, NULL, 1, false, MAL_OK, "unpack"},
     {"fault_join_nomem", "+1;W", NULL, NULL, 1, false, MAL_OK, "nomem"},
+    /* Run with MAL_HOSTFILE of 3 slots from 2 processes: the second expansion goes
+     * beyond them and is refused before spawning; after a release there is room again. */
+    {"limit", "+1;+1;W;-1;+1", NULL, NULL, 2, false, MAL_ERR_LIMIT, NULL},
 };
 
 #define ROWS 1009
@@ -267,6 +270,10 @@ static void check_step(const scenario_t *sc, int64_t it, mal_status_t st, int ra
               (long long)it, op, (int)st, mal_strerror(st), mal_strerror(expected));
         CHECK(strncmp(mal_error_message(), "mal_step: ", 10) == 0,
               "message '%s' does not start with the call made, mal_step", mal_error_message());
+        CHECK(expected != MAL_ERR_LIMIT ||
+                  strstr(mal_error_message(), "3 -> 4 processes goes beyond the 3 slots of "
+                         "the hostfile") != NULL,
+              "message '%s' does not name the limit and its source", mal_error_message());
         CHECK(sc->join_fault == NULL || rank_before != 0 ||
                   strstr(mal_error_message(), "join information") != NULL,
               "message '%s' does not say the spawned process could not join",

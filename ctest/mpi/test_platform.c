@@ -10,7 +10,10 @@
  *                  osc components cannot span spawned processes
  *   window_expand  windows and no plan: mal_expand spawns, and the reconfiguration
  *                  refuses the window over old and new processes (refused only; the
- *                  data stay bit-exact and a rebalance afterwards works) */
+ *                  data stay bit-exact and a rebalance afterwards works)
+ *   slots_expand   no plan, no free slot, no oversubscription: mal_expand is refused
+ *                  with MAL_ERR_LIMIT before spawning (MPI_UNIVERSE_SIZE is the limit,
+ *                  procs/room.c), and mpiexec still exits (refused only) */
 #include "mal.h"
 #include "mpitest.h"
 
@@ -27,16 +30,18 @@ static void check_message(const char *const *parts, size_t n)
         CHECK(strstr(msg, parts[i]) != NULL, "message lacks \"%s\": %s", parts[i], msg);
 }
 
+static void expect_status(mal_status_t st, mal_status_t want, const char *const *parts,
+                          size_t n)
+{
+    CHECK(st == want, "expected %s, got %s: %s", mal_strerror(want), mal_strerror(st),
+          mal_error_message());
+    if (want != MAL_OK)
+        check_message(parts, n);
+}
+
 static void expect(mal_status_t st, bool refused, const char *const *parts, size_t n)
 {
-    if (!refused) {
-        CHECK(st == MAL_OK, "expected MAL_OK, got %s: %s", mal_strerror(st),
-              mal_error_message());
-        return;
-    }
-    CHECK(st == MAL_ERR_UNSUPPORTED, "expected MAL_ERR_UNSUPPORTED, got %s",
-          mal_strerror(st));
-    check_message(parts, n);
+    expect_status(st, refused ? MAL_ERR_UNSUPPORTED : MAL_OK, parts, n);
 }
 
 static double value(int64_t row, int version)
@@ -63,22 +68,21 @@ static void verify(mal_array_t *a, int version, const char *when)
     CHECK(total == ROWS, "%s: %lld rows in all, expected %d", when, (long long)total, ROWS);
 }
 
-static void window_expand(void)
+/* mal_expand(1) is refused with `want` and a message with `parts`; nothing changes. */
+static void refused_expand(const char *memory, mal_status_t want, const char *const *parts,
+                           size_t n)
 {
     mal_array_t *a = NULL;
     mal_status_t st = mal_alloc_window("data", MPI_DOUBLE, ROWS, 1, MAL_BLOCK, &a);
     CHECK(st == MAL_OK, "mal_alloc_window: %s", mal_error_message());
     if (st != MAL_OK)
         return;
-    CHECK(strcmp(mal_memory_name(a), "window") == 0, "memory is %s", mal_memory_name(a));
+    CHECK(strcmp(mal_memory_name(a), memory) == 0, "memory is %s", mal_memory_name(a));
     fill(a, 1);
     int size = 0, size_after = 0, windows = mal_buffer_count();
     MPI_Comm_size(mal_comm(), &size);
     st = mal_expand(1, MAL_SPAWN_DEFAULT, NULL);
-    static const char *const parts[] = {"mal_expand: an MPI window over processes of "
-                                        "different jobs", "OMPI_MCA_osc=ucx",
-                                        "tools/malrun"};
-    expect(st, true, parts, sizeof parts / sizeof *parts);
+    expect_status(st, want, parts, n);
     MPI_Comm_size(mal_comm(), &size_after);
     CHECK(size_after == size, "%d processes after the refused expansion, %d before",
           size_after, size);
@@ -118,11 +122,22 @@ int main(int argc, char **argv)
                                             "spawns", "OMPI_MCA_osc=ucx", "tools/malrun"};
         expect(st, refused, parts, sizeof parts / sizeof *parts);
     } else if (strcmp(scenario, "window_expand") == 0 && refused) {
+        static const char *const parts[] = {"mal_expand: an MPI window over processes of "
+                                            "different jobs", "OMPI_MCA_osc=ucx",
+                                            "tools/malrun"};
         CHECK(st == MAL_OK, "mal_init: %s", mal_error_message());
         if (st == MAL_OK)
-            window_expand();
+            refused_expand("window", MAL_ERR_UNSUPPORTED, parts, sizeof parts / sizeof *parts);
+    } else if (strcmp(scenario, "slots_expand") == 0 && refused) {
+        static const char *const parts[] = {"mal_expand: 1 more process refused: 2 -> 3 "
+                                            "processes goes beyond the 2 slots of the "
+                                            "MPI_UNIVERSE_SIZE", "oversubscription off"};
+        CHECK(st == MAL_OK, "mal_init: %s", mal_error_message());
+        if (st == MAL_OK)
+            refused_expand("direct", MAL_ERR_LIMIT, parts, sizeof parts / sizeof *parts);
     } else {
-        CHECK(false, "usage: test_platform slots|window_plan|window_expand refused|accepted");
+        CHECK(false, "usage: test_platform slots|window_plan|window_expand|slots_expand "
+              "refused|accepted");
     }
     if (mal_is_initialized())
         mal_finalize();

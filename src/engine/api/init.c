@@ -162,6 +162,8 @@ static void announce(const engine_state_t *e)
         engine_platform_announce();
     if (e->rank == 0 && e->procs.settings.summary)
         engine_spawn_bound_notice();
+    if (e->rank == 0 && e->procs.settings.summary)
+        engine_room_announce(&e->procs.settings);
 }
 
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)

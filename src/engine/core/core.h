@@ -4,6 +4,7 @@
 #ifndef MAL_CORE_H
 #define MAL_CORE_H
 
+#include "allocation.h"
 #include "mal.h"
 #include "policy.h"
 #include "predict.h"
@@ -37,6 +38,12 @@ typedef struct {
     bool async;                 /* expansions that spawn run in the background      */
     policy_config_t policy;
     avail_t avail;
+    /* What the job may grow into (procs/room.c): the allocation's hosts and slots, or
+     * only a number of slots (MPI_UNIVERSE_SIZE: no hosts); slots 0 for no limit. */
+    alloc_t room;
+    char *room_source;          /* where the limit comes from, for notices; NULL none */
+    bool room_unconfirmed;      /* MPI_UNIVERSE_SIZE while oversubscription is not
+                                 * known: probed before an expansion is refused      */
 } engine_settings_t;
 
 /* Record (and log once) an error found on this rank; returns `status`. The message
@@ -51,6 +58,7 @@ void engine_set_log_rank(int rank);
 
 /* Whether engine_fail prints to stderr (mal_config_t.log_errors; on before mal_init). */
 void engine_set_logging(bool on);
+bool engine_logging(void);
 
 /* Map an MPI return code to MAL_ERR_MPI with the MPI error string; MAL_OK for success. */
 mal_status_t engine_mpi_check(int rc, const char *call);

@@ -43,6 +43,15 @@ static const setting_t table[SETTING_COUNT_] = {
     [SETTING_HOSTS] = {FIELD(hosts), .env = "MAL_HOSTS", .type = SETTING_TEXT,
         .values = "`h1,h2`", .fallback_doc = "the runtime's placement (this node)",
         .effect = "hosts for new processes, used in turn (MPI_Info `host`)"},
+    [SETTING_HOSTFILE] = {.env = "MAL_HOSTFILE", .type = SETTING_FLAG,
+        .values = "a file (`host slots=N` lines)",
+        .fallback_doc = "the Slurm allocation, else `MPI_UNIVERSE_SIZE`",
+        .effect = "hosts and slots the job may grow into: new processes fill them host by "
+                  "host, an expansion beyond them is refused (see \"Slurm\")"},
+    [SETTING_ALLOCATION] = {.env = "MAL_ALLOCATION", .type = SETTING_FLAG,
+        .values = "`auto\\|off`", .fallback_doc = "`auto`",
+        .effect = "`off`: no limit and no placement from the allocation, hostfile or "
+                  "`MPI_UNIVERSE_SIZE` (see \"Slurm\")"},
     [SETTING_SPAWN_PROGRAM] = {FIELD(spawn_program), .type = SETTING_TEXT,
         .values = "a path", .fallback_doc = "this program (`/proc/self/exe`)",
         .effect = "program an expansion spawns"},

@@ -50,6 +50,11 @@ void engine_set_logging(bool on)
     log_errors = on;
 }
 
+bool engine_logging(void)
+{
+    return log_errors;
+}
+
 const char *mal_strerror(mal_status_t status)
 {
     switch (status) {

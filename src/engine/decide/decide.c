@@ -6,8 +6,8 @@
  * same decision without agreeing on floating-point results.
  *
  * The resource view sits behind engine_resources_t: the availability file (or this host
- * alone) with this host's cores from hwloc. A Slurm backend would implement the same
- * call by asking the controller for the idle CPUs of the job's allocation. */
+ * alone) with this host's cores from hwloc, capped by the slots of the job's allocation
+ * (Slurm, a hostfile or MPI_UNIVERSE_SIZE: procs/room.c). */
 #include "core.h"
 #include "decide.h"
 #include "memory.h"
@@ -53,6 +53,22 @@ static void file_free_cores(const avail_t *a, const int *running, int *free_core
 
 static const engine_resources_t file_resources = {"availability file + hwloc",
                                                   file_free_cores};
+
+/* Within the job's allocation (procs/room.c): an expansion beyond it would be refused,
+ * so the policy sees no more free cores than the allocation has room for processes
+ * (the last hosts give theirs up first). */
+static void cap_by_allocation(const engine_state_t *e, const avail_t *a, int *free_cores)
+{
+    int64_t slots = e->procs.settings.room.slots;
+    if (slots <= 0)
+        return;
+    int64_t room = slots > e->size ? slots - e->size : 0, total = 0;
+    for (int h = 0; h < a->nhosts; h++) {
+        int64_t keep = room - total < free_cores[h] ? room - total : free_cores[h];
+        free_cores[h] = (int)keep;
+        total += keep;
+    }
+}
 
 /* ---- the decision, on rank 0 -------------------------------------------------------------- */
 
@@ -257,6 +273,7 @@ static void decide_on_root(engine_state_t *e, decision_msg_t *m, decision_arrays
         data_rows(&e->reg, &in, procs);
         pool_view(e, a, &in, parked_on);
         file_resources.free_cores(a, running, free_cores);
+        cap_by_allocation(e, a, free_cores);
         ask_policy(e, &in, free_cores, m, out);
     }
     free(procs);

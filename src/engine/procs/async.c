@@ -166,8 +166,14 @@ mal_status_t engine_expand_planned(engine_state_t *e, int count, mal_spawn_mode_
     mal_status_t st = background ? engine_pool_drop_stale(e) : MAL_OK;
     if (st)
         return st;
-    background = background && count > engine_pool_parked(e);
-    return background ? start(e, count, mode, weights) : engine_expand(e, count, mode, weights);
+    /* One beyond the allocation is refused (and reported) by engine_expand. */
+    background = background && count > engine_pool_parked(e) && engine_room_allows(e, count);
+    if (!background)
+        return engine_expand(e, count, mode, weights);
+    bool placed = engine_room_place(e, count);
+    st = start(e, count, mode, weights);
+    engine_room_unplace(e, placed);
+    return st;
 }
 
 /* The thread is done on this process: adopt its world and parked processes. */

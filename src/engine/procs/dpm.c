@@ -139,6 +139,8 @@ mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t 
     s.hosts = setting_text_copy(cfg, SETTING_HOSTS);
     if (!st)
         st = engine_policy_resolve(cfg, &s);
+    if (!st)
+        st = engine_room_resolve(&s);
     s.program = cfg->spawn_program != NULL ? strdup(cfg->spawn_program) : own_program();
     s.argv = cfg->spawn_argv != NULL ? copy_arguments(cfg->spawn_argv) : own_arguments();
     if (!st && (s.plan == NULL || s.program == NULL || s.argv == NULL))
@@ -163,6 +165,7 @@ void engine_settings_free(engine_settings_t *s)
     free(s->program);
     free(s->calibration);
     engine_policy_free(s);
+    engine_room_free(s);
     *s = (engine_settings_t){0};
 }
 
@@ -176,6 +179,7 @@ uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash)
     hash = engine_hash(hash, &s->params, offsetof(predict_params_t, cores));
     hash = engine_hash(hash, &s->params.cores, sizeof s->params.cores);
     hash = engine_policy_fingerprint(s, hash);
+    hash = engine_room_fingerprint(s, hash);
     return engine_hash(hash, s->plan, strlen(s->plan));
 }
 

@@ -98,6 +98,41 @@ static char *get_str(unpack_t *u)
     return s;
 }
 
+/* The allocation: rank 0's view, so that every process judges expansions alike. */
+static void pack_room(pack_t *p, const engine_settings_t *s)
+{
+    put_str(p, s->room_source);
+    put_i64(p, s->room.slots);
+    put_i64(p, s->room_unconfirmed);
+    put_i64(p, s->room.nhosts);
+    for (int h = 0; h < s->room.nhosts; h++) {
+        put_str(p, s->room.hosts[h].name);
+        put_i64(p, s->room.hosts[h].slots);
+    }
+}
+
+static void unpack_room(unpack_t *u, engine_settings_t *s)
+{
+    s->room_source = get_str(u);
+    s->room.slots = get_i64(u);
+    s->room_unconfirmed = get_i64(u) != 0;
+    int64_t n = get_i64(u);
+    if (u->failed || n < 0 || n > ALLOC_MAX_HOSTS) {
+        u->failed = true;
+        return;
+    }
+    s->room.hosts = n > 0 ? calloc((size_t)n, sizeof *s->room.hosts) : NULL;
+    u->failed |= n > 0 && s->room.hosts == NULL;
+    for (int64_t h = 0; !u->failed && h < n; h++) {
+        char *name = get_str(u);
+        snprintf(s->room.hosts[h].name, sizeof s->room.hosts[h].name, "%s",
+                 name != NULL ? name : "");
+        free(name);
+        s->room.hosts[h].slots = (int)get_i64(u);
+        s->room.nhosts = (int)h + 1;
+    }
+}
+
 static void pack_settings(pack_t *p, const engine_state_t *e)
 {
     const engine_settings_t *s = &e->procs.settings;
@@ -119,6 +154,7 @@ static void pack_settings(pack_t *p, const engine_state_t *e)
     put_str(p, s->plan);
     put_str(p, s->report);
     put_str(p, s->hosts);
+    pack_room(p, s);
     put_str(p, s->program);
     int64_t argc = 0;
     while (s->argv[argc] != NULL)
@@ -336,6 +372,7 @@ static void unpack_settings(unpack_t *u, engine_state_t *e)
     s->plan = get_str(u);
     s->report = get_str(u);
     s->hosts = get_str(u);
+    unpack_room(u, s);
     s->program = get_str(u);
     int64_t argc = get_i64(u);
     s->argv = u->failed || argc < 0 ? NULL : calloc((size_t)argc + 1, sizeof *s->argv);

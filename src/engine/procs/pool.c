@@ -311,7 +311,9 @@ mal_status_t engine_pool_start(engine_state_t *e)
     if (st)
         return st;
     MPI_Comm_set_errhandler(p->world, MPI_ERRORS_RETURN);
-    return engine_pool_fill(e, p->settings.prefetch, NULL);
+    int free_slots = engine_room_free_slots(e); /* a prefetch stays in the allocation */
+    return engine_pool_fill(e, p->settings.prefetch < free_slots ? p->settings.prefetch
+                                                                 : free_slots, NULL);
 }
 
 /* A parked process that holds structures registered before the registry last changed

@@ -11,6 +11,26 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* What the job may grow into (room.c): read at mal_init into s->room and
+ * s->room_source (MAL_ERR_ARG naming the variable when its text is bad). */
+mal_status_t engine_room_resolve(engine_settings_t *s);
+void engine_room_free(engine_settings_t *s);
+uint64_t engine_room_fingerprint(const engine_settings_t *s, uint64_t hash);
+/* Rank 0's line at mal_init: the limit and where it comes from (summaries on). */
+void engine_room_announce(const engine_settings_t *s);
+/* Whether an expansion by `count` fits the slots (the same answer on every rank), and
+ * the refusal MAL_ERR_LIMIT, with the notice, when it does not. */
+bool engine_room_allows(const engine_state_t *e, int count);
+mal_status_t engine_room_check(const engine_state_t *e, int count);
+/* Slots neither active nor parked processes hold (INT_MAX: no limit): a prefetch
+ * spawns no more. */
+int engine_room_free_slots(const engine_state_t *e);
+/* Collective over e->comm: where the processes an expansion by `count` spawns go, set
+ * as e->procs.spawn_hosts when the allocation names hosts and neither MAL_HOSTS nor the
+ * policy does; true when it set them (engine_room_unplace frees them afterwards). */
+bool engine_room_place(engine_state_t *e, int count);
+void engine_room_unplace(engine_state_t *e, bool placed);
+
 /* Settings (dpm.c). */
 mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t *out);
 void engine_settings_free(engine_settings_t *s);

@@ -209,6 +209,10 @@ static mal_status_t check_transport(const char *call)
                        "mal_rebalance can change the layout", call);
 }
 
+/* The agreed expansion, its new processes placed (room.c). */
+static mal_status_t expand_agreed(engine_state_t *e, int count, mal_spawn_mode_t mode,
+                                  const double *weights, double t0);
+
 mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
                            const double *weights)
 {
@@ -219,14 +223,29 @@ mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
     if (mode == MAL_SPAWN_DEFAULT)
         mode = e->procs.settings.spawn_mode;
     st = check_expand(e, count, mode, weights);
+    /* Beyond the allocation's slots: refused before anything is spawned (every rank
+     * judges alike from the same settings), reported, and the processes go on. */
+    if (!st)
+        st = engine_room_check(e, count);
     st = engine_agree_in(e->comm, st, st ? 0 : resize_fingerprint(e, count, mode, NULL,
                                                                   weights, e->size + count),
                          "mal_expand");
-    if (!st)
-        predict_resize(e, MAL_ACTION_EXPAND, count, NULL, weights);
+    if (st) {
+        report_abandoned(e, MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
+        return st;
+    }
+    bool placed = engine_room_place(e, count);
+    st = expand_agreed(e, count, mode, weights, t0);
+    engine_room_unplace(e, placed);
+    return st;
+}
+
+static mal_status_t expand_agreed(engine_state_t *e, int count, mal_spawn_mode_t mode,
+                                  const double *weights, double t0)
+{
+    predict_resize(e, MAL_ACTION_EXPAND, count, NULL, weights);
     engine_join_msg_t msg = {.new_procs = e->size + count, .weights = weights};
-    if (!st)
-        st = engine_pool_take(e, count, &msg.woken);
+    mal_status_t st = engine_pool_take(e, count, &msg.woken);
     msg.spawning = count - msg.woken;
     msg.remaining = msg.spawning == 0 ? 0 : mode == MAL_SPAWN_PER_CALL ? msg.spawning : 1;
     MPI_Comm grown = e->comm, merged = e->comm;
@@ -387,6 +406,8 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
 static void refill_pool(engine_state_t *e)
 {
     int missing = e->procs.settings.prefetch - engine_pool_parked(e);
+    int free_slots = engine_room_free_slots(e);
+    missing = missing < free_slots ? missing : free_slots;
     if (missing > 0 && e->procs.world != MPI_COMM_NULL)
         engine_pool_fill(e, missing, NULL);
 }

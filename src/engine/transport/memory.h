@@ -88,6 +88,9 @@ typedef struct {
     int thread_level;           /* MPI_Query_thread                                */
 } engine_platform_t;
 const engine_platform_t *engine_platform(void);
+/* MPI_UNIVERSE_SIZE, the slots Open MPI's runtime has for the job (cheap: no probe); 0
+ * when not given or when this process was started without mpiexec. */
+int engine_universe_size(void);
 const char *engine_thread_level_name(int level);
 /* mal_init on the initial processes: refuse (MAL_ERR_UNSUPPORTED, naming the fix) a plan
  * that spawns more processes than the launcher has room for, or that spawns while

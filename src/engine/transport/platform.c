@@ -144,6 +144,17 @@ static bool windows_span_jobs(void)
     return accepts;
 }
 
+int engine_universe_size(void)
+{
+    /* A singleton (started without mpiexec, which sets OMPI_COMM_WORLD_SIZE for every
+     * process it starts) sees MPI_UNIVERSE_SIZE 1 yet spawns into the cores of the
+     * runtime it starts: its room is not known. */
+    int *universe = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &flag);
+    bool launched = getenv("OMPI_COMM_WORLD_SIZE") != NULL;
+    return flag && universe != NULL && launched ? *universe : 0;
+}
+
 const engine_platform_t *engine_platform(void)
 {
     if (probed)
@@ -154,13 +165,7 @@ const engine_platform_t *engine_platform(void)
     /* Judged only where Open MPI's components were recognised. */
     platform.known = platform.osc[0] != '\0';
     platform.windows_span_jobs = platform.known && windows_span_jobs();
-    /* A singleton (started without mpiexec, which sets OMPI_COMM_WORLD_SIZE for every
-     * process it starts) sees MPI_UNIVERSE_SIZE 1 yet spawns into the cores of the
-     * runtime it starts: its room is not known. */
-    int *universe = NULL, flag = 0;
-    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &flag);
-    bool launched = getenv("OMPI_COMM_WORLD_SIZE") != NULL;
-    platform.universe = flag && universe != NULL && launched ? *universe : 0;
+    platform.universe = engine_universe_size();
     MPI_Comm_size(MPI_COMM_WORLD, &platform.world);
     return &platform;
 }

@@ -1,0 +1,189 @@
+/* Unit tests of src/policy/allocation.c: Slurm node and count lists, Open MPI hostfiles
+ * and the placement of new processes on free slots. No MPI, no Slurm. */
+#include "allocation.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unittest.h"
+
+/* The expanded names joined by ',' (or the error), for one comparison per case. */
+static const char *names_of(const char *list)
+{
+    static char text[4096];
+    alloc_t a;
+    char err[1024] = "";
+    if (alloc_parse_nodelist(list, &a, err, sizeof err) != MAL_OK) {
+        snprintf(text, sizeof text, "error: %s", err);
+        return text;
+    }
+    text[0] = '\0';
+    for (int h = 0; h < a.nhosts; h++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", h ? "," : "",
+                 a.hosts[h].name);
+    alloc_free(&a);
+    return text;
+}
+
+static void expect_names(const char *list, const char *want)
+{
+    const char *got = names_of(list);
+    CHECK(strcmp(got, want) == 0, "'%s' -> '%s', want '%s'", list, got, want);
+}
+
+static void expect_list_error(const char *list, const char *part)
+{
+    const char *got = names_of(list);
+    CHECK(strncmp(got, "error: ", 7) == 0 && strstr(got, part) != NULL,
+          "'%s' -> '%s', want an error with '%s'", list, got, part);
+}
+
+static void test_nodelists(void)
+{
+    expect_names("node1", "node1");
+    expect_names("a,b", "a,b");
+    expect_names("node[01-03,7],other", "node01,node02,node03,node7,other");
+    expect_names("n[8-10]", "n8,n9,n10");
+    expect_names("n[08-10]", "n08,n09,n10");
+    expect_names("n[098-101]", "n098,n099,n100,n101");
+    expect_names("n[1-2]-ib", "n1-ib,n2-ib");
+    expect_names("r[1-2]n[1-2]", "r1n1,r1n2,r2n1,r2n2");
+    expect_names("x[3],y[5,1]", "x3,y5,y1");
+    expect_names("vm.example.org", "vm.example.org");
+    expect_list_error("", "empty");
+    expect_list_error("a,,b", "empty name");
+    expect_list_error("a,", "empty name");
+    expect_list_error("n[3-1]", "range 3-1 decreases");
+    expect_list_error("n[1", "'[' not closed");
+    expect_list_error("n]1", "']' without '['");
+    expect_list_error("n[]", "bad bracket");
+    expect_list_error("n[a-b]", "bad range");
+    expect_list_error("n[1-]", "bad range");
+    expect_list_error("n[1-2-3]", "bad range");
+    expect_list_error("n[1-99999999]", "more than 65536 nodes");
+    char longname[300];
+    memset(longname, 'h', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    expect_list_error(longname, "longer than 255");
+}
+
+static void test_counts(void)
+{
+    int c[8];
+    char err[256];
+    CHECK(alloc_parse_counts("4", c, 1, err, sizeof err) == MAL_OK && c[0] == 4, "4");
+    CHECK(alloc_parse_counts("2(x3),1", c, 4, err, sizeof err) == MAL_OK && c[0] == 2 &&
+          c[1] == 2 && c[2] == 2 && c[3] == 1, "2(x3),1: %s", err);
+    CHECK(alloc_parse_counts("1,36(x2)", c, 3, err, sizeof err) == MAL_OK && c[0] == 1 &&
+          c[1] == 36 && c[2] == 36, "1,36(x2): %s", err);
+    CHECK(alloc_parse_counts("2(x3)", c, 4, err, sizeof err) == MAL_ERR_ARG &&
+          strstr(err, "3 counts for 4 nodes"), "too few: %s", err);
+    CHECK(alloc_parse_counts("2(x300000000)", c, 4, err, sizeof err) == MAL_ERR_ARG &&
+          strstr(err, "300000000 counts for 4 nodes"), "too many: %s", err);
+    CHECK(alloc_parse_counts("2(x0)", c, 1, err, sizeof err) == MAL_ERR_ARG &&
+          strstr(err, "repeat 0"), "repeat 0: %s", err);
+    CHECK(alloc_parse_counts("0", c, 1, err, sizeof err) == MAL_ERR_ARG &&
+          strstr(err, "count 0"), "count 0: %s", err);
+    const char *bad[] = {"", "x", "2(x3", "2(3)", "2,", ",2", "2 ", "-1", NULL};
+    for (int i = 0; bad[i] != NULL; i++)
+        CHECK(alloc_parse_counts(bad[i], c, 1, err, sizeof err) == MAL_ERR_ARG &&
+              strstr(err, "expected N or N(xR)"), "'%s': %s", bad[i], err);
+}
+
+static void test_slurm(void)
+{
+    alloc_t a;
+    char err[256] = "";
+    CHECK(alloc_from_slurm("vm", "4", 1, &a, err, sizeof err) == MAL_OK && a.nhosts == 1 &&
+          a.slots == 4 && a.hosts[0].slots == 4, "one node: %s", err);
+    alloc_free(&a);
+    CHECK(alloc_from_slurm("n[1-3],big", "2(x3),8", 2, &a, err, sizeof err) == MAL_OK &&
+          a.nhosts == 4 && a.hosts[0].slots == 1 && a.hosts[3].slots == 4 && a.slots == 7,
+          "cpus per task 2: %s", err);
+    alloc_free(&a);
+    CHECK(alloc_from_slurm("n1", "1", 4, &a, err, sizeof err) == MAL_OK && a.slots == 1,
+          "fewer CPUs than a task takes one process: %s", err);
+    alloc_free(&a);
+    CHECK(alloc_from_slurm("n[1-2]", "4", 1, &a, err, sizeof err) == MAL_ERR_ARG &&
+          strstr(err, "1 count for 2 nodes") && a.hosts == NULL && a.nhosts == 0,
+          "counts differ from nodes: %s", err);
+}
+
+/* A hostfile from text, through a temporary stream. */
+static mal_status_t hostfile(const char *text, int default_slots, alloc_t *a, char *err)
+{
+    FILE *f = tmpfile();
+    if (f == NULL)
+        return MAL_ERR_NOMEM;
+    fputs(text, f);
+    rewind(f);
+    mal_status_t st = alloc_parse_hostfile(f, "hf", default_slots, a, err, 256);
+    fclose(f);
+    return st;
+}
+
+static void expect_hostfile_error(const char *text, const char *part)
+{
+    alloc_t a;
+    char err[256] = "";
+    CHECK(hostfile(text, 1, &a, err) == MAL_ERR_ARG && strstr(err, part) != NULL &&
+          a.hosts == NULL, "'%s' -> '%s', want '%s'", text, err, part);
+}
+
+static void test_hostfiles(void)
+{
+    alloc_t a;
+    char err[256] = "";
+    CHECK(hostfile("# cluster\n\naa slots=2\nbb slots=4 max_slots=6  # comment\n"
+                   "cc max_slots=3\ndd\n\tee cpu=5\n", 2, &a, err) == MAL_OK && a.nhosts == 5 &&
+          a.hosts[0].slots == 2 && a.hosts[1].slots == 4 && a.hosts[2].slots == 3 &&
+          a.hosts[3].slots == 2 && a.hosts[4].slots == 5 && a.slots == 16 &&
+          strcmp(a.hosts[4].name, "ee") == 0, "hostfile: %s", err);
+    alloc_free(&a);
+    expect_hostfile_error("aa slots=x\n", "hf:1: slots 'x' is not an integer in 1..1000000");
+    expect_hostfile_error("aa slots=0\n", "hf:1: slots '0'");
+    expect_hostfile_error("\naa foo=1\n", "hf:2: unknown field 'foo=1'");
+    expect_hostfile_error("aa slots\n", "hf:1: unknown field 'slots'");
+    expect_hostfile_error("aa\nbb\naa slots=2\n", "hf:3: host 'aa' already listed on line 1");
+    expect_hostfile_error("aa slots=8 max_slots=4\n", "hf:1: slots 8 above max_slots 4");
+    expect_hostfile_error("# nothing\n\n", "hf: no host listed");
+    CHECK(alloc_read_hostfile("/nonexistent/hostfile", 1, &a, err, sizeof err) ==
+          MAL_ERR_ARG && strstr(err, "/nonexistent/hostfile: cannot open"), "%s", err);
+}
+
+static void test_placement(void)
+{
+    alloc_t a;
+    char err[256] = "";
+    if (alloc_from_slurm("n[1-3]", "2,4,1", 1, &a, err, sizeof err) != MAL_OK) {
+        CHECK(0, "%s", err);
+        return;
+    }
+    CHECK(alloc_find_host(&a, "n2") == 1 && alloc_find_host(&a, "n2.cluster.org") == 1 &&
+          alloc_find_host(&a, "n") == -1 && alloc_find_host(&a, "n22") == -1, "find");
+    int running[3] = {2, 1, 0}, place[8];
+    int n = alloc_place(&a, running, 4, place);
+    CHECK(n == 4 && place[0] == 1 && place[1] == 1 && place[2] == 1 && place[3] == 2,
+          "fills n2 then n3: %d [%d %d %d %d]", n, place[0], place[1], place[2], place[3]);
+    n = alloc_place(&a, running, 8, place);
+    CHECK(n == 4, "only the 4 free slots: %d", n);
+    int over[3] = {3, 4, 1}; /* more running than slots (oversubscribed) */
+    CHECK(alloc_place(&a, over, 1, place) == 0, "no free slot");
+    alloc_free(&a);
+}
+
+int main(void)
+{
+    test_nodelists();
+    test_counts();
+    test_slurm();
+    test_hostfiles();
+    test_placement();
+    if (failures) {
+        printf("test_allocation: FAIL (%d)\n", failures);
+        return 1;
+    }
+    printf("test_allocation: PASS\n");
+    return 0;
+}

@@ -1,0 +1,288 @@
+/* What the job may grow into, read at mal_init (README, "Slurm"), and its two uses at an
+ * expansion: the limit (an expansion beyond the slots is refused before anything is
+ * spawned, with a notice naming the limit and where it comes from, and the application
+ * goes on with its processes and data) and the placement (new processes fill the free
+ * slots host by host, unless MAL_HOSTS or the policy names hosts).
+ *
+ * Sources, the first found wins: MAL_ALLOCATION=off (none); MAL_HOSTFILE; a Slurm
+ * allocation (SLURM_JOB_NODELIST with SLURM_JOB_CPUS_PER_NODE, else
+ * SLURM_TASKS_PER_NODE, over SLURM_CPUS_PER_TASK); mpiexec's hostfile when given
+ * through its variable OMPI_MCA_orte_default_hostfile (`mpiexec --hostfile` leaves no
+ * trace in the processes' environment but MPI_UNIVERSE_SIZE); MPI_UNIVERSE_SIZE while
+ * oversubscription is off. With oversubscription on, the universe is only the cores of
+ * this node, which the launcher was told to exceed (tools/malrun); a resource manager's
+ * or a hostfile's slots are what the job was given and hold even then.
+ *
+ * Released initial processes that wait for their job-mates are not counted: they use
+ * no CPU. Parked ones of the pool are (they are woken before anything is spawned). */
+#include "core.h"
+#include "memory.h"
+#include "monitor.h"
+#include "procs.h"
+#include "reconf.h"
+#include "settings.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define ROOM_SOURCE_MAX 512
+
+/* Whether `text` contains `word`, ignoring case. */
+static bool has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (; text != NULL && *text != '\0'; text++)
+        if (strncasecmp(text, word, n) == 0)
+            return true;
+    return false;
+}
+
+/* mpiexec --oversubscribe exports OMPI_MCA_rmaps_base_oversubscribe=1 to the processes
+ * it starts (measured with Open MPI 4.1.4); tools/malrun sets it. */
+static bool environment_oversubscribes(void)
+{
+    const char *v = getenv("OMPI_MCA_rmaps_base_oversubscribe");
+    bool on = v != NULL && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
+                            strcasecmp(v, "yes") == 0);
+    return on || has_word(getenv("OMPI_MCA_rmaps_base_mapping_policy"), "oversubscribe");
+}
+
+static mal_status_t set_source(engine_settings_t *s, const char *text)
+{
+    s->room_source = strdup(text);
+    return s->room_source != NULL ? MAL_OK
+                                  : engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for the "
+                                                "allocation's description");
+}
+
+static mal_status_t from_hostfile(engine_settings_t *s, const char *path, const char *variable)
+{
+    char err[512], text[ROOM_SOURCE_MAX];
+    /* A host without a slot count takes one (Open MPI counts that host's cores, which
+     * a process on another host cannot know, and every rank must judge alike). */
+    if (alloc_read_hostfile(path, 1, &s->room, err, sizeof err) != MAL_OK)
+        return engine_fail(MAL_ERR_ARG, "mal_init: %s: %s (MAL_ALLOCATION=off ignores it)",
+                           variable, err);
+    snprintf(text, sizeof text, "hostfile %s (%s: %d host%s, %lld slot%s)", path, variable,
+             s->room.nhosts, s->room.nhosts == 1 ? "" : "s", (long long)s->room.slots,
+             s->room.slots == 1 ? "" : "s");
+    return set_source(s, text);
+}
+
+static mal_status_t from_slurm(engine_settings_t *s, const char *nodelist)
+{
+    const char *counts_var = "SLURM_JOB_CPUS_PER_NODE", *counts = getenv(counts_var);
+    if (counts == NULL) {
+        counts_var = "SLURM_TASKS_PER_NODE";
+        counts = getenv(counts_var);
+    }
+    if (counts == NULL)
+        return engine_fail(MAL_ERR_ARG, "mal_init: SLURM_JOB_NODELIST is set but neither "
+                           "SLURM_JOB_CPUS_PER_NODE nor SLURM_TASKS_PER_NODE "
+                           "(MAL_ALLOCATION=off ignores the allocation)");
+    const char *per_task_text = getenv("SLURM_CPUS_PER_TASK");
+    int per_task = per_task_text != NULL ? atoi(per_task_text) : 1;
+    per_task = per_task > 0 ? per_task : 1;
+    char err[512], text[ROOM_SOURCE_MAX], cpus[64] = "";
+    if (alloc_from_slurm(nodelist, counts, per_task, &s->room, err, sizeof err) != MAL_OK)
+        return engine_fail(MAL_ERR_ARG, "mal_init: Slurm's SLURM_JOB_NODELIST and %s: %s "
+                           "(MAL_ALLOCATION=off ignores the allocation)", counts_var, err);
+    if (per_task > 1)
+        snprintf(cpus, sizeof cpus, ", %d CPUs per task", per_task);
+    const char *job = getenv("SLURM_JOB_ID");
+    snprintf(text, sizeof text, "Slurm allocation (job %s: %d node%s, %lld %s%s)",
+             job != NULL ? job : "?", s->room.nhosts, s->room.nhosts == 1 ? "" : "s",
+             (long long)s->room.slots, per_task > 1 ? "slots" : "CPUs", cpus);
+    return set_source(s, text);
+}
+
+/* Oversubscription may also come from Open MPI's parameter files, which only the probe
+ * reads (0.3 s): it is paid only before an expansion would be refused. */
+static mal_status_t from_universe(engine_settings_t *s)
+{
+    int universe = engine_universe_size();
+    if (universe <= 0 || environment_oversubscribes() ||
+        (engine_platform_probed() && engine_platform()->oversubscribe))
+        return MAL_OK;
+    s->room.slots = universe;
+    s->room_unconfirmed = !engine_platform_probed();
+    char text[ROOM_SOURCE_MAX];
+    snprintf(text, sizeof text, "MPI_UNIVERSE_SIZE (the slots mpiexec has, oversubscription "
+             "off)");
+    return set_source(s, text);
+}
+
+mal_status_t engine_room_resolve(engine_settings_t *s)
+{
+    const char *mode = setting_env(SETTING_ALLOCATION);
+    if (mode != NULL && strcmp(mode, "off") == 0)
+        return MAL_OK;
+    if (mode != NULL && strcmp(mode, "auto") != 0)
+        return engine_fail(MAL_ERR_ARG, "mal_init: MAL_ALLOCATION='%s' is not auto or off",
+                           mode);
+    const char *hostfile = setting_env(SETTING_HOSTFILE);
+    if (hostfile != NULL)
+        return from_hostfile(s, hostfile, "MAL_HOSTFILE");
+    const char *nodelist = getenv("SLURM_JOB_NODELIST");
+    if (nodelist != NULL)
+        return from_slurm(s, nodelist);
+    const char *mpiexec_hostfile = getenv("OMPI_MCA_orte_default_hostfile");
+    if (mpiexec_hostfile != NULL && *mpiexec_hostfile != '\0')
+        return from_hostfile(s, mpiexec_hostfile, "OMPI_MCA_orte_default_hostfile");
+    return from_universe(s);
+}
+
+void engine_room_free(engine_settings_t *s)
+{
+    alloc_free(&s->room);
+    free(s->room_source);
+    s->room_source = NULL;
+}
+
+uint64_t engine_room_fingerprint(const engine_settings_t *s, uint64_t hash)
+{
+    int64_t v[2] = {s->room.slots, s->room.nhosts};
+    hash = engine_hash(hash, v, sizeof v);
+    for (int h = 0; h < s->room.nhosts; h++)
+        hash = engine_hash(hash, s->room.hosts[h].name, strlen(s->room.hosts[h].name));
+    return hash;
+}
+
+void engine_room_announce(const engine_settings_t *s)
+{
+    if (s->room.slots <= 0)
+        return;
+    printf("libmal: resources: %s: expansions up to %lld processes%s\n", s->room_source,
+           (long long)s->room.slots,
+           s->room.nhosts == 0 ? ""
+           : s->hosts != NULL ? ", placed by MAL_HOSTS"
+                              : ", new ones placed on its free slots host by host");
+    fflush(stdout);
+}
+
+/* ---- at an expansion ------------------------------------------------------------------- */
+
+static int parked_count(const engine_state_t *e)
+{
+    return e->procs.world != MPI_COMM_NULL ? e->procs.nparked : 0;
+}
+
+bool engine_room_allows(const engine_state_t *e, int count)
+{
+    const engine_settings_t *s = &e->procs.settings;
+    bool spawns = count > parked_count(e);
+    if (s->room.slots <= 0 || !spawns || (int64_t)e->size + count <= s->room.slots)
+        return true;
+    /* Every rank probes alike: the same parameters, the same answer. */
+    return s->room_unconfirmed && engine_platform()->oversubscribe;
+}
+
+mal_status_t engine_room_check(const engine_state_t *e, int count)
+{
+    if (engine_room_allows(e, count))
+        return MAL_OK;
+    const engine_settings_t *s = &e->procs.settings;
+    /* Every rank finds the same refusal: the notice is printed once, by rank 0. */
+    bool logging = engine_logging();
+    engine_set_logging(logging && e->rank == 0);
+    mal_status_t st = engine_fail(MAL_ERR_LIMIT, "mal_expand: %d more process%s refused: "
+                                  "%d -> %d processes goes beyond the %lld slot%s of the %s; "
+                                  "the application goes on with its %d process%s "
+                                  "(MAL_ALLOCATION=off lifts the limit)", count,
+                                  count == 1 ? "" : "es", e->size, e->size + count,
+                                  (long long)s->room.slots, s->room.slots == 1 ? "" : "s",
+                                  s->room_source, e->size, e->size == 1 ? "" : "es");
+    engine_set_logging(logging);
+    return st;
+}
+
+int engine_room_free_slots(const engine_state_t *e)
+{
+    int64_t slots = e->procs.settings.room.slots;
+    if (slots <= 0)
+        return INT_MAX;
+    int64_t left = slots - e->size - parked_count(e);
+    return left > 0 ? (int)left : 0;
+}
+
+/* Processes per allocation host: the active ones (each says where it runs) and the
+ * parked ones (the pool knows their hosts). Collective over e->comm; NULL on every rank
+ * when one is out of memory. */
+static int *running_per_host(const engine_state_t *e)
+{
+    const alloc_t *a = &e->procs.settings.room;
+    int *where = malloc((size_t)e->size * sizeof *where);
+    int *running = calloc((size_t)a->nhosts, sizeof *running);
+    int ok = where != NULL && running != NULL;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, e->comm);
+    if (ok) {
+        char name[MPI_MAX_PROCESSOR_NAME];
+        int len = 0;
+        MPI_Get_processor_name(name, &len);
+        int mine = alloc_find_host(a, name);
+        PMPI_Allgather(&mine, 1, MPI_INT, where, 1, MPI_INT, e->comm);
+        for (int r = 0; r < e->size; r++)
+            if (where[r] >= 0)
+                running[where[r]]++;
+        for (int i = 0; i < parked_count(e); i++)
+            for (int h = 0; h < a->nhosts; h++)
+                running[h] += e->procs.parked[i].host == engine_host_hash(a->hosts[h].name);
+    }
+    free(where);
+    if (!ok) {
+        free(running);
+        running = NULL;
+    }
+    return running;
+}
+
+/* The host names of place[0..n-1], comma-separated. */
+static char *names_of(const alloc_t *a, const int *place, int n)
+{
+    size_t len = 1;
+    for (int i = 0; i < n; i++)
+        len += strlen(a->hosts[place[i]].name) + 1;
+    char *list = calloc(len, 1);
+    for (int i = 0; list != NULL && i < n; i++) {
+        if (i > 0)
+            strcat(list, ",");
+        strcat(list, a->hosts[place[i]].name);
+    }
+    return list;
+}
+
+bool engine_room_place(engine_state_t *e, int count)
+{
+    const engine_settings_t *s = &e->procs.settings;
+    int spawning = count - (count < parked_count(e) ? count : parked_count(e));
+    if (s->room.nhosts == 0 || s->hosts != NULL || e->procs.spawn_hosts != NULL ||
+        spawning == 0)
+        return false;
+    int *running = running_per_host(e);
+    int *place = malloc((size_t)spawning * sizeof *place);
+    int n = running != NULL && place != NULL ? alloc_place(&s->room, running, spawning, place)
+                                             : 0;
+    /* The slots were checked in all, not per host: a process running outside the
+     * allocation's hosts leaves its slot free. The rest go to the placed hosts in turn.
+     * Without memory for the list, the runtime places them (only rank 0 spawns). */
+    char *list = n > 0 ? names_of(&s->room, place, n) : NULL;
+    if (list != NULL && e->rank == 0 && s->summary)
+        printf("libmal: placing %d new process%s on %s: the first free slots of the %s\n",
+               spawning, spawning == 1 ? "" : "es", list, s->room_source);
+    free(running);
+    free(place);
+    e->procs.spawn_hosts = list;
+    e->procs.spawn_hosts_base = e->procs.spawned;
+    return list != NULL;
+}
+
+void engine_room_unplace(engine_state_t *e, bool placed)
+{
+    if (!placed)
+        return;
+    free(e->procs.spawn_hosts);
+    e->procs.spawn_hosts = NULL;
+}
