@@ -65,7 +65,7 @@ long long cli_integer(const cli_t *cli, const char *option, const char *text, lo
 {
     char *end;
     errno = 0;
-    long long v = strtoll(text, &end, 0);
+    long long v = strtoll(text, &end, 10); /* decimal: "010" is ten, not eight */
     if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
         cli_usage_error(cli, "%s '%s' is not an integer in %lld..%lld", option, text, min,
                         max);

@@ -53,7 +53,7 @@ int cli_next(const cli_t *cli, int argc, char **argv, const char *shortopts,
 _Noreturn void cli_usage_error(const cli_t *cli, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* `text`, the value of `option`, as an integer in [min, max] (decimal, or 0x hex); a
+/* `text`, the value of `option`, as a decimal integer in [min, max]; a
  * usage error otherwise. */
 long long cli_integer(const cli_t *cli, const char *option, const char *text, long long min,
                       long long max);
