@@ -409,13 +409,14 @@ static void parse_options(int argc, char **argv, options_t *o)
                      .row_len = 1, .headroom = -1.0, .csv = NULL, .cold_reps = 3,
                      .ranks = 2};
     static const struct option longopts[] = {
-        {"size", required_argument, NULL, 's'},      {"pattern", required_argument, NULL, 'p'},
-        {"method", required_argument, NULL, 'm'},    {"reps", required_argument, NULL, 'r'},
-        {"row-len", required_argument, NULL, 'l'},   {"headroom", required_argument, NULL, 'H'},
-        {"csv", required_argument, NULL, 'C'},       {"sparse", required_argument, NULL, 'S'},
-        {"cold-reps", required_argument, NULL, 'R'}, {"ranks", required_argument, NULL, 'n'},
-        {"cold-run", required_argument, NULL, 'X'},  {"cold", no_argument, NULL, 'c'},
-        CLI_STANDARD_OPTIONS,                        {0}};
+        {"size", required_argument, NULL, 's'},     {"pattern", required_argument, NULL, 'p'},
+        {"method", required_argument, NULL, 'm'},   {"reps", required_argument, NULL, 'r'},
+        {"row-len", required_argument, NULL, 'l'},  {"headroom", required_argument, NULL, 'H'},
+        {"csv", required_argument, NULL, 'C'},      {"sparse", required_argument, NULL, 'S'},
+        {"ranks", required_argument, NULL, 'n'},    {"cold", no_argument, NULL, 'c'},
+        {"cold-reps", required_argument, NULL, 'R'},
+        {"cold-run", required_argument, NULL, 'X'},
+        CLI_STANDARD_OPTIONS,                       {0}};
     for (int c; (c = cli_next(&redist_cli, argc, argv, "", longopts)) != -1;) {
         if (c == 'c')
             o->cold = true;

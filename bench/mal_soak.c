@@ -918,12 +918,13 @@ static void parse_options(int argc, char **argv, options_t *o)
     *o = (options_t){.seed = 1, .last_seed = 1, .kinds = "esr", .watchdog = 300,
                      .max_rss_kb = -1};
     static const struct option longopts[] = {
-        {"cycles", required_argument, NULL, 'c'},   {"size", required_argument, NULL, 's'},
-        {"seed", required_argument, NULL, 'S'},     {"seeds", required_argument, NULL, 'R'},
-        {"sparse", required_argument, NULL, 'p'},   {"kinds", required_argument, NULL, 'k'},
-        {"watchdog", required_argument, NULL, 'w'}, {"max-rss-kb", required_argument, NULL, 'm'},
-        {"faults", required_argument, NULL, 'f'},   {"flat", no_argument, NULL, 'F'},
-        {"verbose", no_argument, NULL, 'v'},        CLI_STANDARD_OPTIONS,
+        {"cycles", required_argument, NULL, 'c'},  {"size", required_argument, NULL, 's'},
+        {"seed", required_argument, NULL, 'S'},    {"seeds", required_argument, NULL, 'R'},
+        {"sparse", required_argument, NULL, 'p'},  {"kinds", required_argument, NULL, 'k'},
+        {"watchdog", required_argument, NULL, 'w'},
+        {"max-rss-kb", required_argument, NULL, 'm'},
+        {"faults", required_argument, NULL, 'f'},  {"flat", no_argument, NULL, 'F'},
+        {"verbose", no_argument, NULL, 'v'},       CLI_STANDARD_OPTIONS,
         {0}};
     for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
         if (c == 'F')
