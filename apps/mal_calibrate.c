@@ -22,6 +22,7 @@
 #define _POSIX_C_SOURCE 200809L /* gethostname, gmtime_r, unsetenv */
 #endif
 
+#include "cli.h"
 #include "mal.h"
 #include "predict.h"
 
@@ -61,8 +62,7 @@
 #define TAG 4242
 
 #define DEFAULT_OUTPUT "mal-calibration.txt"
-#define EXIT_FAILED 1
-#define EXIT_USAGE 2
+#define EXIT_FAILED CLI_EXIT_FAILURE
 
 /* Repetitions of each measurement. */
 typedef struct {
@@ -81,8 +81,12 @@ static const reps_t QUICK_REPS = {200, 10, 5, 200, 3, 8, 2, 40};
 
 typedef struct {
     const char *output;
+    FILE *output_stdout; /* the data's stdout when output is "-" */
     bool quick;
 } options_t;
+
+static void usage(FILE *out);
+static const cli_t cli = {"mal-calibrate", mal_version, usage};
 
 /* The parameters and what the table shows besides them. */
 typedef struct {
@@ -625,7 +629,7 @@ static int measure_initial(const reps_t *reps, results_t *r)
         if (rank == 0)
             fprintf(stderr, "mal-calibrate: needs exactly 2 processes, got %d "
                             "(run: tools/malrun -n 2 mal-calibrate ...)\n", size);
-        return EXIT_USAGE;
+        return CLI_EXIT_USAGE; /* launched wrongly: a usage error */
     }
     if (rank == 0)
         r->params.cores = count_cores();
@@ -982,23 +986,22 @@ static void describe_run(char *header, size_t len, bool quick)
              quick ? "quick" : "full", host, date, notes);
 }
 
-static int write_file(const char *path, const results_t *r, bool quick)
+static int write_file(const options_t *o, const results_t *r)
 {
     char header[sizeof notes + 512];
-    describe_run(header, sizeof header, quick);
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "mal-calibrate: cannot open '%s' for writing: %s\n", path,
-                strerror(errno));
+    describe_run(header, sizeof header, o->quick);
+    FILE *f = cli_open_output(&cli, o->output, "w", o->output_stdout);
+    if (f == NULL)
+        return EXIT_FAILED;
+    if (predict_params_write(f, &r->params, header) != 0) {
+        fprintf(stderr, "mal-calibrate: writing %s failed: %s\n", o->output, strerror(errno));
+        cli_close_output(&cli, o->output, f);
         return EXIT_FAILED;
     }
-    int failed = predict_params_write(f, &r->params, header) != 0;
-    failed |= fclose(f) != 0;
-    if (failed) {
-        fprintf(stderr, "mal-calibrate: writing '%s' failed: %s\n", path, strerror(errno));
+    if (cli_close_output(&cli, o->output, f) != 0)
         return EXIT_FAILED;
-    }
-    printf("wrote %s\n", path);
+    if (!cli_is_stdout(o->output))
+        fprintf(stderr, "mal-calibrate: wrote %s\n", o->output);
     return 0;
 }
 
@@ -1008,7 +1011,7 @@ static int report(const results_t *r, const options_t *o, const reps_t *reps, do
     int rc = 0;
     if (rank_of(mal_comm()) == 0) {
         print_table(r, reps, o->quick, seconds);
-        rc = write_file(o->output, r, o->quick);
+        rc = write_file(o, r);
         fflush(stdout);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, mal_comm());
@@ -1020,35 +1023,30 @@ static int report(const results_t *r, const options_t *o, const reps_t *reps, do
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tools/malrun -n 2 mal-calibrate [-o FILE] [--quick]\n"
-                 "  -o FILE   calibration file to write (default " DEFAULT_OUTPUT ")\n"
-                 "  --quick   fewer repetitions (for tests; under ~10 s)\n");
+                 "  -o, --output FILE  calibration file to write (default " DEFAULT_OUTPUT
+                 "; -: to\n"
+                 "             stdout, and the table to stderr)\n"
+                 "  --quick    fewer repetitions (for tests; under ~10 s)\n"
+                 CLI_STANDARD_USAGE
+                 "Exit status: 0, 1 when a measurement or the file fails, 2 for a usage "
+                 "error.\n");
 }
 
-typedef enum { PARSE_RUN, PARSE_HELP, PARSE_BAD } parse_result_t;
-
-/* Every rank parses (spawned processes get the same arguments); only rank 0 prints, so
- * a bad argument sets `complaint` instead of printing it. */
-static parse_result_t parse_options(int argc, char **argv, options_t *o, char *complaint,
-                                    size_t len)
+/* Every process parses, before MPI starts (spawned processes get the same arguments). */
+static void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.output = DEFAULT_OUTPUT};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0) {
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"quick", no_argument, NULL, 'q'},
+        CLI_STANDARD_OPTIONS, {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "o:", longopts)) != -1;) {
+        if (c == 'o')
+            o->output = optarg;
+        else
             o->quick = true;
-        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
-            if (i + 1 == argc) {
-                snprintf(complaint, len, "%s needs a file name", argv[i]);
-                return PARSE_BAD;
-            }
-            o->output = argv[++i];
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            return PARSE_HELP;
-        } else {
-            snprintf(complaint, len, "unexpected argument '%s'", argv[i]);
-            return PARSE_BAD;
-        }
     }
-    return PARSE_RUN;
+    if (cli_is_stdout(o->output))
+        o->output_stdout = cli_take_stdout(&cli);
 }
 
 /* The iteration at which the plan adds a process in the background: after the resize
@@ -1078,23 +1076,13 @@ static mal_status_t start_libmal(const reps_t *reps, char *plan, size_t plan_len
 
 int main(int argc, char **argv)
 {
+    options_t opt;
+    parse_options(argc, argv, &opt);
     /* MULTIPLE: the asynchronous expansion's background thread needs it (libmal expands
      * synchronously otherwise, and async_slowdown keeps its default). */
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    options_t opt;
-    char complaint[256];
-    int exit_code = 0, world_rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    parse_result_t parsed = parse_options(argc, argv, &opt, complaint, sizeof complaint);
-    if (parsed != PARSE_RUN) {
-        if (world_rank == 0 && parsed == PARSE_BAD)
-            fprintf(stderr, "mal-calibrate: %s\n", complaint);
-        if (world_rank == 0)
-            usage(parsed == PARSE_HELP ? stdout : stderr);
-        MPI_Finalize();
-        return parsed == PARSE_HELP ? EXIT_SUCCESS : EXIT_USAGE;
-    }
+    int exit_code = 0;
     const reps_t *reps = opt.quick ? &QUICK_REPS : &FULL_REPS;
     char plan[32];
     mal_status_t st = start_libmal(reps, plan, sizeof plan);

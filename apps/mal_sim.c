@@ -48,6 +48,8 @@
 #endif
 
 #include "avail.h"
+#include "cli.h"
+#include "mal_version.h"
 #include "partition.h"
 #include "policy.h"
 #include "predict.h"
@@ -70,8 +72,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define EXIT_FAILED 1
-#define EXIT_USAGE 2
+#define EXIT_FAILED CLI_EXIT_FAILURE
 
 #define GFLOPS 1e9
 #define ERRLEN 512
@@ -738,6 +739,7 @@ static int fit_efficiency(sim_cluster_t *c, const sim_app_t *app)
 
 typedef struct {
     const char *csv;              /* --csv FILE, or NULL                                 */
+    FILE *csv_out;                /* the data's stdout when csv is "-"                   */
     const char *avail_path;
     bool check, trace;
 } scenario1_options_t;
@@ -857,13 +859,19 @@ static void write_csv_row(FILE *f, const char *objective, const char *constraint
         fprintf(f, ",,\n");
 }
 
-static int write_csv(const char *path, const run_result_t *st, const run_result_t *runs)
+static void usage(FILE *out);
+static const char *version(void)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "mal-sim: %s: cannot open: %s\n", path, strerror(errno));
+    return MAL_VERSION; /* the headers it was built with: mal-sim links no libmal */
+}
+static const cli_t cli = {"mal-sim", version, usage};
+
+static int write_csv(const scenario1_options_t *o, const run_result_t *st,
+                     const run_result_t *runs)
+{
+    FILE *f = cli_open_output(&cli, o->csv, "w", o->csv_out);
+    if (!f)
         return -1;
-    }
     fprintf(f, "objective,constraint,time_s,faster_pct,objective_met,max_procs,cost_units,"
                "expansions,shrinks,rebalances,paper_time_s,paper_max_procs,"
                "paper_cost_units\n");
@@ -877,10 +885,7 @@ static int write_csv(const char *path, const run_result_t *st, const run_result_
         write_csv_row(f, objective, constraint_name(p->constraint), &runs[i], st->seconds,
                       met ? "yes" : "no", p->seconds, p->max_procs, p->units);
     }
-    int rc = fclose(f) == 0 ? 0 : -1;
-    if (rc < 0)
-        fprintf(stderr, "mal-sim: %s: write error\n", path);
-    return rc;
+    return cli_close_output(&cli, o->csv, f);
 }
 
 /* Appends one failed condition to `why`; returns false. */
@@ -997,7 +1002,7 @@ static int scenario1(const scenario1_options_t *o)
         print_scenario1_header(o->avail_path, c.efficiency);
         if (run_all(&c, &app, o->trace, &st, runs) == 0) {
             print_scenario1_results(&st, runs);
-            status = o->csv && write_csv(o->csv, &st, runs) < 0 ? EXIT_FAILED : 0;
+            status = o->csv && write_csv(o, &st, runs) < 0 ? EXIT_FAILED : 0;
             if (status == 0 && o->check)
                 status = report_check(&st, runs);
         }
@@ -1482,67 +1487,40 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: mal-sim scenario1 [--check] [--trace] [--csv FILE] [--avail FILE]\n"
             "       mal-sim scenario2 [--ranks N] [--limit SECONDS]\n"
-            "       mal-sim --help\n"
+            "       mal-sim --help | --version\n"
             "scenario1: Flex-MPI J.B.8, objectives 25/30/35%% faster than static under the\n"
             "           efficiency and cost constraints, against the paper's figures.\n"
             "  --check  exit 0 only if every objective is met, efficiency uses fewer\n"
             "           processes and cost costs less than the other constraint\n"
             "  --trace  print every decision\n"
-            "  --csv    write the table to FILE\n"
+            "  --csv    write the table to FILE (-: to stdout, every other line to stderr)\n"
             "  --avail  the cluster (default %s)\n"
             "scenario2: time policy_decide at N ranks (default 10000) for each kind of\n"
             "           decision and both constraints\n"
-            "  --limit  stop a case whose calls take longer (default %.0f s)\n",
+            "  --limit  stop a case whose calls take longer (default %.0f s)\n"
+            "Exit status: 0, 1 when a run or --check fails, 2 for a usage error.\n",
             default_avail(), SYN_LIMIT);
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "mal-sim: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
-    usage(stderr);
-    return EXIT_USAGE;
-}
-
-static int parse_scenario1(int argc, char **argv, scenario1_options_t *o)
+static void parse_scenario1(int argc, char **argv, scenario1_options_t *o)
 {
     *o = (scenario1_options_t){.avail_path = default_avail()};
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--check") == 0)
+    static const struct option longopts[] = {
+        {"check", no_argument, NULL, 'c'},       {"trace", no_argument, NULL, 't'},
+        {"csv", required_argument, NULL, 'C'},   {"avail", required_argument, NULL, 'a'},
+        CLI_STANDARD_OPTIONS,                    {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
+        if (c == 'c')
             o->check = true;
-        else if (strcmp(argv[i], "--trace") == 0)
+        else if (c == 't')
             o->trace = true;
-        else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
-            o->csv = argv[++i];
-        else if (strcmp(argv[i], "--avail") == 0 && i + 1 < argc)
-            o->avail_path = argv[++i];
+        else if (c == 'C')
+            o->csv = optarg;
         else
-            return usage_error("unknown or incomplete argument '%s'", argv[i]);
+            o->avail_path = optarg;
     }
-    return 0;
-}
-
-static int parse_ranks(const char *text, int *ranks)
-{
-    char *end;
-    errno = 0;
-    long n = strtol(text, &end, 10);
-    if (errno || end == text || *end || n < 1 || n > MAX_RANKS)
-        return -1;
-    *ranks = (int)n;
-    return 0;
-}
-
-static int parse_limit(const char *text, double *limit)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(text, &end);
-    if (errno || end == text || *end || !(x > 0 && x <= MAX_LIMIT))
-        return -1;
-    *limit = x;
-    return 0;
+    if (cli_is_stdout(o->csv))
+        o->csv_out = cli_take_stdout(&cli);
 }
 
 typedef struct {
@@ -1550,42 +1528,37 @@ typedef struct {
     double limit;
 } scenario2_options_t;
 
-static int parse_scenario2(int argc, char **argv, scenario2_options_t *o)
+static void parse_scenario2(int argc, char **argv, scenario2_options_t *o)
 {
     *o = (scenario2_options_t){.ranks = 10000, .limit = SYN_LIMIT};
-    for (int i = 2; i < argc; i++) {
-        bool has_value = i + 1 < argc;
-        if (strcmp(argv[i], "--ranks") == 0 && has_value) {
-            if (parse_ranks(argv[++i], &o->ranks) < 0)
-                return usage_error("--ranks '%s' is not an integer in 1..1000000", argv[i]);
-        } else if (strcmp(argv[i], "--limit") == 0 && has_value) {
-            if (parse_limit(argv[++i], &o->limit) < 0)
-                return usage_error("--limit '%s' is not a number of seconds in (0, 3600]",
-                                   argv[i]);
-        } else {
-            return usage_error("unknown or incomplete argument '%s'", argv[i]);
-        }
+    static const struct option longopts[] = {
+        {"ranks", required_argument, NULL, 'r'}, {"limit", required_argument, NULL, 'l'},
+        CLI_STANDARD_OPTIONS, {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
+        if (c == 'r')
+            o->ranks = (int)cli_integer(&cli, "--ranks", optarg, 1, MAX_RANKS);
+        else if ((o->limit = cli_number(&cli, "--limit", optarg, 0, MAX_LIMIT)) == 0)
+            cli_usage_error(&cli, "--limit '%s': a case needs more than 0 seconds", optarg);
     }
-    return 0;
 }
 
 int main(int argc, char **argv)
 {
+    static const struct option standard[] = {CLI_STANDARD_OPTIONS, {0}};
     if (argc < 2)
-        return usage_error("%s", "missing scenario");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(stdout);
-        return 0;
-    }
+        cli_usage_error(&cli, "missing scenario");
+    if (argv[1][0] == '-') /* --help, --version, or a usage error */
+        cli_next(&cli, argc, argv, "", standard);
+    optind = 2; /* the options after the scenario */
     if (strcmp(argv[1], "scenario1") == 0) {
         scenario1_options_t o;
-        int rc = parse_scenario1(argc, argv, &o);
-        return rc ? rc : scenario1(&o);
+        parse_scenario1(argc, argv, &o);
+        return scenario1(&o);
     }
     if (strcmp(argv[1], "scenario2") == 0) {
         scenario2_options_t o;
-        int rc = parse_scenario2(argc, argv, &o);
-        return rc ? rc : scenario2(o.ranks, o.limit);
+        parse_scenario2(argc, argv, &o);
+        return scenario2(o.ranks, o.limit);
     }
-    return usage_error("unknown scenario '%s'", argv[1]);
+    cli_usage_error(&cli, "unknown scenario '%s'", argv[1]);
 }

@@ -24,10 +24,13 @@
  * Every row is checked after every reconfiguration. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_launch.h"
+#include "cli.h"
 #include "mal.h"
 #include "matrix_input.h"
 #include "plain_redist.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +66,7 @@ typedef struct {
     int mode;            /* index, or -1 for all */
     int reps, iters, sweeps;
     const char *csv, *png, *timeline;
+    FILE *csv_out, *timeline_out; /* the data's stdout for the one that is "-"  */
     bool batched;
     const char *run;     /* --run FILE: one measurement (internal)  */
 } options_t;
@@ -92,8 +96,11 @@ static int check(mal_status_t st, const char *what)
 static void die(const char *what)
 {
     fprintf(stderr, "mal_bench_reconf: %s\n", what);
-    MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
 }
+
+static void usage(FILE *f);
+static const cli_t cli = {"mal_bench_reconf", mal_version, usage};
 
 static mi_source_t *open_source(const char *spec)
 {
@@ -127,7 +134,7 @@ static void libmal_alloc(const options_t *o, mal_data_t *d)
         if (check(mal_alloc_window("data", MPI_DOUBLE, o->size / 8, 1, distribution(o),
                                    &d->dense),
                   "mal_alloc_window"))
-            MPI_Abort(MPI_COMM_WORLD, 2);
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
         if (mal_is_initial_process()) {
             double *v = mal_local_data(d->dense);
             for (long long r = 0; r < mal_local_rows(d->dense); r++)
@@ -138,7 +145,7 @@ static void libmal_alloc(const options_t *o, mal_data_t *d)
     d->row = malloc(((size_t)mi_max_row_nnz(d->src) + 1) * sizeof *d->row);
     if (check(mal_alloc_csr("data", mi_rows(d->src), mi_cols(d->src), MPI_DOUBLE, &d->csr),
               "mal_alloc_csr"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     if (!mal_is_initial_process())
         return;
     int64_t first = mal_csr_first_row(d->csr), count = mal_csr_local_rows(d->csr), *rp;
@@ -151,7 +158,7 @@ static void libmal_alloc(const options_t *o, mal_data_t *d)
         for (int64_t k = rp[r]; k < rp[r + 1]; k++)
             v[k] = sparse_value(first + r, k - rp[r]);
     if (check(mal_csr_set_rows(d->csr, count, rp[count], rp, ci, v), "mal_csr_set_rows"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     free(rp);
     free(ci);
     free(v);
@@ -393,14 +400,14 @@ static double stall(const timeline_t *tl)
  * reconfigured (an asynchronous expansion's switch). */
 static void write_timeline(const options_t *o, const timeline_t *tl)
 {
-    FILE *f = o->timeline ? fopen(o->timeline, "a") : NULL;
+    FILE *f = o->timeline ? cli_open_output(&cli, o->timeline, "a", NULL) : NULL;
     if (f == NULL)
         return;
     int64_t end = tl->reconf_at >= o->iters ? tl->reconf_at + 1 : o->iters;
     for (int64_t i = 0; i < end; i++)
         fprintf(f, "%s,%s,%lld,%.6f,%.6f,%d\n", method_names[o->method], mode_names[o->mode],
                 (long long)i + 1, tl->iter[i], tl->step[i], i == tl->reconf_at);
-    fclose(f);
+    cli_close_output(&cli, o->timeline, f);
 }
 
 /* Says when an expansion did not get its processes the way its mode asks: the figures
@@ -514,7 +521,7 @@ static int libmal_run(const options_t *o)
         return 0;
     }
     if (check(st, "mal_init"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     timeline_t tl = {.reconf_at = -1, .cap = 10LL * o->iters,
                      .calm_from = o->mode == MODE_REUSE ? FILL_AT : 0};
     tl.iter = calloc((size_t)tl.cap, sizeof *tl.iter);
@@ -917,9 +924,8 @@ static void report_cell(const char *act, int md, int m, const cell_t *c, double 
                 sp, wi, re);
 }
 
-static void report(const options_t *o, cells_t cells)
+static void report(const options_t *o, cells_t cells, FILE *csv)
 {
-    FILE *csv = o->csv ? fopen(o->csv, "w") : NULL;
     char data[] = "/tmp/mal_bench_reconf_plot.XXXXXX";
     FILE *pd = NULL;
     if (o->png) {
@@ -954,8 +960,6 @@ static void report(const options_t *o, cells_t cells)
                                 sync_stall, csv, pd);
         }
     }
-    if (csv)
-        fclose(csv);
     if (pd) {
         fclose(pd);
         plot(o, data);
@@ -1000,23 +1004,74 @@ static bool run_all(const options_t *o, const char *file, cells_t cells)
     return true;
 }
 
+/* The files the driver writes, opened (or tried) before it measures: a file that
+ * cannot be written fails the run at once, not after the last measurement. The runs
+ * append their timelines to a temporary file when the timeline goes to stdout. */
+typedef struct {
+    FILE *csv;
+    char timeline[32];
+} outputs_t;
+
+static bool open_outputs(const options_t *o, outputs_t *out)
+{
+    *out = (outputs_t){NULL, ""};
+    if (o->csv && (out->csv = cli_open_output(&cli, o->csv, "w", o->csv_out)) == NULL)
+        return false;
+    if (cli_is_stdout(o->timeline)) {
+        snprintf(out->timeline, sizeof out->timeline, "/tmp/mal_bench_timeline.XXXXXX");
+        int fd = mkstemp(out->timeline);
+        if (fd < 0) {
+            fprintf(stderr, "mal_bench_reconf: mkstemp: %s\n", strerror(errno));
+            return false;
+        }
+        close(fd);
+    } else if (o->timeline) {
+        FILE *f = cli_open_output(&cli, o->timeline, "a", NULL);
+        if (f == NULL || cli_close_output(&cli, o->timeline, f) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* The CSV closed, the runs' timelines copied to stdout; false after a message. */
+static bool close_outputs(const options_t *o, outputs_t *out)
+{
+    bool ok = out->csv == NULL || cli_close_output(&cli, o->csv, out->csv) == 0;
+    if (out->timeline[0] == '\0')
+        return ok;
+    FILE *in = fopen(out->timeline, "r");
+    char buf[4096];
+    for (size_t n; in != NULL && (n = fread(buf, 1, sizeof buf, in)) > 0;)
+        fwrite(buf, 1, n, o->timeline_out);
+    if (in != NULL)
+        fclose(in);
+    unlink(out->timeline);
+    return cli_close_output(&cli, o->timeline, o->timeline_out) == 0 && in != NULL && ok;
+}
+
 static int driver(const options_t *o)
 {
     if (bench_under_launcher()) {
         fprintf(stderr, "mal_bench_reconf: run it directly, not under mpiexec: it starts a "
                         "fresh MPI job per measurement ($MAL_LAUNCHER, e.g. "
                         "MAL_LAUNCHER=tools/malrun)\n");
-        return 2;
+        return CLI_EXIT_USAGE;
     }
+    outputs_t out;
+    if (!open_outputs(o, &out))
+        return CLI_EXIT_FAILURE;
+    options_t runs = *o;
+    if (out.timeline[0] != '\0')
+        runs.timeline = out.timeline;
     char file[] = "/tmp/mal_bench_reconf.XXXXXX";
     int fd = mkstemp(file);
     if (fd < 0) {
         perror("mal_bench_reconf: mkstemp");
-        return 1;
+        return CLI_EXIT_FAILURE;
     }
     close(fd);
     static cells_t cells;
-    bool ok = run_all(o, file, cells);
+    bool ok = run_all(&runs, file, cells);
     unlink(file);
     long long bad = 0;
     for (int a = 0; a < 2; a++)
@@ -1024,10 +1079,11 @@ static int driver(const options_t *o)
             for (int m = 0; m < NMETHODS; m++)
                 bad += cells[a][md][m].bad;
     if (ok)
-        report(o, cells);
+        report(o, cells, out.csv);
     if (bad)
         printf("VERIFICATION FAILED: %lld elements wrong\n", bad);
-    return !ok || bad ? 1 : 0;
+    ok = close_outputs(o, &out) && ok;
+    return !ok || bad ? CLI_EXIT_FAILURE : 0;
 }
 
 static void usage(FILE *f)
@@ -1052,73 +1108,77 @@ static void usage(FILE *f)
             "CSV: action,from,to,method,mode,bytes,spawn_s,windows_s,redist_s,total_s,\n"
             "memcpy_s,stall_s,run_s,iter_s,init_s; the PNG stacks spawn, windows and\n"
             "redistribution per method and mode (gnuplot). --timeline appends every run's\n"
-            "iterations: method,mode,iteration,iter_s,step_s,reconfigured.\n");
+            "iterations: method,mode,iteration,iter_s,step_s,reconfigured.\n"
+            "--csv - or --timeline - writes that CSV on stdout, and the table to stderr.\n"
+            CLI_STANDARD_USAGE
+            "Exit status: 0, 1 when a run or a verification fails, 2 for a usage error.\n");
 }
 
-/* An option's value among `names` (or "all": -1); -2 when it is none of them. */
-static int choice(const char *val, const char *const *names, int count)
+static void set_option(options_t *o, int c, const char *val)
 {
-    if (strcmp(val, "all") == 0)
-        return -1;
-    int i = index_of(val, names, count);
-    return i < count ? i : -2;
+    static const char *const spawn_names[] = {"batched", "per-call"};
+    switch (c) {
+    case 's':
+        o->size = cli_integer(&cli, "--size", val, 8, LLONG_MAX);
+        break;
+    case 'f':
+        o->from = (int)cli_integer(&cli, "--from", val, 1, 4096);
+        break;
+    case 't':
+        o->to = (int)cli_integer(&cli, "--to", val, 1, 4096);
+        break;
+    case 'r':
+        o->reps = (int)cli_integer(&cli, "--reps", val, 1, 64);
+        break;
+    case 'i':
+        o->iters = (int)cli_integer(&cli, "--iters", val, PLAN_AT + 1, 1000000);
+        break;
+    case 'w':
+        o->sweeps = (int)cli_integer(&cli, "--sweeps", val, 0, INT_MAX);
+        break;
+    case 'b':
+        o->batched = cli_choice(&cli, "--spawn", val, spawn_names, 2, false) == 0;
+        break;
+    case 'm':
+        o->method = cli_choice(&cli, "--method", val, method_names, NMETHODS, true);
+        break;
+    case 'M':
+        o->mode = cli_choice(&cli, "--mode", val, mode_names, NMODES, true);
+        break;
+    default:
+        *(c == 'S' ? &o->sparse : c == 'C' ? &o->csv : c == 'P' ? &o->png
+          : c == 'T' ? &o->timeline : &o->run) = val;
+    }
 }
 
-static bool set_option(options_t *o, const char *arg, const char *val)
-{
-    if (strcmp(arg, "--size") == 0)
-        o->size = atoll(val);
-    else if (strcmp(arg, "--from") == 0)
-        o->from = atoi(val);
-    else if (strcmp(arg, "--to") == 0)
-        o->to = atoi(val);
-    else if (strcmp(arg, "--sparse") == 0)
-        o->sparse = val;
-    else if (strcmp(arg, "--reps") == 0)
-        o->reps = atoi(val);
-    else if (strcmp(arg, "--iters") == 0)
-        o->iters = atoi(val);
-    else if (strcmp(arg, "--sweeps") == 0)
-        o->sweeps = atoi(val);
-    else if (strcmp(arg, "--csv") == 0)
-        o->csv = val;
-    else if (strcmp(arg, "--png") == 0)
-        o->png = val;
-    else if (strcmp(arg, "--timeline") == 0)
-        o->timeline = val;
-    else if (strcmp(arg, "--run") == 0)
-        o->run = val;
-    else if (strcmp(arg, "--spawn") == 0 && (strcmp(val, "batched") == 0 ||
-                                             strcmp(val, "per-call") == 0))
-        o->batched = strcmp(val, "batched") == 0;
-    else if (strcmp(arg, "--method") == 0)
-        o->method = choice(val, method_names, NMETHODS);
-    else if (strcmp(arg, "--mode") == 0)
-        o->mode = choice(val, mode_names, NMODES);
-    else
-        return false;
-    return true;
-}
-
-static int parse(int argc, char **argv, options_t *o)
+/* Parsed before MPI starts (a run's options too). */
+static void parse(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.size = 256LL << 20, .from = 2, .to = 4, .method = -1,
                      .mode = MODE_SYNC, .reps = 3, .iters = 40, .batched = true};
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--help") == 0)
-            return 1;
-        if (val == NULL || !set_option(o, arg, val))
-            return -1;
-        i++;
-    }
-    return o->from < 1 || o->to < 1 || o->from == o->to || o->reps < 1 || o->reps > 64 ||
-                   o->method < -1 || o->mode < -1 || o->size < 8 ||
-                   o->iters <= PLAN_AT || o->iters > 1000000 || o->sweeps < 0 ||
-                   (o->run && (o->method < 0 || o->mode < 0)) ||
-                   (o->mode == MODE_REUSE && o->to < o->from)
-               ? -1
-               : 0;
+    static const struct option longopts[] = {
+        {"size", required_argument, NULL, 's'},   {"from", required_argument, NULL, 'f'},
+        {"to", required_argument, NULL, 't'},     {"sparse", required_argument, NULL, 'S'},
+        {"reps", required_argument, NULL, 'r'},   {"iters", required_argument, NULL, 'i'},
+        {"sweeps", required_argument, NULL, 'w'}, {"csv", required_argument, NULL, 'C'},
+        {"png", required_argument, NULL, 'P'},    {"timeline", required_argument, NULL, 'T'},
+        {"run", required_argument, NULL, 'R'},    {"spawn", required_argument, NULL, 'b'},
+        {"method", required_argument, NULL, 'm'}, {"mode", required_argument, NULL, 'M'},
+        CLI_STANDARD_OPTIONS,                     {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;)
+        set_option(o, c, optarg);
+    if (o->from == o->to)
+        cli_usage_error(&cli, "--from and --to are both %d: nothing to reconfigure", o->from);
+    if (o->run && (o->method < 0 || o->mode < 0))
+        cli_usage_error(&cli, "--run measures one --method and one --mode, not all");
+    if (o->mode == MODE_REUSE && o->to < o->from)
+        cli_usage_error(&cli, "--mode reuse expands: --to must be above --from");
+    if (cli_is_stdout(o->png))
+        cli_usage_error(&cli, "--png needs a file (gnuplot writes it)");
+    if (cli_is_stdout(o->csv) && cli_is_stdout(o->timeline))
+        cli_usage_error(&cli, "--csv and --timeline cannot both go to stdout");
+    if (o->run == NULL && (cli_is_stdout(o->csv) || cli_is_stdout(o->timeline)))
+        *(cli_is_stdout(o->csv) ? &o->csv_out : &o->timeline_out) = cli_take_stdout(&cli);
 }
 
 /* An asynchronous expansion's background thread needs MPI_THREAD_MULTIPLE; without it
@@ -1139,11 +1199,7 @@ static void init_mpi(const options_t *o, int *argc, char ***argv)
 int main(int argc, char **argv)
 {
     options_t o;
-    int rc = parse(argc, argv, &o);
-    if (rc != 0) {
-        usage(rc > 0 ? stdout : stderr);
-        return rc > 0 ? 0 : 2;
-    }
+    parse(argc, argv, &o);
     if (o.run == NULL)
         return driver(&o);
     init_mpi(&o, &argc, &argv);

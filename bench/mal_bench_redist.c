@@ -21,6 +21,7 @@
 #include "mal.h"
 #include "matrix_input.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -193,7 +194,7 @@ static void ensure_bound_capacity(bound_t *b, size_t share)
     b->dst = malloc(share);
     if (b->src == NULL || b->dst == NULL) {
         fprintf(stderr, "mal_bench_redist: no memory for a %zu-byte memcpy bound\n", share);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     memset(b->src, 1, share);
     memset(b->dst, 2, share);
@@ -217,12 +218,12 @@ static double one_rep(data_t *a, const double *from, const double *to, int rep,
                       result_t *res)
 {
     if (check(mal_rebalance(from), "setting the initial layout"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     fill(a, rep);
     MPI_Barrier(mal_comm());
     double t0 = MPI_Wtime();
     if (check(mal_rebalance(to), "timed rebalance"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     double t = max_over_ranks(MPI_Wtime() - t0);
     mal_rebalance_stats_t st;
     mal_last_rebalance(&st);
@@ -335,7 +336,10 @@ static void usage(FILE *out)
             "             pattern,method,ranks,moved_bytes,alloc_s,cold_s,warm_s,\n"
             "             cold_ratio_alltoallv,warm_ratio_alltoallv,ratio_memcpy,alloc_ratio,memory\n"
             "  --cold-reps fresh runs per pattern and method, median reported (default 3)\n"
-            "  --ranks    processes of each cold run (default 2)\n");
+            "  --ranks    processes of each cold run (default 2)\n"
+            "  --csv -    writes the CSV on stdout, and the table to stderr\n"
+            CLI_STANDARD_USAGE
+            "Exit status: 0, 1 when a run or a verification fails, 2 for a usage error.\n");
 }
 
 static int parse_pattern(const char *s)
@@ -360,55 +364,75 @@ static int parse_method(const char *s)
     return -1;
 }
 
-static int parse_options(int argc, char **argv, options_t *o)
+const cli_t redist_cli = {"mal_bench_redist", mal_version, usage};
+
+/* The options that take a value, each checked on its own. */
+static void set_option(options_t *o, int c, const char *val)
+{
+    const cli_t *cli = &redist_cli;
+    switch (c) {
+    case 's':
+        o->size = cli_integer(cli, "--size", val, 8, LLONG_MAX);
+        break;
+    case 'p':
+        if ((o->pattern = parse_pattern(val)) < -1)
+            cli_usage_error(cli, "--pattern '%s' is no pattern", val);
+        break;
+    case 'm':
+        if ((o->method = parse_method(val)) < 0)
+            cli_usage_error(cli, "--method '%s' is no method", val);
+        break;
+    case 'r':
+        o->reps = (int)cli_integer(cli, "--reps", val, 1, 100000);
+        break;
+    case 'l':
+        o->row_len = cli_integer(cli, "--row-len", val, 1, LLONG_MAX / 8);
+        break;
+    case 'H':
+        o->headroom = cli_number(cli, "--headroom", val, 0, 1e6);
+        break;
+    case 'R':
+        o->cold_reps = (int)cli_integer(cli, "--cold-reps", val, 1, 100000);
+        break;
+    case 'n':
+        o->ranks = (int)cli_integer(cli, "--ranks", val, 1, 4096);
+        break;
+    default:
+        *(c == 'C' ? &o->csv : c == 'S' ? &o->sparse : &o->cold_run) = val;
+    }
+}
+
+/* Parsed before MPI starts (a cold run's options too). */
+static void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.size = 256LL << 20, .pattern = -1, .method = 0, .reps = 7,
                      .row_len = 1, .headroom = -1.0, .csv = NULL, .cold_reps = 3,
                      .ranks = 2};
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--cold") == 0) {
+    static const struct option longopts[] = {
+        {"size", required_argument, NULL, 's'},     {"pattern", required_argument, NULL, 'p'},
+        {"method", required_argument, NULL, 'm'},   {"reps", required_argument, NULL, 'r'},
+        {"row-len", required_argument, NULL, 'l'},  {"headroom", required_argument, NULL, 'H'},
+        {"csv", required_argument, NULL, 'C'},      {"sparse", required_argument, NULL, 'S'},
+        {"ranks", required_argument, NULL, 'n'},    {"cold", no_argument, NULL, 'c'},
+        {"cold-reps", required_argument, NULL, 'R'},
+        {"cold-run", required_argument, NULL, 'X'},
+        CLI_STANDARD_OPTIONS,                       {0}};
+    for (int c; (c = cli_next(&redist_cli, argc, argv, "", longopts)) != -1;) {
+        if (c == 'c')
             o->cold = true;
-            continue;
-        }
-        if (val == NULL)
-            return -1;
-        i++;
-        if (strcmp(arg, "--size") == 0)
-            o->size = atoll(val);
-        else if (strcmp(arg, "--pattern") == 0)
-            o->pattern = parse_pattern(val);
-        else if (strcmp(arg, "--method") == 0)
-            o->method = parse_method(val);
-        else if (strcmp(arg, "--reps") == 0)
-            o->reps = atoi(val);
-        else if (strcmp(arg, "--row-len") == 0)
-            o->row_len = atoll(val);
-        else if (strcmp(arg, "--headroom") == 0)
-            o->headroom = atof(val);
-        else if (strcmp(arg, "--csv") == 0)
-            o->csv = val;
-        else if (strcmp(arg, "--sparse") == 0)
-            o->sparse = val;
-        else if (strcmp(arg, "--cold-reps") == 0)
-            o->cold_reps = atoi(val);
-        else if (strcmp(arg, "--ranks") == 0)
-            o->ranks = atoi(val);
-        else if (strcmp(arg, "--cold-run") == 0)
-            o->cold_run = val;
         else
-            return -1;
+            set_option(o, c, optarg);
     }
     /* The baseline exists only in the cold table; shmem only in the warm one. */
-    if ((o->method == COLD_BASELINE && !o->cold && !o->cold_run) ||
-        (o->method == MAL_REDIST_SHMEM && (o->cold || o->cold_run)) || o->cold_reps < 1 ||
-        o->ranks < 1)
-        return -1;
-    long long row_bytes = o->row_len * (long long)sizeof(double);
-    if (o->pattern < -1 || o->method < 0 || o->reps < 1 || o->row_len < 1 ||
-        o->size < row_bytes)
-        return -1;
-    return 0;
+    if (o->method == COLD_BASELINE && !o->cold && !o->cold_run)
+        cli_usage_error(&redist_cli, "--method " COLD_BASELINE_NAME " needs --cold");
+    if (o->method == MAL_REDIST_SHMEM && (o->cold || o->cold_run))
+        cli_usage_error(&redist_cli, "--method shmem is not measured with --cold");
+    if (o->size < o->row_len * (long long)sizeof(double))
+        cli_usage_error(&redist_cli, "--size %lld is less than one row of --row-len %lld "
+                        "doubles", o->size, o->row_len);
+    if (cli_is_stdout(o->csv))
+        o->csv_out = cli_take_stdout(&redist_cli);
 }
 
 static void setup_dense(data_t *d, const options_t *o)
@@ -418,7 +442,7 @@ static void setup_dense(data_t *d, const options_t *o)
     long long rows = o->size / (o->row_len * (long long)sizeof(double));
     if (check(mal_alloc_window("bench", MPI_DOUBLE, rows, o->row_len, MAL_BLOCK, &d->dense),
               "mal_alloc_window"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     snprintf(what, len, "%.1f MiB of doubles (%lld rows x %lld)", o->size / 1048576.0, rows,
              o->row_len);
 }
@@ -435,19 +459,19 @@ void setup_sparse(data_t *d, const char *spec)
     if (mi_open(spec, &d->src, err, sizeof err) != 0) {
         if (rank == 0)
             fprintf(stderr, "mal_bench_redist: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     if (check(mal_alloc_csr("bench", mi_rows(d->src), mi_cols(d->src), MPI_DOUBLE, &d->csr),
               "mal_alloc_csr"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     int64_t first = mal_csr_first_row(d->csr), count = mal_csr_local_rows(d->csr);
     if (mi_block(d->src, first, count, &rowptr, &colind, &vals, err, sizeof err) != 0) {
         fprintf(stderr, "mal_bench_redist: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     if (check(mal_csr_set_rows(d->csr, count, rowptr[count], rowptr, colind, vals),
               "mal_csr_set_rows"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     free(rowptr);
     free(colind);
     free(vals);
@@ -482,7 +506,7 @@ static void setup_data(data_t *d, const options_t *o, mal_redist_t m)
         /* Memory follows the method in effect when the data are allocated. */
         if (check(mal_set_redist(symmetric ? MAL_REDIST_SHMEM : MAL_REDIST_RMA),
                   "mal_set_redist"))
-            MPI_Abort(MPI_COMM_WORLD, 2);
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
         if (o->sparse)
             setup_sparse(d, o->sparse);
         else
@@ -490,20 +514,13 @@ static void setup_data(data_t *d, const options_t *o, mal_redist_t m)
         d->symmetric = symmetric;
     }
     if (check(mal_set_redist(m), "mal_set_redist"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
 }
 
 int main(int argc, char **argv)
 {
-    if (cli_asks_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
     options_t o;
-    if (parse_options(argc, argv, &o) != 0) {
-        usage(stderr);
-        return 2;
-    }
+    parse_options(argc, argv, &o);
     if (o.cold && !o.cold_run)
         return cold_driver(&o);
     MPI_Init(&argc, &argv);
@@ -524,18 +541,16 @@ int main(int argc, char **argv)
     bool shmem = o.method == MAL_REDIST_SHMEM || (o.method == 0 && shmem_in_all);
     cfg.redist = shmem ? MAL_REDIST_SHMEM : MAL_REDIST_RMA;
     if (check(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     MPI_Comm_size(mal_comm(), &nranks);
     data_t data = {0};
     setup_data(&data, &o, o.method ? (mal_redist_t)o.method : MAL_REDIST_RMA);
     FILE *csv = NULL;
     if (rank == 0 && o.csv != NULL) {
-        csv = fopen(o.csv, "w");
-        if (csv == NULL)
-            perror(o.csv);
-        else
-            fprintf(csv, "pattern,method,ranks,moved_bytes,median_s,bandwidth_Bps,"
-                         "ratio_alltoallv,ratio_memcpy\n");
+        if ((csv = cli_open_output(&redist_cli, o.csv, "w", o.csv_out)) == NULL)
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
+        fprintf(csv, "pattern,method,ranks,moved_bytes,median_s,bandwidth_Bps,"
+                     "ratio_alltoallv,ratio_memcpy\n");
     }
     if (rank == 0) {
         printf("# mal_bench_redist: %d ranks, %s, %d reps, median of max-over-ranks times\n",
@@ -552,8 +567,8 @@ int main(int argc, char **argv)
     free(bound.src);
     free(bound.dst);
     free(bound.samples);
-    if (csv)
-        fclose(csv);
+    if (csv && cli_close_output(&redist_cli, o.csv, csv) != 0)
+        failed = 1;
     free_data(&data);
     mal_finalize();
     MPI_Finalize();

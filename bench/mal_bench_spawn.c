@@ -27,7 +27,11 @@ typedef struct {
     int nmodes;
     int reps;
     const char *csv;
+    FILE *csv_out; /* the data's stdout when csv is "-" */
 } options_t;
+
+static void usage(FILE *out);
+static const cli_t cli = {"mal_bench_spawn", mal_version, usage};
 
 typedef enum { OP_EXPAND, OP_RELEASE } op_kind_t;
 
@@ -158,17 +162,13 @@ static void print_cell(const options_t *o, const samples_t *s, int ci, int mi, F
                 release, reps);
 }
 
-static void print_results(const options_t *o, const samples_t *s, int initial_ranks)
+/* Returns whether the CSV, if any, was written. */
+static bool print_results(const options_t *o, const samples_t *s, int initial_ranks,
+                          FILE *csv)
 {
-    FILE *csv = NULL;
-    if (o->csv != NULL) {
-        csv = fopen(o->csv, "w");
-        if (csv == NULL)
-            perror(o->csv);
-        else
-            fprintf(csv, "count,mode,expand_median_s,spawn_median_s,per_process_s,"
-                         "release_median_s,reps\n");
-    }
+    if (csv)
+        fprintf(csv, "count,mode,expand_median_s,spawn_median_s,per_process_s,"
+                     "release_median_s,reps\n");
     printf("# mal_bench_spawn: %d initial ranks, %d reps, median of mal_last_reconfig "
            "times (max over ranks)\n",
            initial_ranks, o->reps);
@@ -177,8 +177,7 @@ static void print_results(const options_t *o, const samples_t *s, int initial_ra
     for (int ci = 0; ci < o->ncounts; ci++)
         for (int mi = 0; mi < o->nmodes; mi++)
             print_cell(o, s, ci, mi, csv);
-    if (csv)
-        fclose(csv);
+    return csv == NULL || cli_close_output(&cli, o->csv, csv) == 0;
 }
 
 static void usage(FILE *out)
@@ -190,70 +189,70 @@ static void usage(FILE *out)
             "  --modes   spawn modes, comma-separated (default per-call,batched)\n"
             "  --reps    repetitions per count and mode, median reported (default 5)\n"
             "  --csv     also write count,mode,expand_median_s,spawn_median_s,"
-            "per_process_s,release_median_s,reps\n");
+            "per_process_s,release_median_s,reps\n"
+            "            (-: on stdout, and the table to stderr)\n"
+            CLI_STANDARD_USAGE
+            "Exit status: 0, 1 when an expansion, a release or the CSV fails, 2 for a "
+            "usage error.\n");
 }
 
-static int parse_counts(const char *s, options_t *o)
+static void parse_counts(const char *s, options_t *o)
 {
     o->ncounts = 0;
     for (const char *p = s; *p != '\0';) {
         char *end;
         long k = strtol(p, &end, 10);
-        if (end == p || k < 1 || k > 1024 || o->ncounts == MAX_COUNTS)
-            return -1;
+        if (end == p || k < 1 || k > 1024 || o->ncounts == MAX_COUNTS ||
+            (*end != ',' && *end != '\0'))
+            cli_usage_error(&cli, "--counts '%s' is not a list of at most %d counts in "
+                            "1..1024", s, MAX_COUNTS);
         o->counts[o->ncounts++] = (int)k;
-        if (*end != ',' && *end != '\0')
-            return -1;
         p = *end == ',' ? end + 1 : end;
     }
-    return o->ncounts > 0 ? 0 : -1;
+    if (o->ncounts == 0)
+        cli_usage_error(&cli, "--counts is empty");
 }
 
-static int parse_modes(const char *s, options_t *o)
+static void parse_modes(const char *s, options_t *o)
 {
+    static const char *const names[] = {"per-call", "batched"};
+    static const mal_spawn_mode_t modes[] = {MAL_SPAWN_PER_CALL, MAL_SPAWN_BATCHED};
     char copy[64];
     if (strlen(s) >= sizeof copy)
-        return -1;
+        cli_usage_error(&cli, "--modes '%s' is too long", s);
     strcpy(copy, s);
     o->nmodes = 0;
     for (char *tok = strtok(copy, ","); tok != NULL; tok = strtok(NULL, ",")) {
         if (o->nmodes == MAX_MODES)
-            return -1;
-        if (strcmp(tok, "per-call") == 0)
-            o->modes[o->nmodes++] = MAL_SPAWN_PER_CALL;
-        else if (strcmp(tok, "batched") == 0)
-            o->modes[o->nmodes++] = MAL_SPAWN_BATCHED;
-        else
-            return -1;
+            cli_usage_error(&cli, "--modes '%s' has more than %d modes", s, MAX_MODES);
+        o->modes[o->nmodes++] = modes[cli_choice(&cli, "--modes", tok, names, 2, false)];
     }
-    return o->nmodes > 0 ? 0 : -1;
+    if (o->nmodes == 0)
+        cli_usage_error(&cli, "--modes is empty");
 }
 
-static int parse_options(int argc, char **argv, options_t *o)
+/* Every process parses, before MPI starts (a spawned one gets the same arguments). */
+static void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.counts = {1, 2, 4}, .ncounts = 3,
                      .modes = {MAL_SPAWN_PER_CALL, MAL_SPAWN_BATCHED}, .nmodes = 2,
                      .reps = 5, .csv = NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (val == NULL)
-            return -1;
-        i++;
-        int bad = 0;
-        if (strcmp(arg, "--counts") == 0)
-            bad = parse_counts(val, o);
-        else if (strcmp(arg, "--modes") == 0)
-            bad = parse_modes(val, o);
-        else if (strcmp(arg, "--reps") == 0)
-            o->reps = atoi(val);
-        else if (strcmp(arg, "--csv") == 0)
-            o->csv = val;
+    static const struct option longopts[] = {
+        {"counts", required_argument, NULL, 'k'}, {"modes", required_argument, NULL, 'm'},
+        {"reps", required_argument, NULL, 'r'},   {"csv", required_argument, NULL, 'C'},
+        CLI_STANDARD_OPTIONS,                     {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
+        if (c == 'k')
+            parse_counts(optarg, o);
+        else if (c == 'm')
+            parse_modes(optarg, o);
+        else if (c == 'r')
+            o->reps = (int)cli_integer(&cli, "--reps", optarg, 1, 10000);
         else
-            return -1;
-        if (bad)
-            return -1;
+            o->csv = optarg;
     }
-    return o->reps >= 1 ? 0 : -1;
+    if (cli_is_stdout(o->csv))
+        o->csv_out = cli_take_stdout(&cli);
 }
 
 static samples_t samples_new(const options_t *o)
@@ -263,7 +262,7 @@ static samples_t samples_new(const options_t *o)
                    malloc(cells * sizeof(double))};
     if (s.expand == NULL || s.spawn == NULL || s.release == NULL) {
         fprintf(stderr, "mal_bench_spawn: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     for (size_t c = 0; c < cells; c++)
         s.expand[c] = s.spawn[c] = s.release[c] = NAN;
@@ -279,37 +278,29 @@ static void samples_free(samples_t *s)
 
 int main(int argc, char **argv)
 {
-    if (cli_asks_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    MPI_Init(&argc, &argv);
     options_t o;
-    if (parse_options(argc, argv, &o) != 0) {
-        int world_rank;
-        MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-        if (world_rank == 0)
-            usage(stderr);
-        MPI_Finalize();
-        return 2;
-    }
+    parse_options(argc, argv, &o);
+    MPI_Init(&argc, &argv);
     if (mal_init(MPI_COMM_WORLD, NULL) != MAL_OK) { /* a spawned process joins here */
         fprintf(stderr, "mal_bench_spawn: mal_init: %s\n", mal_error_message());
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     int64_t step = 0; /* on a joiner, overwritten with the carried position */
     if (mal_register_value("bench_step", &step, sizeof step) != MAL_OK) {
         fprintf(stderr, "mal_bench_spawn: mal_register_value: %s\n", mal_error_message());
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     int rank, initial_ranks;
     MPI_Comm_rank(mal_comm(), &rank);
     MPI_Comm_size(mal_comm(), &initial_ranks);
     bool keeper = mal_is_initial_process() && rank == 0; /* only the last ranks are released */
+    FILE *csv = NULL; /* opened before measuring: a file that cannot be written fails now */
+    if (keeper && o.csv && (csv = cli_open_output(&cli, o.csv, "w", o.csv_out)) == NULL)
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     samples_t s = samples_new(&o);
     int failed = run_sequence(&o, &step, keeper, &s);
-    if (keeper)
-        print_results(&o, &s, initial_ranks);
+    if (keeper && !print_results(&o, &s, initial_ranks, csv))
+        failed = CLI_EXIT_FAILURE;
     samples_free(&s);
     mal_finalize();
     MPI_Finalize();

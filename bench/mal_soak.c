@@ -49,6 +49,7 @@
 #include "matrix_input.h"
 #include "soak_probe.h"
 
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -863,60 +864,81 @@ static void usage(FILE *out)
             "  --flat       FAIL when windows, communicators, infos, types or groups grew\n"
             "               between the base sample and the end, or fds by more than 4\n"
             "               per peer a process can have\n"
-            "  --verbose    rank 0 prints each cycle's action before it\n");
+            "  --verbose    rank 0 prints each cycle's action before it\n"
+            CLI_STANDARD_USAGE
+            "Exit status: 0 after PASS, 1 after FAIL, 2 for a usage error, 3 when the\n"
+            "watchdog ended a process.\n");
 }
 
-/* One option with a value; false for an unknown option or a malformed value. */
-static bool parse_valued(options_t *o, const char *arg, const char *val)
+static const cli_t cli = {"mal_soak", mal_version, usage};
+
+/* --seeds A-B: the first and the last seed. */
+static void parse_seeds(const char *val, options_t *o)
 {
-    if (strcmp(arg, "--cycles") == 0)
-        o->cycles = atoll(val);
-    else if (strcmp(arg, "--size") == 0)
-        o->size = atoll(val);
-    else if (strcmp(arg, "--seed") == 0)
-        o->seed = o->last_seed = strtoull(val, NULL, 10);
-    else if (strcmp(arg, "--seeds") == 0)
-        return sscanf(val, "%llu-%llu", &o->seed, &o->last_seed) == 2;
-    else if (strcmp(arg, "--sparse") == 0)
-        o->sparse = val;
-    else if (strcmp(arg, "--kinds") == 0)
-        o->kinds = val;
-    else if (strcmp(arg, "--watchdog") == 0)
-        o->watchdog = atoi(val);
-    else if (strcmp(arg, "--max-rss-kb") == 0)
-        o->max_rss_kb = atof(val);
-    else if (strcmp(arg, "--faults") == 0)
-        o->faults = atoi(val);
-    else
-        return false;
-    return true;
+    char tail;
+    if (sscanf(val, "%llu-%llu%c", &o->seed, &o->last_seed, &tail) != 2 ||
+        o->last_seed < o->seed || o->last_seed - o->seed >= 1000000)
+        cli_usage_error(&cli, "--seeds '%s' is not A-B with A <= B < A + 1000000", val);
 }
 
-/* Whether the options make a run; the whole run's cycles over the seeds. */
-static bool finish_options(options_t *o)
+/* One option with a value. */
+static void parse_valued(options_t *o, int c, const char *val)
 {
-    if (o->cycles < 1 || o->last_seed < o->seed || o->last_seed - o->seed >= 1000000)
-        return false;
-    o->per_seed = o->cycles;
-    o->cycles *= (long long)(o->last_seed - o->seed + 1);
-    return o->size >= 4096 && o->watchdog >= 1 && o->faults >= 0 && o->faults <= 100;
+    switch (c) {
+    case 'c':
+        o->cycles = cli_integer(&cli, "--cycles", val, 1, LLONG_MAX / 1000000);
+        break;
+    case 's':
+        o->size = cli_integer(&cli, "--size", val, 4096, LLONG_MAX);
+        break;
+    case 'S':
+        o->seed = o->last_seed = (unsigned long long)cli_integer(&cli, "--seed", val, 0,
+                                                                 LLONG_MAX);
+        break;
+    case 'R':
+        parse_seeds(val, o);
+        break;
+    case 'w':
+        o->watchdog = (int)cli_integer(&cli, "--watchdog", val, 1, 86400);
+        break;
+    case 'm':
+        o->max_rss_kb = cli_number(&cli, "--max-rss-kb", val, 0, 1e12);
+        break;
+    case 'f':
+        o->faults = (int)cli_integer(&cli, "--faults", val, 0, 100);
+        break;
+    default:
+        *(c == 'p' ? &o->sparse : &o->kinds) = val;
+    }
 }
 
-static int parse_options(int argc, char **argv, options_t *o)
+/* Every process parses, before MPI starts (a spawned one gets the same arguments). */
+static void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.seed = 1, .last_seed = 1, .kinds = "esr", .watchdog = 300,
                      .max_rss_kb = -1};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--flat") == 0)
+    static const struct option longopts[] = {
+        {"cycles", required_argument, NULL, 'c'},  {"size", required_argument, NULL, 's'},
+        {"seed", required_argument, NULL, 'S'},    {"seeds", required_argument, NULL, 'R'},
+        {"sparse", required_argument, NULL, 'p'},  {"kinds", required_argument, NULL, 'k'},
+        {"watchdog", required_argument, NULL, 'w'},
+        {"max-rss-kb", required_argument, NULL, 'm'},
+        {"faults", required_argument, NULL, 'f'},  {"flat", no_argument, NULL, 'F'},
+        {"verbose", no_argument, NULL, 'v'},       CLI_STANDARD_OPTIONS,
+        {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
+        if (c == 'F')
             o->flat = true;
-        else if (strcmp(argv[i], "--verbose") == 0)
+        else if (c == 'v')
             o->verbose = true;
-        else if (i + 1 >= argc || !parse_valued(o, argv[i], argv[i + 1]))
-            return -1;
         else
-            i++;
+            parse_valued(o, c, optarg);
     }
-    return finish_options(o) ? 0 : -1;
+    if (o->cycles < 1 || o->size < 4096)
+        cli_usage_error(&cli, "--cycles and --size are required");
+    /* the whole run's cycles over the seeds */
+    o->per_seed = o->cycles;
+    o->cycles *= (long long)(o->last_seed - o->seed + 1);
 }
 
 /* mal_init, the structures (received by a joiner) and the carried value. Returns
@@ -993,29 +1015,18 @@ static int soak(const options_t *o, int world_rank, int world_size)
 
 int main(int argc, char **argv)
 {
-    if (cli_asks_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
     options_t o;
-    int bad_options = parse_options(argc, argv, &o);
-    watchdog_seconds = bad_options ? 300 : o.watchdog;
+    parse_options(argc, argv, &o);
+    watchdog_seconds = o.watchdog;
     signal(SIGALRM, on_alarm);
     alarm((unsigned)watchdog_seconds); /* a spawned process stuck joining ends too */
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    int world_rank, world_size, status = 2;
+    int world_rank, world_size;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    if (bad_options) {
-        if (world_rank == 0) {
-            usage(stderr);
-            printf("mal_soak: FAIL bad options\n");
-        }
-    } else {
-        status = soak(&o, world_rank, world_size);
-    }
+    int status = soak(&o, world_rank, world_size);
     alarm(0);
     MPI_Finalize();
     return status;

@@ -47,6 +47,7 @@
 #include "mal.h"
 #include "soak_probe.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -461,56 +462,51 @@ static void report(const run_t *run, bool ok)
     }
 }
 
-static bool parse(int argc, char **argv, options_t *o)
-{
-    *o = (options_t){.seed = 1, .steps = 200, .rows = 1000, .work_us = 1000};
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--verbose") == 0)
-            o->verbose = true;
-        else if (strcmp(argv[i], "--race") == 0)
-            o->race = true;
-        else if (strcmp(argv[i], "--pingpong") == 0)
-            o->pingpong = true;
-        else if (v != NULL && strcmp(argv[i], "--faults") == 0)
-            o->faults = atoi(argv[++i]);
-        else if (v != NULL && strcmp(argv[i], "--seed") == 0)
-            o->seed = strtoull(argv[++i], NULL, 10);
-        else if (v != NULL && strcmp(argv[i], "--steps") == 0)
-            o->steps = atoll(argv[++i]);
-        else if (v != NULL && strcmp(argv[i], "--rows") == 0)
-            o->rows = atoll(argv[++i]);
-        else if (v != NULL && strcmp(argv[i], "--work-us") == 0)
-            o->work_us = atol(argv[++i]);
-        else
-            return false;
-    }
-    const char *async = getenv("MAL_ASYNC");
-    o->async = async != NULL && atoi(async) > 0;
-    return o->steps > 0 && o->rows >= MAX_PROCS;
-}
-
 static void usage(FILE *out)
 {
     fprintf(out, "usage: pool_soak [--seed S] [--steps N] [--rows R] [--work-us U] "
             "[--race] [--pingpong] [--faults P] [--verbose]\n"
-            "(run under tools/malrun; the header of bench/pool_soak.c says what each does)\n");
+            "(run under tools/malrun; the header of bench/pool_soak.c says what each does)\n"
+            CLI_STANDARD_USAGE
+            "Exit status: 0 after PASS, 1 after FAIL, 2 for a usage error.\n");
+}
+
+static const cli_t cli = {"pool_soak", mal_version, usage};
+
+/* Every process parses, before MPI starts (a spawned one gets the same arguments). */
+static void parse(int argc, char **argv, options_t *o)
+{
+    *o = (options_t){.seed = 1, .steps = 200, .rows = 1000, .work_us = 1000};
+    static const struct option longopts[] = {
+        {"verbose", no_argument, NULL, 'v'},       {"race", no_argument, NULL, 'r'},
+        {"pingpong", no_argument, NULL, 'p'},      {"faults", required_argument, NULL, 'f'},
+        {"seed", required_argument, NULL, 's'},    {"steps", required_argument, NULL, 'n'},
+        {"rows", required_argument, NULL, 'R'},    {"work-us", required_argument, NULL, 'w'},
+        CLI_STANDARD_OPTIONS,                      {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
+        if (c == 'v' || c == 'r' || c == 'p')
+            *(c == 'v' ? &o->verbose : c == 'r' ? &o->race : &o->pingpong) = true;
+        else if (c == 'f')
+            o->faults = (int)cli_integer(&cli, "--faults", optarg, 0, 100);
+        else if (c == 's')
+            o->seed = (unsigned long long)cli_integer(&cli, "--seed", optarg, 0, LLONG_MAX);
+        else if (c == 'n')
+            o->steps = cli_integer(&cli, "--steps", optarg, 1, LLONG_MAX);
+        else if (c == 'R')
+            o->rows = cli_integer(&cli, "--rows", optarg, MAX_PROCS, LLONG_MAX);
+        else
+            o->work_us = (long)cli_integer(&cli, "--work-us", optarg, 0, 1000000000);
+    }
+    const char *async = getenv("MAL_ASYNC");
+    o->async = async != NULL && atoi(async) > 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (cli_asks_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
+    options_t o;
+    parse(argc, argv, &o);
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    options_t o;
-    if (!parse(argc, argv, &o)) {
-        usage(stderr);
-        MPI_Finalize();
-        return 2;
-    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     run_t run = {.o = &o};
     char *plan = o.async ? async_plan(&o) : NULL;

@@ -3,6 +3,7 @@
 #ifndef REDIST_BENCH_H
 #define REDIST_BENCH_H
 
+#include "cli.h"
 #include "mal.h"
 #include "matrix_input.h"
 
@@ -29,6 +30,7 @@ typedef struct {
     long long row_len;
     double headroom;
     const char *csv;
+    FILE *csv_out;          /* the data's stdout when csv is "-"                  */
     bool cold;              /* --cold: drive fresh processes per measurement      */
     int cold_reps;          /* --cold-reps: fresh runs per pattern and method     */
     int ranks;              /* --ranks: processes of each cold run                */
@@ -67,6 +69,9 @@ typedef struct {
 } bound_t;
 
 extern int rank, nranks;
+
+/* The program's name, version and usage, for support/cli. */
+extern const cli_t redist_cli;
 
 void weights_of(shape_t s, double *w);
 double median(double *v, int n);

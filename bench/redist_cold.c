@@ -66,26 +66,26 @@ static void libmal_dense(const options_t *o, const double *from, const double *t
     double t0 = MPI_Wtime();
     if (check(mal_alloc_array_weighted("bench", MPI_DOUBLE, rows, o->row_len, from, &a),
               "mal_alloc_array_weighted"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     fill_dense(a, 0);
     res->alloc = now_max_since(t0);
     res->memory = mal_memory_name(a);
     MPI_Barrier(mal_comm());
     t0 = MPI_Wtime();
     if (check(mal_rebalance(to), "cold rebalance"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     res->cold = now_max_since(t0);
     res->bad += count_bad_dense(a, 0);
     res->moved = moved_bytes();
     double *warm = malloc((size_t)o->reps * sizeof *warm);
     for (int rep = 1; rep <= o->reps; rep++) {
         if (check(mal_rebalance(from), "setting the layout"))
-            MPI_Abort(MPI_COMM_WORLD, 2);
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
         fill_dense(a, rep);
         MPI_Barrier(mal_comm());
         t0 = MPI_Wtime();
         if (check(mal_rebalance(to), "warm rebalance"))
-            MPI_Abort(MPI_COMM_WORLD, 2);
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
         warm[rep - 1] = now_max_since(t0);
         res->bad += count_bad_dense(a, rep);
         sample_memcpy(bound, res->moved);
@@ -103,7 +103,7 @@ static void libmal_sparse(const options_t *o, const double *from, const double *
     char err[512];
     if (mi_open(o->sparse, &d.src, err, sizeof err) != 0) {
         fprintf(stderr, "mal_bench_redist: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     long long *rb = malloc(2 * ((size_t)nranks + 1) * sizeof *rb), *zb = rb + nranks + 1;
     plain_nnz_bounds(d.src, from, nranks, rb, zb);
@@ -113,7 +113,7 @@ static void libmal_sparse(const options_t *o, const double *from, const double *
     if (mi_block(d.src, rb[rank], rb[rank + 1] - rb[rank], &rowptr, &colind, &vals, err,
                  sizeof err) != 0) {
         fprintf(stderr, "mal_bench_redist: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     d.row_cols = malloc(((size_t)mi_max_row_nnz(d.src) + 1) * sizeof *d.row_cols);
     long long count = rb[rank + 1] - rb[rank];
@@ -123,7 +123,7 @@ static void libmal_sparse(const options_t *o, const double *from, const double *
               "mal_alloc_csr") ||
         check(mal_csr_set_rows(d.csr, count, rowptr[count], rowptr, colind, vals),
               "mal_csr_set_rows"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     fill_sparse(d.csr, 0);
     res->alloc = now_max_since(t0);
     free(rowptr);
@@ -133,19 +133,19 @@ static void libmal_sparse(const options_t *o, const double *from, const double *
     MPI_Barrier(mal_comm());
     t0 = MPI_Wtime();
     if (check(mal_rebalance(to), "cold rebalance"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     res->cold = now_max_since(t0);
     res->bad += count_bad_sparse(&d, 0);
     res->moved = moved_bytes();
     double *warm = malloc((size_t)o->reps * sizeof *warm);
     for (int rep = 1; rep <= o->reps; rep++) {
         if (check(mal_rebalance(from), "setting the layout"))
-            MPI_Abort(MPI_COMM_WORLD, 2);
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
         fill_sparse(d.csr, rep);
         MPI_Barrier(mal_comm());
         t0 = MPI_Wtime();
         if (check(mal_rebalance(to), "warm rebalance"))
-            MPI_Abort(MPI_COMM_WORLD, 2);
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
         warm[rep - 1] = now_max_since(t0);
         res->bad += count_bad_sparse(&d, rep);
         sample_memcpy(bound, res->moved);
@@ -183,7 +183,7 @@ static char *alloc_touched(long long bytes)
     char *p = malloc(bytes > 0 ? (size_t)bytes : 1);
     if (p == NULL) {
         fprintf(stderr, "mal_bench_redist: no memory for %lld bytes\n", bytes);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     memset(p, 0, bytes > 0 ? (size_t)bytes : 1);
     return p;
@@ -284,7 +284,7 @@ static void plain_layouts(const options_t *o, mi_source_t *src, const double *fr
     if (mi_block(src, pl->old_b[0][rank], pl->old_b[0][rank + 1] - pl->old_b[0][rank],
                  &pl->blk_rowptr, &pl->blk_colind, &vals, err, sizeof err) != 0) {
         fprintf(stderr, "mal_bench_redist: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     free(vals);
 }
@@ -345,7 +345,7 @@ static void baseline(const options_t *o, const double *from, const double *to,
     char err[512];
     if (o->sparse && mi_open(o->sparse, &src, err, sizeof err) != 0) {
         fprintf(stderr, "mal_bench_redist: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     plain_t pl = {0};
     plain_layouts(o, src, from, to, &pl);
@@ -384,7 +384,7 @@ int cold_run(const options_t *o)
     cfg.redist = o->method == COLD_BASELINE ? MAL_REDIST_ALLTOALLV : (mal_redist_t)o->method;
     cfg.summary = false;
     if (check(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"))
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     MPI_Comm_size(mal_comm(), &nranks);
     const pattern_t *p = &patterns[o->pattern];
     double *from = malloc(2 * (size_t)nranks * sizeof *from), *to = from + nranks;
@@ -542,8 +542,12 @@ int cold_driver(const options_t *o)
         fprintf(stderr, "mal_bench_redist --cold: run it directly, not under mpiexec: it "
                         "starts a fresh MPI job per measurement ($MAL_LAUNCHER, e.g. "
                         "MAL_LAUNCHER=tools/malrun)\n");
-        return 2;
+        return CLI_EXIT_USAGE;
     }
+    /* Opened first: a file that cannot be written fails the run before it measures. */
+    FILE *csv = o->csv ? cli_open_output(&redist_cli, o->csv, "w", o->csv_out) : NULL;
+    if (o->csv && csv == NULL)
+        return CLI_EXIT_FAILURE;
     char file[] = "/tmp/mal_bench_cold.XXXXXX";
     int fd = mkstemp(file);
     if (fd < 0) {
@@ -578,7 +582,6 @@ int cold_driver(const options_t *o)
             step++;
         }
     unlink(file);
-    FILE *csv = o->csv ? fopen(o->csv, "w") : NULL;
     if (csv)
         fprintf(csv, "pattern,method,ranks,moved_bytes,alloc_s,cold_s,warm_s,"
                      "cold_ratio_alltoallv,warm_ratio_alltoallv,ratio_memcpy,alloc_ratio,"
@@ -600,8 +603,8 @@ int cold_driver(const options_t *o)
         }
     if (bad)
         printf("VERIFICATION FAILED: %lld elements wrong\n", bad);
-    if (csv)
-        fclose(csv);
+    if (csv && cli_close_output(&redist_cli, o->csv, csv) != 0)
+        failed = 1;
     for (int i = 0; i < NPATTERNS * NCOLD; i++)
         free(cells[i].alloc);
     free(cells);

@@ -31,10 +31,14 @@
 
 typedef struct {
     const char *matrix, *history_file;
+    FILE *history_out;    /* the data's stdout when history_file is "-" */
     int64_t iters;
     double tol;
     bool check, plain_dots, async;
 } options_t;
+
+static void usage(FILE *out);
+static const cli_t cli = {"cg", mal_version, usage};
 
 /* What an iteration reads; refresh() re-reads it after every reconfiguration. */
 typedef struct {
@@ -60,7 +64,7 @@ static void *xmalloc(size_t bytes)
     void *p = malloc(bytes > 0 ? bytes : 1);
     if (p == NULL) {
         fprintf(stderr, "cg: out of memory (%zu bytes)\n", bytes);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     return p;
 }
@@ -70,7 +74,7 @@ static void die_on(mal_status_t st, const char *what)
     if (st == MAL_OK)
         return;
     fprintf(stderr, "cg: %s: %s\n", what, mal_error_message());
-    MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
 }
 
 /* ---- the arithmetic, shared by the distributed and the serial run ------------------ */
@@ -305,16 +309,15 @@ static bool check_history(const mi_source_t *src, const options_t *o, const doub
     return pass;
 }
 
-static void write_history(const char *path, const double *h, int64_t iters)
+/* Returns whether the history was written (a message on stderr otherwise). */
+static bool write_history(const options_t *o, const double *h, int64_t iters)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        perror(path);
-        return;
-    }
+    FILE *f = cli_open_output(&cli, o->history_file, "w", o->history_out);
+    if (f == NULL)
+        return false;
     for (int64_t i = 0; i <= iters; i++)
         fprintf(f, "%" PRId64 " %a %.17g\n", i, h[i], h[i]);
-    fclose(f);
+    return cli_close_output(&cli, o->history_file, f) == 0;
 }
 
 /* ||b - A x|| / ||b|| with b = 1, recomputed from x (not the recurrence). */
@@ -341,9 +344,9 @@ static int report(cg_t *c, const mi_source_t *src, const carried_t *k, const opt
                mi_describe(src), iters, c->size, seconds, k->history[iters] / k->history[0],
                res);
         if (o->history_file)
-            write_history(o->history_file, k->history, iters);
+            failed = !write_history(o, k->history, iters);
         if (o->check)
-            failed = !check_history(src, o, k->history, iters);
+            failed |= !check_history(src, o, k->history, iters);
         fflush(stdout);
     }
     MPI_Bcast(&failed, 1, MPI_INT, 0, c->comm);
@@ -361,39 +364,54 @@ static void usage(FILE *out)
             "  --iters    iterations at most (default 300, at most 131071)\n"
             "  --tol      stop when ||r|| <= tol ||r0|| (default 0: run every iteration)\n"
             "  --check    rank 0 reruns serially and compares every residual\n"
-            "  --history  rank 0 writes 'iteration residual(hex) residual' lines to FILE\n"
+            "  --history  rank 0 writes 'iteration residual(hex) residual' lines to FILE (-:\n"
+            "             to stdout, and every other line to stderr)\n"
             "  --plain-dots  sum dot products in floating point (partition-dependent), to\n"
             "             compare with the default exactly rounded ones\n"
             "  --async    expand in the background while iterating (MPI_THREAD_MULTIPLE)\n"
-            "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n");
+            CLI_STANDARD_USAGE
+            "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n"
+            "Exit status: 0, 1 when the run, --history or --check fails, 2 for a usage "
+            "error.\n");
 }
 
-static int parse_options(int argc, char **argv, options_t *o)
+/* Every process parses, before MPI starts (a spawned one gets the same arguments). */
+static void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.matrix = "poisson:100", .iters = 300};
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--check") == 0 || strcmp(arg, "--plain-dots") == 0 ||
-            strcmp(arg, "--async") == 0) {
-            *(arg[2] == 'c' ? &o->check : arg[2] == 'p' ? &o->plain_dots : &o->async) = true;
-            continue;
+    static const struct option longopts[] = {
+        {"matrix", required_argument, NULL, 'm'}, {"iters", required_argument, NULL, 'i'},
+        {"tol", required_argument, NULL, 't'},    {"history", required_argument, NULL, 'H'},
+        {"check", no_argument, NULL, 'c'},        {"plain-dots", no_argument, NULL, 'p'},
+        {"async", no_argument, NULL, 'a'},        CLI_STANDARD_OPTIONS,
+        {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
+        switch (c) {
+        case 'm':
+            o->matrix = optarg;
+            break;
+        case 'i': /* the history is a carried value: at most 1 MiB */
+            o->iters = cli_integer(&cli, "--iters", optarg, 0, (1 << 17) - 2);
+            break;
+        case 't':
+            o->tol = cli_number(&cli, "--tol", optarg, 0.0, HUGE_VAL);
+            break;
+        case 'H':
+            o->history_file = optarg;
+            break;
+        case 'c':
+            o->check = true;
+            break;
+        case 'p':
+            o->plain_dots = true;
+            break;
+        case 'a':
+            o->async = true;
+            break;
         }
-        if (val == NULL)
-            return -1;
-        i++;
-        if (strcmp(arg, "--matrix") == 0)
-            o->matrix = val;
-        else if (strcmp(arg, "--iters") == 0)
-            o->iters = atoll(val);
-        else if (strcmp(arg, "--tol") == 0)
-            o->tol = atof(val);
-        else if (strcmp(arg, "--history") == 0)
-            o->history_file = val;
-        else
-            return -1;
     }
-    /* The history is a carried value: at most 1 MiB. */
-    return o->iters >= 0 && o->iters < (1 << 17) - 1 && o->tol >= 0 ? 0 : -1;
+    if (cli_is_stdout(o->history_file))
+        o->history_out = cli_take_stdout(&cli);
 }
 
 static mi_source_t *open_matrix(const char *spec)
@@ -402,12 +420,12 @@ static mi_source_t *open_matrix(const char *spec)
     char err[512];
     if (mi_open(spec, &src, err, sizeof err) != 0) {
         fprintf(stderr, "cg: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     if (mi_rows(src) != mi_cols(src) || mi_rows(src) > INT_MAX) {
         fprintf(stderr, "cg: %s: CG needs a square matrix of at most %d rows\n",
                 mi_describe(src), INT_MAX);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     return src;
 }
@@ -422,7 +440,7 @@ static void load_matrix(cg_t *c, const mi_source_t *src)
     int64_t first = mal_csr_first_row(c->A), count = mal_csr_local_rows(c->A);
     if (mi_block(src, first, count, &rowptr, &colind, &vals, err, sizeof err) != 0) {
         fprintf(stderr, "cg: %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     die_on(mal_csr_set_rows(c->A, count, rowptr[count], rowptr, colind, vals),
            "mal_csr_set_rows");
@@ -447,12 +465,9 @@ static void allocate(cg_t *c, const mi_source_t *src)
 
 /* --async's background thread makes MPI calls: it needs MPI_THREAD_MULTIPLE (without
  * it libmal expands synchronously, with a notice). Read before MPI starts. */
-static void start_mpi(int *argc, char ***argv)
+static void start_mpi(const options_t *o, int *argc, char ***argv)
 {
-    bool async = false;
-    for (int i = 1; i < *argc; i++)
-        async = async || strcmp((*argv)[i], "--async") == 0;
-    if (!async) {
+    if (!o->async) {
         MPI_Init(argc, argv);
         return;
     }
@@ -462,20 +477,9 @@ static void start_mpi(int *argc, char ***argv)
 
 int main(int argc, char **argv)
 {
-    if (cli_asks_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    start_mpi(&argc, &argv);
     options_t o;
-    if (parse_options(argc, argv, &o) != 0) {
-        int world_rank;
-        MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-        if (world_rank == 0)
-            usage(stderr);
-        MPI_Finalize();
-        return 2;
-    }
+    parse_options(argc, argv, &o);
+    start_mpi(&o, &argc, &argv);
     plain_dots = o.plain_dots;
     mal_config_t cfg;
     mal_config_init(&cfg);

@@ -25,9 +25,13 @@ typedef struct {
     int64_t n, iters;
     bool check, quiet, async;
     const char *times;     /* rank 0 writes "iteration,seconds,procs" lines here */
+    FILE *times_out;       /* the data's stdout when times is "-"                */
     const char *mark;      /* rank 0 creates this file when mark_at iterations are done */
     int64_t mark_at;
 } options_t;
+
+static void usage(FILE *out);
+static const cli_t cli = {"jacobi", mal_version, usage};
 
 /* What a sweep reads. Everything but the handles changes at a reconfiguration (new
  * communicator, new windows, new rows), so refresh() re-reads it after each one. */
@@ -55,7 +59,7 @@ static void *xrealloc(void *p, size_t bytes)
     void *q = realloc(p, bytes > 0 ? bytes : 1);
     if (q == NULL) {
         fprintf(stderr, "jacobi: out of memory (%zu bytes)\n", bytes);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     return q;
 }
@@ -65,7 +69,7 @@ static void die_on(mal_status_t st, const char *what)
     if (st == MAL_OK)
         return;
     fprintf(stderr, "jacobi: %s: %s\n", what, mal_error_message());
-    MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
 }
 
 static double matrix_entry(int64_t i, int64_t j, int64_t n)
@@ -118,7 +122,7 @@ static void refresh(jacobi_t *j)
         fprintf(stderr, "jacobi: rank %d: A holds rows %" PRId64 "+%" PRId64
                         " but b holds %" PRId64 "+%" PRId64 "\n",
                 j->rank, j->first, j->rows, mal_first_row(j->b), mal_local_rows(j->b));
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     }
     j->a_rows = mal_local_data(j->A);
     j->b_rows = mal_local_data(j->b);
@@ -171,21 +175,23 @@ static void record(const jacobi_t *j, const options_t *o, FILE *times, int64_t i
     }
 }
 
-static FILE *open_times(const options_t *o)
+/* Rank 0's --times file; false when it cannot be written (the run fails at once). */
+static bool open_times(const options_t *o, FILE **times)
 {
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    *times = NULL;
     if (o->times == NULL || rank != 0 || !mal_is_initial_process())
-        return NULL;
-    FILE *f = fopen(o->times, "w");
-    if (f == NULL)
-        fprintf(stderr, "jacobi: cannot write %s\n", o->times);
-    return f;
+        return true;
+    *times = cli_open_output(&cli, o->times, "w", o->times_out);
+    return *times != NULL;
 }
 
 static bool iterate(jacobi_t *j, const options_t *o, timing_t *t)
 {
-    FILE *times = open_times(o);
+    FILE *times;
+    if (!open_times(o, &times))
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     bool kept = true;
     for (int64_t it = mal_iteration(); it < o->iters && kept; it++) {
         double t0 = MPI_Wtime();
@@ -213,8 +219,8 @@ static bool iterate(jacobi_t *j, const options_t *o, timing_t *t)
                                        * resumes where the others are */
         }
     }
-    if (times != NULL)
-        fclose(times);
+    if (times != NULL && cli_close_output(&cli, o->times, times) != 0)
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     return kept;
 }
 
@@ -334,46 +340,54 @@ static void usage(FILE *out)
             "  --check  rank 0 recomputes serially and compares x bit for bit\n"
             "  --quiet  no timing line\n"
             "  --async  expand in the background while iterating (MPI_THREAD_MULTIPLE)\n"
-            "  --times  rank 0 writes iteration,seconds,procs per iteration to FILE\n"
+            "  --times  rank 0 writes iteration,seconds,procs per iteration to FILE (-: to\n"
+            "           stdout, and every other line to stderr)\n"
             "  --mark   rank 0 creates FILE once --mark-at iterations are done\n"
-            "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n");
+            CLI_STANDARD_USAGE
+            "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n"
+            "Exit status: 0, 1 when the run or --check fails, 2 for a usage error.\n");
 }
 
-static int parse_options(int argc, char **argv, options_t *o)
+/* Every process parses, before MPI starts (a spawned one gets the same arguments). */
+static void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.n = 1536, .iters = 40, .check = false, .quiet = false};
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--check") == 0) {
+    static const struct option longopts[] = {
+        {"n", required_argument, NULL, 'n'},        {"iters", required_argument, NULL, 'i'},
+        {"check", no_argument, NULL, 'c'},          {"quiet", no_argument, NULL, 'q'},
+        {"async", no_argument, NULL, 'a'},          {"times", required_argument, NULL, 't'},
+        {"mark", required_argument, NULL, 'm'},     {"mark-at", required_argument, NULL, 'M'},
+        CLI_STANDARD_OPTIONS,                       {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
+        switch (c) {
+        case 'n': /* row counts travel as int in MPI_Allgatherv */
+            o->n = cli_integer(&cli, "--n", optarg, 1, INT_MAX);
+            break;
+        case 'i':
+            o->iters = cli_integer(&cli, "--iters", optarg, 0, INT64_MAX);
+            break;
+        case 'c':
             o->check = true;
-            continue;
-        }
-        if (strcmp(arg, "--quiet") == 0) {
+            break;
+        case 'q':
             o->quiet = true;
-            continue;
-        }
-        if (strcmp(arg, "--async") == 0) {
+            break;
+        case 'a':
             o->async = true;
-            continue;
+            break;
+        case 't':
+            o->times = optarg;
+            break;
+        case 'm':
+            o->mark = optarg;
+            break;
+        case 'M':
+            o->mark_at = cli_integer(&cli, "--mark-at", optarg, 0, INT64_MAX);
+            break;
         }
-        if (val == NULL)
-            return -1;
-        i++;
-        if (strcmp(arg, "--n") == 0)
-            o->n = atoll(val);
-        else if (strcmp(arg, "--iters") == 0)
-            o->iters = atoll(val);
-        else if (strcmp(arg, "--times") == 0)
-            o->times = val;
-        else if (strcmp(arg, "--mark") == 0)
-            o->mark = val;
-        else if (strcmp(arg, "--mark-at") == 0)
-            o->mark_at = atoll(val);
-        else
-            return -1;
     }
-    /* Row counts travel as int in MPI_Allgatherv. */
-    return o->n >= 1 && o->n <= INT_MAX && o->iters >= 0 ? 0 : -1;
+    if (cli_is_stdout(o->times))
+        o->times_out = cli_take_stdout(&cli);
 }
 
 /* A and b are written once, before the first iteration: with --async an expansion
@@ -392,12 +406,9 @@ static void allocate(jacobi_t *j, bool async)
 
 /* --async's background thread makes MPI calls: it needs MPI_THREAD_MULTIPLE (without
  * it libmal expands synchronously, with a notice). Read before MPI starts. */
-static void start_mpi(int *argc, char ***argv)
+static void start_mpi(const options_t *o, int *argc, char ***argv)
 {
-    bool async = false;
-    for (int i = 1; i < *argc; i++)
-        async = async || strcmp((*argv)[i], "--async") == 0;
-    if (!async) {
+    if (!o->async) {
         MPI_Init(argc, argv);
         return;
     }
@@ -407,20 +418,9 @@ static void start_mpi(int *argc, char ***argv)
 
 int main(int argc, char **argv)
 {
-    if (cli_asks_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    start_mpi(&argc, &argv);
     options_t o;
-    if (parse_options(argc, argv, &o) != 0) {
-        int world_rank;
-        MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-        if (world_rank == 0)
-            usage(stderr);
-        MPI_Finalize();
-        return 2;
-    }
+    parse_options(argc, argv, &o);
+    start_mpi(&o, &argc, &argv);
     mal_config_t cfg;
     mal_config_init(&cfg);
     cfg.iterations = o.iters; /* the policy's objective needs the run's length */

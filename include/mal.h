@@ -335,7 +335,7 @@ typedef struct {
      *  kind (docs/report.md). NULL: the MAL_REPORT environment variable (no file when
      *  unset). Default: NULL. */
     const char *report;
-    /** Print a one-line summary of each reconfiguration on rank 0 (stdout), and one
+    /** Print a one-line summary of each reconfiguration on rank 0 (stderr), and one
      *  line from each released process when it leaves mal_finalize (how long it parked,
      *  its CPU time meanwhile). Default: true; MAL_QUIET=1 in the environment turns it
      *  off. */

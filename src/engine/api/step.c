@@ -36,8 +36,8 @@ static mal_status_t planned_action(engine_state_t *e)
         return MAL_CONTINUE;
     const schedule_action_t *act = &plan->actions[e->pol.next_action++];
     if (act->iteration < e->iteration && e->rank == 0 && e->procs.settings.summary)
-        printf("libmal: plan entry %zu (iteration %lld) runs late, at iteration %lld: an "
-               "asynchronous expansion was under way\n", e->pol.next_action,
+        engine_notice("libmal: plan entry %zu (iteration %lld) runs late, at iteration %lld: "
+                      "an asynchronous expansion was under way\n", e->pol.next_action,
                (long long)act->iteration, (long long)e->iteration);
     return run_action(e, act);
 }

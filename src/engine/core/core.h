@@ -60,6 +60,21 @@ void engine_set_log_rank(int rank);
 void engine_set_logging(bool on);
 bool engine_logging(void);
 
+/* The library's notices and summary lines (notice.c): on stderr, never on the
+ * application's stdout (its results, perhaps data piped elsewhere), each notice written
+ * at once (one write: lines of processes sharing a terminal do not mix within a line).
+ * A notice of several parts is built with engine_notice_add, then written by
+ * engine_notice_write; engine_notice writes one built from a single format. Callers
+ * decide whether to say anything (the summary setting, MAL_QUIET). */
+typedef struct {
+    char text[2048];
+    size_t used;
+} engine_notice_t;
+void engine_notice_add(engine_notice_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void engine_notice_write(const engine_notice_t *n);
+void engine_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Map an MPI return code to MAL_ERR_MPI with the MPI error string; MAL_OK for success. */
 mal_status_t engine_mpi_check(int rc, const char *call);
 

@@ -69,7 +69,8 @@ static const setting_t table[SETTING_COUNT_] = {
                   "prediction and parked process (`docs/report.md`)"},
     [SETTING_SUMMARY] = {FIELD(summary), .env = "MAL_QUIET", .type = SETTING_BOOL, .initial = 1,
         .values = "`MAL_QUIET=1` turns it off", .fallback_doc = "true",
-        .effect = "summary lines on stdout (rank 0, and released processes)"},
+        .effect = "summary lines on stderr (rank 0, and released processes; never on the "
+                  "application's stdout)"},
     [SETTING_LOG_ERRORS] = {FIELD(log_errors), .type = SETTING_BOOL, .initial = 1, .values = "bool",
         .fallback_doc = "true", .effect = "print each error once to stderr, with the rank"},
     [SETTING_SAMPLE_INTERVAL] = {FIELD(sample_interval), .env = "MAL_SAMPLE_INTERVAL",

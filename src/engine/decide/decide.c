@@ -349,9 +349,9 @@ static void announce(const mal_decision_t *d, bool summary)
 {
     if (!summary || d->action == MAL_ACTION_NONE)
         return;
-    printf("libmal: policy at it %lld: %s %d -> %d procs: %s\n", (long long)d->iteration,
-           engine_action_name(d->action), d->procs_before, d->procs_after, d->reason);
-    fflush(stdout);
+    engine_notice("libmal: policy at it %lld: %s %d -> %d procs: %s\n",
+                  (long long)d->iteration, engine_action_name(d->action), d->procs_before,
+                  d->procs_after, d->reason);
 }
 
 mal_status_t engine_policy_step(engine_state_t *e)

@@ -226,15 +226,16 @@ static void relearn(monitor_t *mon)
 
 static void announce_sources(const monitor_t *mon, const char *calibration)
 {
-    printf("libmal: monitor: hardware counter %s; computing power from %s\n",
+    engine_notice_t n = {.used = 0};
+    engine_notice_add(&n, "libmal: monitor: hardware counter %s; computing power from %s\n",
            mon->counter_name, mon->papi_set != -1 ? "it" :
            "the work reported with mal_set_work (else the rows held) per second of "
            "computation");
-    printf("libmal: model: %s\n", calibration != NULL
+    engine_notice_add(&n, "libmal: model: %s\n", calibration != NULL
            ? calibration
            : "no calibration file (mal_config_t.calibration or MAL_CALIBRATION; "
              "mal-calibrate writes one): documented defaults");
-    fflush(stdout);
+    engine_notice_write(&n);
 }
 
 monitor_t *engine_monitor_init(const engine_settings_t *s, bool initial, int64_t iteration,
@@ -896,10 +897,10 @@ mal_prediction_t engine_monitor_prediction(const monitor_t *mon)
 
 /* ---- report ------------------------------------------------------------------------------ */
 
-static void print_term(const char *name, double pred, double meas)
+static void add_term(engine_notice_t *n, const char *name, double pred, double meas)
 {
-    printf(" %s %.4f/%.4f s (%+.1f%%)", name, pred, meas,
-           100.0 * predict_rel_error(pred, meas));
+    engine_notice_add(n, " %s %.4f/%.4f s (%+.1f%%)", name, pred, meas,
+                      100.0 * predict_rel_error(pred, meas));
 }
 
 /* The checked prediction, on rank 0: a report record, and a summary line. */
@@ -910,13 +911,15 @@ static void tell_prediction(const monitor_t *mon)
         report_prediction(mon->report, p);
     if (!mon->summary)
         return;
-    printf("libmal: predicted/measured after the %s at it %lld (%d -> %d procs, %lld its):",
+    engine_notice_t n = {.used = 0};
+    engine_notice_add(&n, "libmal: predicted/measured after the %s at it %lld (%d -> %d "
+           "procs, %lld its):",
            engine_action_name(p->action), (long long)p->iteration, p->procs_before,
            p->procs_after, (long long)p->interval);
-    print_term("comp", p->comp, p->comp_measured);
-    print_term("comm", p->comm, p->comm_measured);
-    print_term("process", p->process, p->process_measured);
-    print_term("redist", p->redist, p->redist_measured);
-    printf("\n");
-    fflush(stdout);
+    add_term(&n, "comp", p->comp, p->comp_measured);
+    add_term(&n, "comm", p->comm, p->comm_measured);
+    add_term(&n, "process", p->process, p->process_measured);
+    add_term(&n, "redist", p->redist, p->redist_measured);
+    engine_notice_add(&n, "\n");
+    engine_notice_write(&n);
 }

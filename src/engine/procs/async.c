@@ -152,7 +152,7 @@ static mal_status_t start(engine_state_t *e, int count, mal_spawn_mode_t mode,
     }
     e->procs.async = a;
     if (e->rank == 0 && e->procs.settings.summary)
-        printf("libmal: it %lld expand %d -> %d procs started in the background (%d to "
+        engine_notice("libmal: it %lld expand %d -> %d procs started in the background (%d to "
                "spawn)\n", (long long)e->iteration, e->size, e->size + count, a->spawn);
     return MAL_CONTINUE;
 }
@@ -212,7 +212,7 @@ mal_status_t engine_async_poll(engine_state_t *e)
     if (st) {
         engine_report_abandoned_async(e, a->count, a->mode, st, a->started);
         if (e->rank == 0)
-            fprintf(stderr, "libmal: the asynchronous expansion started at iteration %lld "
+            engine_notice("libmal: the asynchronous expansion started at iteration %lld "
                     "was abandoned (%s); the application goes on with its %d processes\n",
                     (long long)a->iteration, mal_error_message(), e->size);
         async_free(a);

@@ -259,8 +259,8 @@ static mal_status_t spawn_info(const engine_procs_t *procs, int n, int index, MP
 static void pause_before_retry(bool summary, int attempts)
 {
     if (summary)
-        printf("libmal: spawn lost by the MPI runtime; trying again (attempt %d of %d)\n",
-               attempts + 1, ENGINE_SPAWN_ATTEMPTS);
+        engine_notice("libmal: spawn lost by the MPI runtime; trying again (attempt %d of "
+                      "%d)\n", attempts + 1, ENGINE_SPAWN_ATTEMPTS);
     struct timespec ts = {attempts, 0};
     nanosleep(&ts, NULL);
 }
@@ -408,7 +408,7 @@ void engine_pool_say_parked(const engine_procs_t *procs, bool woken, double wall
     report_parked_t r = {procs->initial, woken ? "wake" : "release", wall, cpu,
                          resident_bytes()};
     if (procs->settings.summary)
-        printf("libmal: parked %s process left the pool (%s) after %.3f s, CPU %.4f s "
+        engine_notice("libmal: parked %s process left the pool (%s) after %.3f s, CPU %.4f s "
                "(%.2f%%), resident %.1f MiB\n", procs->initial ? "initial" : "spawned",
                r.left_by, wall, cpu, wall > 0 ? 100.0 * cpu / wall : 0.0,
                (double)r.rss_bytes / (1 << 20));
@@ -419,7 +419,7 @@ void engine_pool_say_parked(const engine_procs_t *procs, bool woken, double wall
 static void say_parked(const engine_procs_t *procs, double wall, double cpu)
 {
     if (procs->settings.summary)
-        printf("libmal: released %s process parked %.3f s until its job finalized, "
+        engine_notice("libmal: released %s process parked %.3f s until its job finalized, "
                "CPU %.4f s (%.2f%%)\n", procs->initial ? "initial" : "spawned", wall, cpu,
                wall > 0 ? 100.0 * cpu / wall : 0.0);
     if (procs->settings.report != NULL)

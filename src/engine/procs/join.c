@@ -19,7 +19,7 @@ static _Noreturn void leave_unjoined(engine_procs_t *procs, MPI_Comm *parent, MP
                                      const char *why)
 {
     if (*why != '\0')
-        fprintf(stderr, "libmal: mal_init on a process spawned by an expansion: %s; it "
+        engine_notice("libmal: mal_init on a process spawned by an expansion: %s; it "
                 "leaves without joining (the application goes on without it)\n", why);
     if (*parent != MPI_COMM_NULL)
         MPI_Comm_disconnect(parent);

@@ -256,7 +256,7 @@ mal_status_t engine_pool_fill(engine_state_t *e, int count, const engine_bytes_t
         free(own[i].data);
     free(own);
     if (e->rank == 0 && e->procs.settings.summary && joined > 0)
-        printf("libmal: %d process%s spawned into the pool (%d parked)\n", joined,
+        engine_notice("libmal: %d process%s spawned into the pool (%d parked)\n", joined,
                joined == 1 ? "" : "es", e->procs.nparked);
     return st;
 }
@@ -304,7 +304,7 @@ mal_status_t engine_pool_start(engine_state_t *e)
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     if (p->settings.async && level < MPI_THREAD_MULTIPLE && e->rank == 0)
-        fprintf(stderr, "libmal: asynchronous expansion (MAL_ASYNC=1, mal_config_t.async) "
+        engine_notice("libmal: asynchronous expansion (MAL_ASYNC=1, mal_config_t.async) "
                 "needs MPI_THREAD_MULTIPLE (MPI_Init_thread); this program has %s: "
                 "expansions run synchronously\n", engine_thread_level_name(level));
     mal_status_t st = engine_mpi_check(MPI_Comm_dup(e->comm, &p->world), "MPI_Comm_dup");

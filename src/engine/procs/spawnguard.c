@@ -98,8 +98,8 @@ int engine_spawn_bound(void)
 void engine_spawn_bound_notice(void)
 {
     if (engine_spawn_bound() == 0)
-        printf("libmal: spawn: %s=%s never fails a spawn whose start the MPI runtime lost "
-               "(Open MPI 4.1 fails only a multiple of 4 or one less): such a "
+        engine_notice("libmal: spawn: %s=%s never fails a spawn whose start the MPI runtime "
+               "lost (Open MPI 4.1 fails only a multiple of 4 or one less): such a "
                "spawn would wait for ever; unset it to let MAL_RECONF_TIMEOUT set it\n",
                EXCHANGE_PARAM, getenv(EXCHANGE_PARAM) ? getenv(EXCHANGE_PARAM) : "(unset)");
 }
@@ -181,7 +181,7 @@ bool engine_spawn_clean_exit_allowed(void)
 void engine_spawn_end_stuck(void)
 {
     if (nstuck > 0 && !engine_spawn_clean_exit_allowed())
-        fprintf(stderr, "libmal: ending %d process(es) whose start the MPI runtime lost; "
+        engine_notice("libmal: ending %d process(es) whose start the MPI runtime lost; "
                 "this launcher may report that as an abnormal end (set "
                 "OMPI_MCA_orte_allowed_exit_without_sync=1, as tools/malrun does)\n", nstuck);
     for (int i = 0; i < nstuck; i++)

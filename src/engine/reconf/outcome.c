@@ -22,34 +22,35 @@ static void write_json(const char *path, const mal_reconfig_stats_t *s, mal_redi
 }
 
 /* The summary lines of the decision behind the reconfiguration. */
-static void print_decision(const mal_decision_t *d)
+static void add_decision(engine_notice_t *n, const mal_decision_t *d)
 {
-    printf("libmal:   policy predicted %.4f s per interval (comp %.4f, comm %.4f, process "
-           "%.4f, redist %.4f) against %.4f s without it%s", d->comp + d->comm + d->process +
-           d->redist, d->comp, d->comm, d->process, d->redist, d->current,
-           d->goal > 0 ? "" : "\n");
+    engine_notice_add(n, "libmal:   policy predicted %.4f s per interval (comp %.4f, comm "
+                      "%.4f, process %.4f, redist %.4f) against %.4f s without it%s",
+                      d->comp + d->comm + d->process + d->redist, d->comp, d->comm,
+                      d->process, d->redist, d->current, d->goal > 0 ? "" : "\n");
     if (d->goal > 0)
-        printf(", goal %.4f s\n", d->goal);
+        engine_notice_add(n, ", goal %.4f s\n", d->goal);
 }
 
 static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *decision)
 {
-    printf("libmal: it %lld %s %d -> %d procs, %.2f MiB moved, spawn %.3f s, windows "
-           "%.3f s, redist %.3f s (%.0f MB/s), total %.3f s: %s%s\n",
+    engine_notice_t n = {.used = 0};
+    engine_notice_add(&n, "libmal: it %lld %s %d -> %d procs, %.2f MiB moved, spawn %.3f s, "
+           "windows %.3f s, redist %.3f s (%.0f MB/s), total %.3f s: %s%s\n",
            (long long)s->iteration, engine_action_name(s->action), s->procs_before, s->procs_after,
            (double)s->bytes_moved / (1 << 20), s->spawn_seconds, s->window_seconds,
            s->redist_seconds, bandwidth(s) / 1e6, s->total_seconds,
            s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? engine_status_name(s->status) : "");
     if (s->status < 0)
-        printf("libmal:   reason: %s\n", mal_error_message());
+        engine_notice_add(&n, "libmal:   reason: %s\n", mal_error_message());
     if (s->action == MAL_ACTION_EXPAND && s->status == MAL_OK && (s->pooled > 0 || s->async))
-        printf("libmal:   %d from the pool, %d spawned%s, %.2f MiB copied ahead; the "
-               "application waited %.3f s%s\n", s->pooled, s->spawned,
+        engine_notice_add(&n, "libmal:   %d from the pool, %d spawned%s, %.2f MiB copied "
+               "ahead; the application waited %.3f s%s\n", s->pooled, s->spawned,
                s->async ? " in the background" : "", (double)s->bytes_ahead / (1 << 20),
                s->switch_seconds, s->async ? " (the switch)" : "");
     if (decision != NULL)
-        print_decision(decision);
-    fflush(stdout);
+        add_decision(&n, decision);
+    engine_notice_write(&n);
 }
 
 void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local,

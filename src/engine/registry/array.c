@@ -134,15 +134,14 @@ static void announce_memory(MPI_Comm comm, bool direct, bool allowed)
         return;
     said = true;
     if (direct)
-        printf("libmal: memory: direct (ranks on this host copy each other's rows by "
-               "cross-memory attach), %s\n", engine_direct_huge_pages()
+        engine_notice("libmal: memory: direct (ranks on this host copy each other's rows "
+                      "by cross-memory attach), %s\n", engine_direct_huge_pages()
                ? "transparent huge pages" : "4 KiB pages (transparent huge pages are off: "
                  "cold moves cost more)");
     else
-        printf("libmal: memory: MPI windows (%s)\n", allowed
+        engine_notice("libmal: memory: MPI windows (%s)\n", allowed
                ? "not every rank can reach every other one by cross-memory attach"
                : "MAL_MEMORY=window");
-    fflush(stdout);
 }
 
 /* Collective over `comm`: agree that every rank can take part and holds the same

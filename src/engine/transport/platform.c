@@ -285,9 +285,8 @@ void engine_platform_announce(void)
     char slots[32] = "unknown slots";
     if (p->universe > 0)
         snprintf(slots, sizeof slots, "%d slot%s", p->universe, p->universe == 1 ? "" : "s");
-    printf("libmal: MPI: pml %s, osc %s, thread level %s, %s for %d process%s%s\n",
+    engine_notice("libmal: MPI: pml %s, osc %s, thread level %s, %s for %d process%s%s\n",
            p->pml[0] ? p->pml : "unknown", p->osc[0] ? p->osc : "unknown",
            engine_thread_level_name(p->thread_level), slots, p->world,
            p->world == 1 ? "" : "es", p->oversubscribe ? " (oversubscription on)" : "");
-    fflush(stdout);
 }
