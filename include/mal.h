@@ -924,7 +924,8 @@ typedef struct {
  *         mal_first_row() and mal_local_rows()); MAL_REMOVED (this process was released:
  *         leave the loop and call mal_finalize(); every later mal_step() returns it
  *         again); MAL_ERR_NOT_INITIALIZED. A negative code (MAL_ERR_SPAWN,
- *         MAL_ERR_TIMEOUT, MAL_ERR_NOMEM, ...) means a planned or decided
+ *         MAL_ERR_TIMEOUT, MAL_ERR_LIMIT for an expansion beyond the slots of the job's
+ *         allocation, MAL_ERR_NOMEM, ...) means a planned or decided
  *         reconfiguration was abandoned: the application goes on with its old processes,
  *         layout and data, and the reason is in mal_error_message() and the report. At
  *         the end of a sampling interval it may also mean that the monitor could not
@@ -994,7 +995,9 @@ MAL_API mal_status_t mal_rebalance(const double *weights);
  *         spawned process that could not receive or read what it is sent to join);
  *         MAL_ERR_TIMEOUT (the MPI runtime lost the new processes' start at every
  *         attempt: each is bounded by MAL_RECONF_TIMEOUT seconds, default 60, read when
- *         the program starts); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
+ *         the program starts); MAL_ERR_LIMIT (the new processes would go beyond the
+ *         slots of the job's allocation: Slurm's, MAL_HOSTFILE's or MPI_UNIVERSE_SIZE;
+ *         nothing is spawned); MAL_ERR_NOMEM / MAL_ERR_MPI; MAL_ERR_REMOTE;
  *         MAL_ERR_MISMATCH when the arguments differ between ranks; MAL_ERR_UNSUPPORTED
  *         once SHMEM was started in this process (its set of PEs is fixed at start), or
  *         for windows over spawned processes that this MPI library would hang on. On

@@ -155,12 +155,11 @@ void engine_room_announce(const engine_settings_t *s)
 {
     if (s->room.slots <= 0)
         return;
-    printf("libmal: resources: %s: expansions up to %lld processes%s\n", s->room_source,
-           (long long)s->room.slots,
-           s->room.nhosts == 0 ? ""
-           : s->hosts != NULL ? ", placed by MAL_HOSTS"
-                              : ", new ones placed on its free slots host by host");
-    fflush(stdout);
+    engine_notice("libmal: resources: %s: expansions up to %lld processes%s\n",
+                  s->room_source, (long long)s->room.slots,
+                  s->room.nhosts == 0 ? ""
+                  : s->hosts != NULL ? ", placed by MAL_HOSTS"
+                                     : ", new ones placed on its free slots host by host");
 }
 
 /* ---- at an expansion ------------------------------------------------------------------- */
@@ -270,8 +269,8 @@ bool engine_room_place(engine_state_t *e, int count)
      * Without memory for the list, the runtime places them (only rank 0 spawns). */
     char *list = n > 0 ? names_of(&s->room, place, n) : NULL;
     if (list != NULL && e->rank == 0 && s->summary)
-        printf("libmal: placing %d new process%s on %s: the first free slots of the %s\n",
-               spawning, spawning == 1 ? "" : "es", list, s->room_source);
+        engine_notice("libmal: placing %d new process%s on %s: the first free slots of the "
+                      "%s\n", spawning, spawning == 1 ? "" : "es", list, s->room_source);
     free(running);
     free(place);
     e->procs.spawn_hosts = list;
