@@ -92,6 +92,10 @@ typedef enum {
  *  the fix). */
 /** @var MAL_ERR_TIMEOUT
  *  A reconfiguration step did not complete within MAL_RECONF_TIMEOUT seconds. */
+/** @var MAL_ERR_LIMIT
+ *  An expansion would go beyond the slots of the job's allocation (a Slurm allocation,
+ *  MAL_HOSTFILE, or MPI_UNIVERSE_SIZE without oversubscription): refused before anything
+ *  is spawned; the processes, layout and data are unchanged. */
 /** @var MAL_RECONFIGURED
  *  The process set or the layout changed: re-read mal_comm(), local pointers, first
  *  rows and row counts. */
