@@ -4,12 +4,15 @@
  * and touching the memory. The evidence behind direct memory (docs/design.md, "Cold
  * transfers"). Run each mode in fresh processes:
  *
- *   tools/malrun -n 2 build/bench/cold_probe MODE [BYTES]
+ *   tools/malrun -n 2 build/bench/cold_probe MODE [BYTES]   (--help: the usage)
  *   MODE: win (MPI_Win_allocate + MPI_Get), winsm (the same over osc sm: run with
  *   OMPI_MCA_osc=sm,ucx), shared (MPI_Win_allocate_shared + memcpy; needs osc sm),
  *   a2a (MPI_Alltoallv between malloc'd buffers), cma (process_vm_readv from 4 KiB
  *   pages), cmathp (process_vm_readv from transparent huge pages). */
 #define _GNU_SOURCE
+#include "cli.h"
+#include "mal_version.h"
+
 #include <mpi.h>
 
 #include <stdint.h>
@@ -171,43 +174,97 @@ static int probe_cma(size_t bytes, int huge, probe_t *p)
     return ok;
 }
 
+enum { MODE_WIN, MODE_WINSM, MODE_SHARED, MODE_A2A, MODE_CMA, MODE_CMATHP, NMODES };
+static const char *const mode_names[NMODES] = {"win", "winsm", "shared", "a2a", "cma",
+                                               "cmathp"};
+
+#define MIB ((long long)1 << 20)
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tools/malrun -n 2 cold_probe MODE [BYTES]\n"
+            "       cold_probe --help | --version\n"
+            "Each of the 2 ranks holds BYTES (default 128 MiB; 1 MiB to 1 GiB, rounded down\n"
+            "to whole MiB) and reads its peer's twice, the first time cold. MODE:\n"
+            "  win     MPI_Win_allocate + MPI_Get\n"
+            "  winsm   the same over osc sm (run with OMPI_MCA_osc=sm,ucx)\n"
+            "  shared  MPI_Win_allocate_shared + memcpy (needs osc sm)\n"
+            "  a2a     MPI_Alltoallv between malloc'd buffers\n"
+            "  cma     process_vm_readv from 4 KiB pages\n"
+            "  cmathp  process_vm_readv from transparent huge pages\n" CLI_STANDARD_USAGE
+            "Exit status: 0, 1 when the data read are wrong or a read fails, 2 for a usage\n"
+            "error (also when not run on exactly 2 processes).\n");
+}
+
+static const char *version(void)
+{
+    return MAL_VERSION; /* the headers it was built with: cold_probe links no libmal */
+}
+
+static const cli_t cli = {"cold_probe", version, usage};
+
+typedef struct {
+    int mode;
+    size_t bytes;
+} options_t;
+
+/* MODE [BYTES]: operands, so read as mal-sim reads its scenario: an option first
+ * (--help, --version, or a usage error), then whatever follows the operands (--help
+ * again, or a usage error: an unknown option, a third operand), then the operands. */
+static options_t parse_options(int argc, char **argv)
+{
+    static const struct option standard[] = {CLI_STANDARD_OPTIONS, {0}};
+    if (argc > 1 && argv[1][0] == '-')
+        cli_next(&cli, argc, argv, "", standard);
+    if (argc < 2)
+        cli_usage_error(&cli, "missing MODE");
+    bool has_bytes = argc > 2 && argv[2][0] != '-';
+    optind = has_bytes ? 3 : 2;
+    cli_next(&cli, argc, argv, "", standard);
+    options_t o = {cli_choice(&cli, "MODE", argv[1], mode_names, NMODES, false),
+                   (size_t)128 << 20};
+    if (has_bytes)
+        o.bytes = (size_t)cli_integer(&cli, "BYTES", argv[2], MIB, 1024 * MIB) >> 20 << 20;
+    return o;
+}
+
+static int probe(const options_t *o, probe_t *p)
+{
+    switch (o->mode) {
+    case MODE_WIN:
+    case MODE_WINSM:
+        return probe_window(o->bytes, 0, p);
+    case MODE_SHARED:
+        return probe_window(o->bytes, 1, p);
+    case MODE_A2A:
+        return probe_alltoallv(o->bytes, p);
+    default:
+        return probe_cma(o->bytes, o->mode == MODE_CMATHP, p);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    options_t o = parse_options(argc, argv);
     MPI_Init(&argc, &argv);
     int me, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *mode = argc > 1 ? argv[1] : "";
-    size_t bytes = argc > 2 ? (size_t)atoll(argv[2]) : (size_t)128 << 20;
-    bytes = bytes >> 20 << 20;
-    if (size != 2 || bytes == 0 || bytes > (size_t)1 << 30) {
+    if (size != 2) {
+        MPI_Finalize(); /* every rank, before rank 0 exits with the usage error */
         if (me == 0)
-            fprintf(stderr, "usage: tools/malrun -n 2 cold_probe "
-                            "win|winsm|shared|a2a|cma|cmathp [BYTES, whole MiB, <= 1 GiB]\n");
-        MPI_Finalize();
-        return 2;
+            cli_usage_error(&cli, "needs exactly 2 processes, not %d", size);
+        return CLI_EXIT_USAGE;
     }
     probe_t p = {0};
-    int ok;
-    if (strcmp(mode, "win") == 0 || strcmp(mode, "winsm") == 0)
-        ok = probe_window(bytes, 0, &p);
-    else if (strcmp(mode, "shared") == 0)
-        ok = probe_window(bytes, 1, &p);
-    else if (strcmp(mode, "a2a") == 0)
-        ok = probe_alltoallv(bytes, &p);
-    else if (strcmp(mode, "cma") == 0 || strcmp(mode, "cmathp") == 0)
-        ok = probe_cma(bytes, strcmp(mode, "cmathp") == 0, &p);
-    else {
-        if (me == 0)
-            fprintf(stderr, "cold_probe: unknown mode '%s'\n", mode);
-        MPI_Finalize();
-        return 2;
-    }
+    int ok = probe(&o, &p);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (me == 0)
         printf("cold_probe %-6s %4zu MiB: alloc %7.1f ms  first read %7.1f ms (%ld faults on "
-               "rank 0)  again %6.1f ms  %s\n", mode, bytes >> 20, p.alloc * 1e3, p.cold * 1e3,
-               p.faults, p.warm * 1e3, ok ? "data ok" : "WRONG DATA");
+               "rank 0)  again %6.1f ms  %s\n", mode_names[o.mode], o.bytes >> 20,
+               p.alloc * 1e3, p.cold * 1e3, p.faults, p.warm * 1e3,
+               ok ? "data ok" : "WRONG DATA");
     MPI_Finalize();
-    return ok ? 0 : 1;
+    return ok ? 0 : CLI_EXIT_FAILURE;
 }

@@ -9,9 +9,9 @@
  *   child:   the same from its side, then MPI_Finalize.
  *
  * It prints one line per cycle with its time, so a hang shows as the last cycle that
- * completed. Usage: tools/malrun -n 2 build/bench/spawn_loop [--cycles N] [--collective]
- * [--reap] [--rss] [--pause MS] [--batch K] [--disconnect-first] (run it under
- * `timeout`: a hang is the finding).
+ * completed. Usage (--help prints it): tools/malrun -n 2 build/bench/spawn_loop
+ * [--cycles N] [--collective] [--reap] [--rss] [--pause MS] [--batch K]
+ * [--disconnect-first] (run it under `timeout`: a hang is the finding).
  *   --rss       rank 0 prints its VmRSS and mpiexec's (its parent's) before the first
  *               cycle and after every 100th, to see what the runtime keeps per spawn;
  *   --pause MS  the parents sleep MS milliseconds after each cycle;
@@ -20,12 +20,16 @@
  *               they free the communicators merged from it.
  * A collective run ends (MPI_Abort, exit code 3) at its first lost start. */
 #define _POSIX_C_SOURCE 200809L /* readlink, nanosleep */
+#include "cli.h"
+#include "mal_version.h"
+
 #include <mpi.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,29 +97,84 @@ static void exit_quietly(int sig)
 /* What the command line asks for; the child gets the options that shape its side. */
 struct options {
     int cycles, collective, reap, rss, pause, batch, disconnect_first;
+    int child; /* --child: this process was spawned by another spawn_loop */
 };
 
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tools/malrun -n 2 spawn_loop [--cycles N] [--collective] [--reap] [--rss]\n"
+            "                    [--pause MS] [--batch K] [--disconnect-first]\n"
+            "       spawn_loop --help | --version\n"
+            "Spawns children that leave again, one cycle after the other, with MPI calls\n"
+            "only; run it under timeout: a hang is the finding.\n"
+            "  --cycles N          cycles to run (default 100)\n"
+            "  --collective        spawn over MPI_COMM_WORLD, not from rank 0 over\n"
+            "                      MPI_COMM_SELF\n"
+            "  --reap              end, before MPI_Finalize, the children a failed spawn\n"
+            "                      left behind\n"
+            "  --rss               rank 0 prints its and mpiexec's VmRSS before the first\n"
+            "                      cycle and after every 100th\n"
+            "  --pause MS          the parents sleep MS milliseconds after each cycle\n"
+            "  --batch K           each spawn starts K children (default 1, at most %d)\n"
+            "  --disconnect-first  the children disconnect from their parents before they\n"
+            "                      free the communicators merged with them\n" CLI_STANDARD_USAGE
+            "(--child, with the options of the child's side, is what the children get.)\n"
+            "Exit status: 0, 1 when the program cannot find itself, 2 for a usage error,\n"
+            "3 when a --collective run ends at a lost spawn.\n",
+            MAX_SIBLINGS);
+}
+
+static const char *version(void)
+{
+    return MAL_VERSION; /* the headers it was built with: spawn_loop links no libmal */
+}
+
+static const cli_t cli = {"spawn_loop", version, usage};
+
+/* Read before MPI_Init, by the parents and by the children alike. */
 static struct options parse_options(int argc, char **argv)
 {
+    enum { CYCLES = 1, COLLECTIVE, REAP, RSS, PAUSE, BATCH, DISCONNECT_FIRST, CHILD };
+    static const struct option longopts[] = {
+        {"cycles", required_argument, NULL, CYCLES},
+        {"collective", no_argument, NULL, COLLECTIVE},
+        {"reap", no_argument, NULL, REAP},
+        {"rss", no_argument, NULL, RSS},
+        {"pause", required_argument, NULL, PAUSE},
+        {"batch", required_argument, NULL, BATCH},
+        {"disconnect-first", no_argument, NULL, DISCONNECT_FIRST},
+        {"child", no_argument, NULL, CHILD},
+        CLI_STANDARD_OPTIONS,
+        {0}};
     struct options o = {.cycles = 100, .batch = 1};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--cycles") == 0 && i + 1 < argc)
-            o.cycles = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--collective") == 0)
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
+        switch (c) {
+        case CYCLES:
+            o.cycles = (int)cli_integer(&cli, "--cycles", optarg, 1, INT_MAX);
+            break;
+        case PAUSE:
+            o.pause = (int)cli_integer(&cli, "--pause", optarg, 0, 3600 * 1000);
+            break;
+        case BATCH: /* the lists of the launcher's children hold MAX_SIBLINGS */
+            o.batch = (int)cli_integer(&cli, "--batch", optarg, 1, MAX_SIBLINGS);
+            break;
+        case COLLECTIVE:
             o.collective = 1;
-        else if (strcmp(argv[i], "--reap") == 0)
+            break;
+        case REAP:
             o.reap = 1;
-        else if (strcmp(argv[i], "--rss") == 0)
+            break;
+        case RSS:
             o.rss = 1;
-        else if (strcmp(argv[i], "--pause") == 0 && i + 1 < argc)
-            o.pause = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
-            o.batch = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--disconnect-first") == 0)
+            break;
+        case DISCONNECT_FIRST:
             o.disconnect_first = 1;
+            break;
+        default:
+            o.child = 1;
+        }
     }
-    if (o.batch < 1)
-        o.batch = 1;
     return o;
 }
 
@@ -259,23 +318,26 @@ static void pause_ms(int ms)
 
 int main(int argc, char **argv)
 {
-    int is_child = argc > 1 && strcmp(argv[1], "--child") == 0;
-    if (is_child)
+    struct options o = parse_options(argc, argv);
+    char self[4096]; /* what the parents spawn */
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "spawn_loop: cannot find its own executable: %s\n", strerror(errno));
+        return CLI_EXIT_FAILURE;
+    }
+    self[n] = '\0';
+    if (o.child)
         signal(SIGTERM, exit_quietly); /* until MPI_Init returns: see end_stuck_children */
     MPI_Init(&argc, &argv);
-    if (is_child)
+    if (o.child)
         signal(SIGTERM, SIG_DFL);
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
-    struct options o = parse_options(argc, argv);
     if (parent != MPI_COMM_NULL) {
         child(parent, &o);
         MPI_Finalize();
         return 0;
     }
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     /* a spawn bounded by pmix_base_exchange_timeout returns its error here */
