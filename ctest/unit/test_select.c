@@ -587,6 +587,26 @@ static void test_search_ties(void)
           "cost tie between equal classes: %d %d %d", counts[0], counts[1], counts[2]);
 }
 
+/* More classes than the search keeps bounds for: the greedy extreme set (the most
+ * powerful first), not proven, instead of the memory the bounds would need. */
+static void test_search_class_cap(void)
+{
+    enum { N = SELECT_SEARCH_MAX_CLASSES + 1 };
+    double power[N], price[N];
+    int avail[N], counts[N];
+    for (int c = 0; c < N; c++) {
+        power[c] = 1.0 + (double)c; /* the last class is the most powerful */
+        price[c] = 1.0;
+        avail[c] = 2;
+    }
+    mal_status_t rc = select_add(N, power, price, avail, 3, 1.0, SELECT_EFFICIENCY, counts,
+                                 &found);
+    CHECK(rc == MAL_OK && found && counts[N - 1] == 2 && counts[N - 2] == 1 &&
+              counts[0] == 0 && !select_last_proven(),
+          "%d classes: the greedy extreme set, not proven (rc %d, proven %d)", N, rc,
+          select_last_proven());
+}
+
 /* mal-sim's synthetic cluster (apps/mal_sim.c, scenario 2): 8 classes from 1 to 5 GFLOPS
  * per core, the powerful ones dear, 1,248 free cores each, as at 10,000 ranks. */
 enum { SYN_N = 8, SYN_FREE = 1248 };
@@ -706,6 +726,7 @@ int main(void)
     CHECK(select_use_solver(SELECT_SOLVER_SEARCH), "the search is always built");
     test_solver();
     test_search_ties();
+    test_search_class_cap();
     test_search_at_scale();
 #ifdef MAL_HAVE_GLPK
     CHECK(select_use_solver(SELECT_SOLVER_GLPK), "GLPK is built");

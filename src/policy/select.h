@@ -66,6 +66,12 @@ mal_status_t select_remove_range(int n, const double *power, const double *price
 #define SELECT_NODE_LIMIT 2000
 #define SELECT_SEARCH_LIMIT 200000
 
+/* The search keeps bounds for every depth, memory that grows with the cube of the class
+ * count (2.2 MB at this limit, 8 GB at 1,000 classes): with more classes, or without the
+ * memory, it answers the greedy extreme set, not proven. Classes are kinds of processor,
+ * a handful on real clusters. */
+#define SELECT_SEARCH_MAX_CLASSES 64
+
 /* The solvers: libmal's exact search (select_search.c; always built) and GLPK's branch
  * and bound (built with MAL_WITH_GLPK=ON, and then the default). */
 typedef enum { SELECT_SOLVER_SEARCH = 0, SELECT_SOLVER_GLPK } select_solver_t;
