@@ -173,14 +173,14 @@ salloc)
     start_slurm
     write_job 2
     timeout 120 salloc -n 4 --time=5 sh "$T/job.sh" >"$T/out" 2>&1 ||
-        { cat "$T/out"; fail "salloc exited with status $?"; }
+        { st=$?; cat "$T/out"; fail "salloc exited with status $st"; }
     check_output "$T/out" 4 "$slurm_source"
     ;;
 sbatch)
     start_slurm
     write_job 2
     timeout 120 sbatch --wait -n 4 --time=5 -o "$T/out" "$T/job.sh" >"$T/sbatch.out" 2>&1 ||
-        { cat "$T/sbatch.out" "$T/out"; fail "sbatch --wait exited with status $?"; }
+        { st=$?; cat "$T/sbatch.out" "$T/out"; fail "sbatch --wait exited with status $st"; }
     check_output "$T/out" 4 "$slurm_source"
     ;;
 hostfile)
