@@ -18,7 +18,10 @@ mode=${1:?mode: salloc, sbatch or hostfile}
 malrun=${2:?path of tools/malrun}
 jacobi=${3:?path of examples/jacobi}
 started=$(date +%s.%N)
+# The short name: slurmd looks itself up by it (a fully qualified NodeName is not found
+# and slurmd exits), and libmal matches host names up to their first dot.
 host=$(hostname)
+host=${host%%.*}
 T=$(mktemp -d /tmp/mal-slurm.XXXXXX) || exit 1
 chmod 755 "$T" # munged wants its socket's directory searchable by all
 pids=""
@@ -133,7 +136,7 @@ start_slurm() {
     write_config
     slurmctld -D >"$T/slurmctld.out" 2>&1 &
     pids="$pids $!"
-    slurmd -D >"$T/slurmd.out" 2>&1 &
+    slurmd -D -N "$host" >"$T/slurmd.out" 2>&1 &
     pids="$pids $!"
     wait_for 30 "node $host idle in sinfo" node_idle
     say "one-node Slurm up after $(elapsed) s"
