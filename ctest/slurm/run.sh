@@ -48,7 +48,21 @@ wait_for() {
 node_idle() { [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ]; }
 no_jobs() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
 
-# Ends the daemons started here (by pid), jobs first, and checks nothing is left.
+# This run's processes, by pid: those whose environment or command line names $T.
+# SLURM_CONF and MAL_REPORT (or MAL_HOSTFILE) reach slurmstepd and the job's processes,
+# mpiexec and jacobi included, which salloc starts outside any step and a timeout leaves
+# running; munged names $T on its command line. Another Slurm's slurmstepd (CI itself in
+# a Slurm job) does not. Read from /proc (procps may be missing); "[.]" keeps grep from
+# matching its own command line, and SLURM_CONF must be unset by then (grep, sed and sort
+# would carry it in their environment).
+ours() {
+    pattern=$(printf '%s' "$T" | sed 's/[.]/[.]/g')
+    grep -l -- "$pattern" /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null |
+        sed 's|^/proc/\([0-9]*\)/.*|\1|' | sort -u | grep -vx "$$"
+}
+
+# Ends the daemons started here (by pid), jobs first, then checks that nothing of this
+# run is left, and kills what is.
 stop_all() {
     status=$?
     if [ -n "$pids" ]; then
@@ -62,15 +76,14 @@ stop_all() {
             while kill -0 "$p" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
             kill -0 "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null
         done
-        # Read from /proc (procps may be missing); "[.]" keeps grep from finding itself.
-        pattern=$(printf '%s' "$T" | sed 's/[.]/[.]/g')
-        left=$(grep -l -- "$pattern" /proc/[0-9]*/cmdline 2>/dev/null)
-        steps=$(grep -lx slurmstepd /proc/[0-9]*/comm 2>/dev/null)
-        if [ -n "$left$steps" ]; then
-            say "FAIL: processes left after the daemons were stopped:"
-            for f in $left $steps; do tr '\0' ' ' <"${f%/*}/cmdline"; echo; done
-            status=1
-        fi
+    fi
+    unset SLURM_CONF
+    left=$(ours)
+    if [ -n "$left" ]; then
+        say "FAIL: processes left after the run (killed now):"
+        for p in $left; do tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null; echo; done
+        kill -9 $left 2>/dev/null
+        status=1
     fi
     rm -rf "$T"
     say "took $(elapsed) s"
