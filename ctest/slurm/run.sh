@@ -101,9 +101,24 @@ start_munge() {
     wait_for 10 "munged's socket" test -S "$T/munge.sock"
 }
 
-# Ports of this run's own: a Slurm the machine may run keeps its own.
+# Whether TCP port $1 is taken (listening or connected) by anything; without ss, no.
+port_taken() {
+    ss -tan 2>/dev/null | awk -v p=":$1" '
+        substr($4, length($4) - length(p) + 1) == p { taken = 1 } END { exit !taken }'
+}
+
+# Ports of this run's own (a Slurm the machine may run keeps its own): slurmctld's and
+# slurmd's, the next one; 10 pairs tried from one picked by the pid, then a skip.
+pick_ports() {
+    for try in 0 1 2 3 4 5 6 7 8 9; do
+        port=$((20000 + ($$ + 1009 * try) % 20000))
+        port_taken "$port" || port_taken $((port + 1)) || return 0
+    done
+    skip "no free port pair for slurmctld and slurmd (last tried $port)"
+}
+
 write_config() {
-    port=$((20000 + $$ % 20000))
+    pick_ports
     mkdir -p "$T/state" "$T/spool"
     cat >"$T/slurm.conf" <<EOF
 ClusterName=malci
