@@ -10,6 +10,11 @@
 #           (GLPK, GPL-3.0-or-later: the test labelled glpk builds the class selection
 #           with it, MAL_WITH_GLPK=ON, and compares it with libmal's own search; libmal
 #           does not need it)
+#           Debian's munge, slurmctld and slurmd packages enable their system services and,
+#           on a machine running systemd, start them: on a developer's machine that is a
+#           munged and a Slurm running until stopped (systemctl disable --now munge
+#           slurmctld slurmd). The tests do not use them: they start their own munged,
+#           slurmctld and slurmd with their own key, configuration and ports, and stop them.
 set -eu
 PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev \
 libpapi-dev libhwloc-dev libsuitesparse-dev gnuplot-nox"

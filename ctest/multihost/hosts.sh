@@ -13,6 +13,10 @@
 MH_HOSTS="malA malB"
 MH_NET=10.77.0
 MH_DEV=malnet # the link's name inside both namespaces, so one setting names it
+MH_PROBE=mal-probe # the namespace mh_unavailable tries to make
+# Left in /etc/netns when mh_up made that directory, so that mh_down (maybe in a later
+# run, after a killed one) removes it then and only then: it may have been there before.
+MH_MADE_NETNS=/etc/netns/.made-by-libmal-multihost
 
 mh_address() { [ "$1" = malA ] && echo "$MH_NET.1" || echo "$MH_NET.2"; }
 
@@ -28,16 +32,30 @@ mh_unavailable() {
             return
         fi
     done
-    ip netns add mal-probe 2>/dev/null || { echo "ip netns add fails (no CAP_SYS_ADMIN or no netns support)"; return; }
-    if ! ip netns exec mal-probe unshare --uts sh -c 'hostname mal-probe' 2>/dev/null; then
-        ip netns del mal-probe
+    # A probe namespace left by a killed run would make `ip netns add` fail here.
+    mh_del_netns "$MH_PROBE"
+    ip netns add "$MH_PROBE" 2>/dev/null || { echo "ip netns add fails (no CAP_SYS_ADMIN or no netns support)"; return; }
+    if ! ip netns exec "$MH_PROBE" unshare --uts sh -c 'hostname "$0"' "$MH_PROBE" 2>/dev/null; then
+        ip netns del "$MH_PROBE"
         echo "unshare --uts fails (cannot give a process its own host name)"
         return
     fi
-    ip netns del mal-probe
+    ip netns del "$MH_PROBE"
+}
+
+# Namespace $1 if it exists, processes left in it killed first (a namespace with a
+# process in it outlives `ip netns del`).
+mh_del_netns() {
+    pids=$(ip netns pids "$1" 2>/dev/null)
+    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+    ip netns del "$1" 2>/dev/null
+    return 0
 }
 
 mh_up() {
+    if [ ! -d /etc/netns ]; then
+        mkdir /etc/netns && : >"$MH_MADE_NETNS" || return 1
+    fi
     for h in $MH_HOSTS; do
         ip netns add "$h" || return 1
         mkdir -p "/etc/netns/$h" || return 1
@@ -73,17 +91,18 @@ mh_wait_link() {
     return 1
 }
 
-# Everything mh_up made, whatever state it is in: processes left in the namespaces are
-# killed first (a namespace with a process in it outlives `ip netns del`).
+# Everything mh_up and mh_unavailable made, whatever state it is in.
 mh_down() {
     for h in $MH_HOSTS; do
-        pids=$(ip netns pids "$h" 2>/dev/null)
-        [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-        ip netns del "$h" 2>/dev/null
+        mh_del_netns "$h"
         rm -f "/etc/netns/$h/hosts"
         rmdir "/etc/netns/$h" 2>/dev/null
     done
-    rmdir /etc/netns 2>/dev/null
+    mh_del_netns "$MH_PROBE"
+    if [ -e "$MH_MADE_NETNS" ]; then
+        rm -f "$MH_MADE_NETNS"
+        rmdir /etc/netns 2>/dev/null
+    fi
     return 0
 }
 

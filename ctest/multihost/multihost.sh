@@ -20,9 +20,9 @@ LIMIT=45 # seconds for an MPI job: the script, not ctest, must end it, to clean 
 what=${1:-}
 fail() { echo "multihost: FAIL $what: $*"; exit 1; }
 
-# Nothing of ours left: no namespace, no hosts file.
+# Nothing of ours left: no namespace (the probe's included), no hosts file.
 check_clean() {
-    for h in $MH_HOSTS; do
+    for h in $MH_HOSTS $MH_PROBE; do
         ip netns list | grep -qw "^$h" && fail "namespace $h left behind"
         [ -e "/etc/netns/$h" ] && fail "/etc/netns/$h left behind"
     done
@@ -31,7 +31,7 @@ check_clean() {
 
 case $what in
 clean | down)
-    left=$(for h in $MH_HOSTS; do ip netns list | grep -qw "^$h" && echo "$h"; done)
+    left=$(for h in $MH_HOSTS $MH_PROBE; do ip netns list | grep -qw "^$h" && echo "$h"; done)
     [ -n "$left" ] && [ "$what" = clean ] &&
         echo "multihost: removing what a run left: namespaces" $left
     mh_down

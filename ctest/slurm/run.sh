@@ -18,7 +18,10 @@ mode=${1:?mode: salloc, sbatch or hostfile}
 malrun=${2:?path of tools/malrun}
 jacobi=${3:?path of examples/jacobi}
 started=$(date +%s.%N)
+# The short name: slurmd looks itself up by it (a fully qualified NodeName is not found
+# and slurmd exits), and libmal matches host names up to their first dot.
 host=$(hostname)
+host=${host%%.*}
 T=$(mktemp -d /tmp/mal-slurm.XXXXXX) || exit 1
 chmod 755 "$T" # munged wants its socket's directory searchable by all
 pids=""
@@ -45,7 +48,21 @@ wait_for() {
 node_idle() { [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ]; }
 no_jobs() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
 
-# Ends the daemons started here (by pid), jobs first, and checks nothing is left.
+# This run's processes, by pid: those whose environment or command line names $T.
+# SLURM_CONF and MAL_REPORT (or MAL_HOSTFILE) reach slurmstepd and the job's processes,
+# mpiexec and jacobi included, which salloc starts outside any step and a timeout leaves
+# running; munged names $T on its command line. Another Slurm's slurmstepd (CI itself in
+# a Slurm job) does not. Read from /proc (procps may be missing); "[.]" keeps grep from
+# matching its own command line, and SLURM_CONF must be unset by then (grep, sed and sort
+# would carry it in their environment).
+ours() {
+    pattern=$(printf '%s' "$T" | sed 's/[.]/[.]/g')
+    grep -l -- "$pattern" /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null |
+        sed 's|^/proc/\([0-9]*\)/.*|\1|' | sort -u | grep -vx "$$"
+}
+
+# Ends the daemons started here (by pid), jobs first, then checks that nothing of this
+# run is left, and kills what is.
 stop_all() {
     status=$?
     if [ -n "$pids" ]; then
@@ -59,15 +76,14 @@ stop_all() {
             while kill -0 "$p" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
             kill -0 "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null
         done
-        # Read from /proc (procps may be missing); "[.]" keeps grep from finding itself.
-        pattern=$(printf '%s' "$T" | sed 's/[.]/[.]/g')
-        left=$(grep -l -- "$pattern" /proc/[0-9]*/cmdline 2>/dev/null)
-        steps=$(grep -lx slurmstepd /proc/[0-9]*/comm 2>/dev/null)
-        if [ -n "$left$steps" ]; then
-            say "FAIL: processes left after the daemons were stopped:"
-            for f in $left $steps; do tr '\0' ' ' <"${f%/*}/cmdline"; echo; done
-            status=1
-        fi
+    fi
+    unset SLURM_CONF
+    left=$(ours)
+    if [ -n "$left" ]; then
+        say "FAIL: processes left after the run (killed now):"
+        for p in $left; do tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null; echo; done
+        kill -9 $left 2>/dev/null
+        status=1
     fi
     rm -rf "$T"
     say "took $(elapsed) s"
@@ -85,9 +101,24 @@ start_munge() {
     wait_for 10 "munged's socket" test -S "$T/munge.sock"
 }
 
-# Ports of this run's own: a Slurm the machine may run keeps its own.
+# Whether TCP port $1 is taken (listening or connected) by anything; without ss, no.
+port_taken() {
+    ss -tan 2>/dev/null | awk -v p=":$1" '
+        substr($4, length($4) - length(p) + 1) == p { taken = 1 } END { exit !taken }'
+}
+
+# Ports of this run's own (a Slurm the machine may run keeps its own): slurmctld's and
+# slurmd's, the next one; 10 pairs tried from one picked by the pid, then a skip.
+pick_ports() {
+    for try in 0 1 2 3 4 5 6 7 8 9; do
+        port=$((20000 + ($$ + 1009 * try) % 20000))
+        port_taken "$port" || port_taken $((port + 1)) || return 0
+    done
+    skip "no free port pair for slurmctld and slurmd (last tried $port)"
+}
+
 write_config() {
-    port=$((20000 + $$ % 20000))
+    pick_ports
     mkdir -p "$T/state" "$T/spool"
     cat >"$T/slurm.conf" <<EOF
 ClusterName=malci
@@ -133,7 +164,7 @@ start_slurm() {
     write_config
     slurmctld -D >"$T/slurmctld.out" 2>&1 &
     pids="$pids $!"
-    slurmd -D >"$T/slurmd.out" 2>&1 &
+    slurmd -D -N "$host" >"$T/slurmd.out" 2>&1 &
     pids="$pids $!"
     wait_for 30 "node $host idle in sinfo" node_idle
     say "one-node Slurm up after $(elapsed) s"
@@ -173,14 +204,14 @@ salloc)
     start_slurm
     write_job 2
     timeout 120 salloc -n 4 --time=5 sh "$T/job.sh" >"$T/out" 2>&1 ||
-        { cat "$T/out"; fail "salloc exited with status $?"; }
+        { st=$?; cat "$T/out"; fail "salloc exited with status $st"; }
     check_output "$T/out" 4 "$slurm_source"
     ;;
 sbatch)
     start_slurm
     write_job 2
     timeout 120 sbatch --wait -n 4 --time=5 -o "$T/out" "$T/job.sh" >"$T/sbatch.out" 2>&1 ||
-        { cat "$T/sbatch.out" "$T/out"; fail "sbatch --wait exited with status $?"; }
+        { st=$?; cat "$T/sbatch.out" "$T/out"; fail "sbatch --wait exited with status $st"; }
     check_output "$T/out" 4 "$slurm_source"
     ;;
 hostfile)
