@@ -141,11 +141,17 @@ static void test_hostfiles(void)
           a.hosts[3].slots == 2 && a.hosts[4].slots == 5 && a.slots == 16 &&
           strcmp(a.hosts[4].name, "ee") == 0, "hostfile: %s", err);
     alloc_free(&a);
+    /* PBS-style: a host once per slot; repeated lines add up, in first-seen order. */
+    CHECK(hostfile("aa\nbb\naa slots=2\naa\n", 1, &a, err) == MAL_OK && a.nhosts == 2 &&
+          strcmp(a.hosts[0].name, "aa") == 0 && a.hosts[0].slots == 4 &&
+          strcmp(a.hosts[1].name, "bb") == 0 && a.hosts[1].slots == 1 && a.slots == 5,
+          "repeated host: %s", err);
+    alloc_free(&a);
+    expect_hostfile_error("aa slots=1000000\naa\n", "hf:2: host 'aa' has more than 1000000");
     expect_hostfile_error("aa slots=x\n", "hf:1: slots 'x' is not an integer in 1..1000000");
     expect_hostfile_error("aa slots=0\n", "hf:1: slots '0'");
     expect_hostfile_error("\naa foo=1\n", "hf:2: unknown field 'foo=1'");
     expect_hostfile_error("aa slots\n", "hf:1: unknown field 'slots'");
-    expect_hostfile_error("aa\nbb\naa slots=2\n", "hf:3: host 'aa' already listed on line 1");
     expect_hostfile_error("aa slots=8 max_slots=4\n", "hf:1: slots 8 above max_slots 4");
     expect_hostfile_error("# nothing\n\n", "hf: no host listed");
     CHECK(alloc_read_hostfile("/nonexistent/hostfile", 1, &a, err, sizeof err) ==

@@ -263,9 +263,35 @@ static mal_status_t read_field(const where_t *w, const char *field, long *slots,
     return MAL_OK;
 }
 
+/* The index of the host named `name`, -1 when none. */
+static int find_exact(const alloc_t *a, const char *name)
+{
+    for (int h = 0; h < a->nhosts; h++)
+        if (strcmp(a->hosts[h].name, name) == 0)
+            return h;
+    return -1;
+}
+
+/* Add a host line's slots: a repeated host adds to its first entry, as Open MPI adds up
+ * repeated lines (PBS-style files list a host once per slot). */
+static mal_status_t count_host(const where_t *w, const char *host, long slots, alloc_t *out)
+{
+    int h = find_exact(out, host);
+    if (h >= 0 && out->hosts[h].slots > ALLOC_MAX_SLOTS - slots)
+        return fail(w->err, w->errlen, MAL_ERR_ARG, "%s:%d: host '%s' has more than %d "
+                    "slots in all", w->file, w->line, host, ALLOC_MAX_SLOTS);
+    if (h >= 0) {
+        out->hosts[h].slots += (int)slots;
+        out->slots += slots;
+        return MAL_OK;
+    }
+    return add_host(out, host, strlen(host), (int)slots)
+               ? MAL_OK : fail(w->err, w->errlen, MAL_ERR_NOMEM, "%s: out of memory", w->file);
+}
+
 /* One line, comments stripped: nothing, or a host and its fields. */
 static mal_status_t read_host_line(const where_t *w, char *text, int default_slots,
-                                   alloc_t *out, int *lines)
+                                   alloc_t *out)
 {
     char *save = NULL, *host = strtok_r(text, " \t\r\n", &save);
     if (host == NULL)
@@ -273,10 +299,6 @@ static mal_status_t read_host_line(const where_t *w, char *text, int default_slo
     if (strlen(host) >= ALLOC_HOST_MAX)
         return fail(w->err, w->errlen, MAL_ERR_ARG, "%s:%d: host name longer than %d "
                     "characters", w->file, w->line, ALLOC_HOST_MAX - 1);
-    for (int h = 0; h < out->nhosts; h++)
-        if (strcmp(out->hosts[h].name, host) == 0)
-            return fail(w->err, w->errlen, MAL_ERR_ARG, "%s:%d: host '%s' already listed "
-                        "on line %d", w->file, w->line, host, lines[h]);
     long slots = 0, max_slots = 0;
     mal_status_t st = MAL_OK;
     for (char *f = strtok_r(NULL, " \t\r\n", &save); f != NULL && !st;
@@ -288,9 +310,7 @@ static mal_status_t read_host_line(const where_t *w, char *text, int default_slo
     if (st)
         return st;
     slots = slots > 0 ? slots : max_slots > 0 ? max_slots : default_slots;
-    lines[out->nhosts] = w->line;
-    return add_host(out, host, strlen(host), (int)slots)
-               ? MAL_OK : fail(w->err, w->errlen, MAL_ERR_NOMEM, "%s: out of memory", w->file);
+    return count_host(w, host, slots, out);
 }
 
 mal_status_t alloc_parse_hostfile(FILE *f, const char *name, int default_slots,
@@ -299,23 +319,12 @@ mal_status_t alloc_parse_hostfile(FILE *f, const char *name, int default_slots,
     *out = (alloc_t){0};
     where_t w = {name, 0, err, errlen};
     char text[4096];
-    int *lines = NULL, cap = 0;
     mal_status_t st = MAL_OK;
     while (!st && fgets(text, sizeof text, f) != NULL) {
         w.line++;
         text[strcspn(text, "#")] = '\0';
-        if (out->nhosts + 1 > cap) { /* the line numbers, for "already listed" */
-            cap = 2 * cap + 8;
-            int *bigger = realloc(lines, (size_t)cap * sizeof *lines);
-            if (bigger == NULL) {
-                st = fail(err, errlen, MAL_ERR_NOMEM, "%s: out of memory", name);
-                break;
-            }
-            lines = bigger;
-        }
-        st = read_host_line(&w, text, default_slots < 1 ? 1 : default_slots, out, lines);
+        st = read_host_line(&w, text, default_slots < 1 ? 1 : default_slots, out);
     }
-    free(lines);
     if (!st && out->nhosts == 0)
         st = fail(err, errlen, MAL_ERR_ARG, "%s: no host listed", name);
     if (st)

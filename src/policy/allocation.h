@@ -11,7 +11,8 @@
  * Open MPI's hostfile, one host a line: "name [slots=N] [max_slots=M]"; '#' starts a
  * comment, blank lines are ignored; "slot", "cpu" and "count" are read as "slots" and
  * "max-slots" as "max_slots", as Open MPI reads them; max_slots alone sets the slots; a
- * host with neither takes the caller's default (Open MPI counts that host's cores). */
+ * host with neither takes the caller's default (Open MPI counts that host's cores); a
+ * host listed again adds its slots to its first line, as Open MPI adds them up. */
 #ifndef MAL_ALLOCATION_H
 #define MAL_ALLOCATION_H
 
@@ -61,7 +62,7 @@ mal_status_t alloc_from_slurm(const char *nodelist, const char *cpus_per_node,
  * slot count takes `default_slots`. Errors name the file and line:
  *   "FILE:3: slots 'x' is not an integer in 1..1000000",
  *   "FILE:4: unknown field 'foo=1' (slots=N, max_slots=N)",
- *   "FILE:5: host 'a' already listed on line 2", "FILE:2: slots 8 above max_slots 4",
+ *   "FILE:2: slots 8 above max_slots 4",
  *   "FILE: no host listed"; alloc_read_hostfile opens the file first
  *   ("FILE: cannot open: No such file or directory"). */
 mal_status_t alloc_parse_hostfile(FILE *f, const char *name, int default_slots,
