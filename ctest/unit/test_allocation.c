@@ -61,6 +61,8 @@ static void test_nodelists(void)
     expect_list_error("n[a-b]", "bad range");
     expect_list_error("n[1-]", "bad range");
     expect_list_error("n[1-2-3]", "bad range");
+    expect_list_error("n[1,]", "bad range");
+    expect_list_error("n[,1]", "bad range");
     expect_list_error("n[1-99999999]", "more than 65536 nodes");
     char longname[300];
     memset(longname, 'h', sizeof longname - 1);
@@ -154,6 +156,9 @@ static void test_hostfiles(void)
     expect_hostfile_error("aa slots\n", "hf:1: unknown field 'slots'");
     expect_hostfile_error("aa slots=8 max_slots=4\n", "hf:1: slots 8 above max_slots 4");
     expect_hostfile_error("# nothing\n\n", "hf: no host listed");
+    char line[5000];
+    snprintf(line, sizeof line, "aa #%04900d\nbb\n", 0);
+    expect_hostfile_error(line, "hf:1: line longer than 4094 characters");
     CHECK(alloc_read_hostfile("/nonexistent/hostfile", 1, &a, err, sizeof err) ==
           MAL_ERR_ARG && strstr(err, "/nonexistent/hostfile: cannot open"), "%s", err);
 }

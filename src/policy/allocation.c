@@ -82,7 +82,7 @@ static mal_status_t expand_ranges(expansion_t *x, const char *prefix, size_t ple
 {
     char name[ALLOC_HOST_MAX * 2];
     const char *p = ranges, *end = ranges + rlen;
-    while (p < end) {
+    for (;;) {
         size_t width = 0;
         long lo = read_number(&p, &width), hi = lo;
         if (lo >= 0 && p < end && *p == '-') {
@@ -108,9 +108,10 @@ static mal_status_t expand_ranges(expansion_t *x, const char *prefix, size_t ple
             if (st)
                 return st;
         }
-        p += p < end; /* the comma */
+        if (p == end)
+            return MAL_OK;
+        p++; /* the comma: a range must follow it, as a name must follow one outside */
     }
-    return MAL_OK;
 }
 
 /* One name of the top-level list, brackets and all. */
@@ -322,6 +323,12 @@ mal_status_t alloc_parse_hostfile(FILE *f, const char *name, int default_slots,
     mal_status_t st = MAL_OK;
     while (!st && fgets(text, sizeof text, f) != NULL) {
         w.line++;
+        /* The rest of a longer line would be read as a host line of its own. */
+        if (strchr(text, '\n') == NULL && !feof(f)) {
+            st = fail(err, errlen, MAL_ERR_ARG, "%s:%d: line longer than %zu characters",
+                      name, w.line, sizeof text - 2);
+            break;
+        }
         text[strcspn(text, "#")] = '\0';
         st = read_host_line(&w, text, default_slots < 1 ? 1 : default_slots, out);
     }

@@ -42,7 +42,8 @@ typedef struct {
 /* Expand a Slurm node list into out->hosts (slots 0). On error returns MAL_ERR_ARG,
  * leaves *out as {0} and writes to err a message naming the problem, e.g.
  *   "node list 'n[3-1]': range 3-1 decreases", "node list 'n[1': '[' not closed",
- *   "node list '': empty", "node list 'a,,b': empty name";
+ *   "node list '': empty", "node list 'a,,b': empty name", "node list 'n[1,]': bad
+ *   range '1,' (...)";
  * MAL_ERR_NOMEM when out of memory. */
 mal_status_t alloc_parse_nodelist(const char *list, alloc_t *out, char *err, size_t errlen);
 
@@ -62,7 +63,7 @@ mal_status_t alloc_from_slurm(const char *nodelist, const char *cpus_per_node,
  * slot count takes `default_slots`. Errors name the file and line:
  *   "FILE:3: slots 'x' is not an integer in 1..1000000",
  *   "FILE:4: unknown field 'foo=1' (slots=N, max_slots=N)",
- *   "FILE:2: slots 8 above max_slots 4",
+ *   "FILE:2: slots 8 above max_slots 4", "FILE:7: line longer than 4094 characters",
  *   "FILE: no host listed"; alloc_read_hostfile opens the file first
  *   ("FILE: cannot open: No such file or directory"). */
 mal_status_t alloc_parse_hostfile(FILE *f, const char *name, int default_slots,
