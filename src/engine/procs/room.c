@@ -29,6 +29,8 @@
 #include <strings.h>
 
 #define ROOM_SOURCE_MAX 512
+/* The parser's message, which names the hostfile's path, inside engine_fail's 1024. */
+#define ROOM_ERR_MAX 900
 
 /* Whether `text` contains `word`, ignoring case. */
 static bool has_word(const char *text, const char *word)
@@ -60,7 +62,7 @@ static mal_status_t set_source(engine_settings_t *s, const char *text)
 
 static mal_status_t from_hostfile(engine_settings_t *s, const char *path, const char *variable)
 {
-    char err[512], text[ROOM_SOURCE_MAX];
+    char err[ROOM_ERR_MAX], text[ROOM_SOURCE_MAX];
     /* A host without a slot count takes one (Open MPI counts that host's cores, which
      * a process on another host cannot know, and every rank must judge alike). */
     if (alloc_read_hostfile(path, 1, &s->room, err, sizeof err) != MAL_OK)
@@ -86,7 +88,7 @@ static mal_status_t from_slurm(engine_settings_t *s, const char *nodelist)
     const char *per_task_text = getenv("SLURM_CPUS_PER_TASK");
     int per_task = per_task_text != NULL ? atoi(per_task_text) : 1;
     per_task = per_task > 0 ? per_task : 1;
-    char err[512], text[ROOM_SOURCE_MAX], cpus[64] = "";
+    char err[ROOM_ERR_MAX], text[ROOM_SOURCE_MAX], cpus[64] = "";
     if (alloc_from_slurm(nodelist, counts, per_task, &s->room, err, sizeof err) != MAL_OK)
         return engine_fail(MAL_ERR_ARG, "mal_init: Slurm's SLURM_JOB_NODELIST and %s: %s "
                            "(MAL_ALLOCATION=off ignores the allocation)", counts_var, err);
