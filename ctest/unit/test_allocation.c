@@ -112,6 +112,25 @@ static void test_slurm(void)
           "counts differ from nodes: %s", err);
 }
 
+static void test_slurm_divisor(void)
+{
+    CHECK(alloc_slurm_divisor(false, "4") == 4, "CPU counts over 4 CPUs per task");
+    CHECK(alloc_slurm_divisor(true, "4") == 1, "task counts are already per task");
+    CHECK(alloc_slurm_divisor(false, NULL) == 1 && alloc_slurm_divisor(false, "0") == 1 &&
+          alloc_slurm_divisor(false, "2x") == 1, "unset or not a positive integer");
+}
+
+static void test_mapping_policy(void)
+{
+    CHECK(alloc_mapping_oversubscribes("core:OVERSUBSCRIBE"), "core:OVERSUBSCRIBE");
+    CHECK(alloc_mapping_oversubscribes("slot:pe=2,oversubscribe"), "pe=2,oversubscribe");
+    CHECK(alloc_mapping_oversubscribes("Oversubscribe"), "alone, mixed case");
+    CHECK(!alloc_mapping_oversubscribes("core:NOOVERSUBSCRIBE"), "NOOVERSUBSCRIBE");
+    CHECK(!alloc_mapping_oversubscribes("core:oversubscribed") &&
+          !alloc_mapping_oversubscribes("") && !alloc_mapping_oversubscribes(NULL),
+          "not the whole token, empty, unset");
+}
+
 /* A hostfile from text, through a temporary stream. */
 static mal_status_t hostfile(const char *text, int default_slots, alloc_t *a, char *err)
 {
@@ -189,6 +208,8 @@ int main(void)
     test_nodelists();
     test_counts();
     test_slurm();
+    test_slurm_divisor();
+    test_mapping_policy();
     test_hostfiles();
     test_placement();
     if (failures) {

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static mal_status_t fail(char *err, size_t errlen, mal_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -228,6 +229,15 @@ mal_status_t alloc_from_slurm(const char *nodelist, const char *cpus_per_node,
     return st;
 }
 
+int alloc_slurm_divisor(bool counts_are_tasks, const char *cpus_per_task)
+{
+    if (counts_are_tasks || cpus_per_task == NULL)
+        return 1;
+    const char *p = cpus_per_task;
+    long v = read_number(&p, NULL);
+    return v > 0 && *p == '\0' ? (int)v : 1;
+}
+
 /* ---- hostfiles ------------------------------------------------------------------------- */
 
 typedef struct {
@@ -349,6 +359,18 @@ mal_status_t alloc_read_hostfile(const char *path, int default_slots, alloc_t *o
     mal_status_t st = alloc_parse_hostfile(f, path, default_slots, out, err, errlen);
     fclose(f);
     return st;
+}
+
+bool alloc_mapping_oversubscribes(const char *policy)
+{
+    static const char word[] = "oversubscribe";
+    for (const char *t = policy; t != NULL && *t != '\0';) {
+        size_t n = strcspn(t, ":,");
+        if (n == sizeof word - 1 && strncasecmp(t, word, n) == 0)
+            return true;
+        t += n + (t[n] != '\0');
+    }
+    return false;
 }
 
 /* ---- placement ------------------------------------------------------------------------- */

@@ -18,6 +18,7 @@
 
 #include "mal_status.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +59,16 @@ mal_status_t alloc_parse_counts(const char *spec, int *counts, int n, char *err,
  * with fewer CPUs than one task takes one process. Errors as above. */
 mal_status_t alloc_from_slurm(const char *nodelist, const char *cpus_per_node,
                               int cpus_per_task, alloc_t *out, char *err, size_t errlen);
+
+/* What divides a Slurm count list: SLURM_CPUS_PER_TASK's value (`cpus_per_task`, NULL
+ * when unset; 1 when not a positive integer) for CPU counts (SLURM_JOB_CPUS_PER_NODE),
+ * 1 for task counts (SLURM_TASKS_PER_NODE), which Slurm already gives per task. */
+int alloc_slurm_divisor(bool counts_are_tasks, const char *cpus_per_task);
+
+/* Whether Open MPI's mapping policy ("core:NOOVERSUBSCRIBE,PE=2") has the modifier
+ * OVERSUBSCRIBE: its tokens between ':' and ',' compared whole, ignoring case (so
+ * NOOVERSUBSCRIBE is not it). False for NULL. */
+bool alloc_mapping_oversubscribes(const char *policy);
 
 /* Read an Open MPI hostfile from `f` (`name` is for messages); a host line without a
  * slot count takes `default_slots`. Errors name the file and line:

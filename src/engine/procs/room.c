@@ -32,16 +32,6 @@
 /* The parser's message, which names the hostfile's path, inside engine_fail's 1024. */
 #define ROOM_ERR_MAX 900
 
-/* Whether `text` contains `word`, ignoring case. */
-static bool has_word(const char *text, const char *word)
-{
-    size_t n = strlen(word);
-    for (; text != NULL && *text != '\0'; text++)
-        if (strncasecmp(text, word, n) == 0)
-            return true;
-    return false;
-}
-
 /* mpiexec --oversubscribe exports OMPI_MCA_rmaps_base_oversubscribe=1 to the processes
  * it starts (measured with Open MPI 4.1.4); tools/malrun sets it. */
 static bool environment_oversubscribes(void)
@@ -49,7 +39,7 @@ static bool environment_oversubscribes(void)
     const char *v = getenv("OMPI_MCA_rmaps_base_oversubscribe");
     bool on = v != NULL && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
                             strcasecmp(v, "yes") == 0);
-    return on || has_word(getenv("OMPI_MCA_rmaps_base_mapping_policy"), "oversubscribe");
+    return on || alloc_mapping_oversubscribes(getenv("OMPI_MCA_rmaps_base_mapping_policy"));
 }
 
 static mal_status_t set_source(engine_settings_t *s, const char *text)
@@ -85,9 +75,8 @@ static mal_status_t from_slurm(engine_settings_t *s, const char *nodelist)
         return engine_fail(MAL_ERR_ARG, "mal_init: SLURM_JOB_NODELIST is set but neither "
                            "SLURM_JOB_CPUS_PER_NODE nor SLURM_TASKS_PER_NODE "
                            "(MAL_ALLOCATION=off ignores the allocation)");
-    const char *per_task_text = getenv("SLURM_CPUS_PER_TASK");
-    int per_task = per_task_text != NULL ? atoi(per_task_text) : 1;
-    per_task = per_task > 0 ? per_task : 1;
+    bool tasks = strcmp(counts_var, "SLURM_TASKS_PER_NODE") == 0;
+    int per_task = alloc_slurm_divisor(tasks, getenv("SLURM_CPUS_PER_TASK"));
     char err[ROOM_ERR_MAX], text[ROOM_SOURCE_MAX], cpus[64] = "";
     if (alloc_from_slurm(nodelist, counts, per_task, &s->room, err, sizeof err) != MAL_OK)
         return engine_fail(MAL_ERR_ARG, "mal_init: Slurm's SLURM_JOB_NODELIST and %s: %s "
@@ -97,7 +86,7 @@ static mal_status_t from_slurm(engine_settings_t *s, const char *nodelist)
     const char *job = getenv("SLURM_JOB_ID");
     snprintf(text, sizeof text, "Slurm allocation (job %s: %d node%s, %lld %s%s)",
              job != NULL ? job : "?", s->room.nhosts, s->room.nhosts == 1 ? "" : "s",
-             (long long)s->room.slots, per_task > 1 ? "slots" : "CPUs", cpus);
+             (long long)s->room.slots, per_task > 1 ? "slots" : tasks ? "tasks" : "CPUs", cpus);
     return set_source(s, text);
 }
 
