@@ -182,6 +182,26 @@ static void test_hostfiles(void)
           MAL_ERR_ARG && strstr(err, "/nonexistent/hostfile: cannot open"), "%s", err);
 }
 
+static void test_find_host(void)
+{
+    alloc_t a;
+    char err[256] = "";
+    if (hostfile("10.0.0.1\nn1.cluster\nn1.other\nlocalhost\n", 1, &a, err) != MAL_OK) {
+        CHECK(0, "%s", err);
+        return;
+    }
+    CHECK(alloc_find_host(&a, "10.0.0.1", NULL) == 0, "address, exact");
+    CHECK(alloc_find_host(&a, "10.0.0.2", NULL) == -1 && alloc_find_host(&a, "10", NULL) == -1,
+          "addresses are not cut at their first dot");
+    CHECK(alloc_find_host(&a, "n1.other", NULL) == 2, "exact before the short name");
+    CHECK(alloc_find_host(&a, "n1", NULL) == 1, "short name: the first");
+    CHECK(alloc_find_host(&a, "vm", "vm") == 3 && alloc_find_host(&a, "127.0.1.1", NULL) == 3,
+          "this host and loopback names are the localhost entry");
+    CHECK(alloc_find_host(&a, "vm", "other") == -1 && alloc_find_host(&a, "vm", NULL) == -1,
+          "another host is not localhost");
+    alloc_free(&a);
+}
+
 static void test_placement(void)
 {
     alloc_t a;
@@ -190,8 +210,10 @@ static void test_placement(void)
         CHECK(0, "%s", err);
         return;
     }
-    CHECK(alloc_find_host(&a, "n2") == 1 && alloc_find_host(&a, "n2.cluster.org") == 1 &&
-          alloc_find_host(&a, "n") == -1 && alloc_find_host(&a, "n22") == -1, "find");
+    CHECK(alloc_find_host(&a, "n2", NULL) == 1 &&
+          alloc_find_host(&a, "n2.cluster.org", NULL) == 1 &&
+          alloc_find_host(&a, "n", NULL) == -1 && alloc_find_host(&a, "n22", NULL) == -1,
+          "find");
     int running[3] = {2, 1, 0}, place[8];
     int n = alloc_place(&a, running, 4, place);
     CHECK(n == 4 && place[0] == 1 && place[1] == 1 && place[2] == 1 && place[3] == 2,
@@ -211,6 +233,7 @@ int main(void)
     test_slurm_divisor();
     test_mapping_policy();
     test_hostfiles();
+    test_find_host();
     test_placement();
     if (failures) {
         printf("test_allocation: FAIL (%d)\n", failures);

@@ -375,14 +375,38 @@ bool alloc_mapping_oversubscribes(const char *policy)
 
 /* ---- placement ------------------------------------------------------------------------- */
 
-int alloc_find_host(const alloc_t *a, const char *name)
+/* Digits and dots only: an IPv4 address, whose first dot cuts no domain off. */
+static bool is_address(const char *name)
+{
+    return name[strspn(name, "0123456789.")] == '\0';
+}
+
+/* Names the host the launcher runs on, whatever it is called elsewhere. */
+static bool is_loopback(const char *name)
+{
+    return strcasecmp(name, "localhost") == 0 || strncmp(name, "127.", 4) == 0;
+}
+
+/* `n` and `name` up to their first dots ("n1" and "n1.cluster"), names only. */
+static bool same_short_name(const char *n, const char *name)
 {
     size_t len = strcspn(name, ".");
-    for (int h = 0; h < a->nhosts; h++) {
-        const char *n = a->hosts[h].name;
-        if (strcspn(n, ".") == len && strncmp(n, name, len) == 0)
+    return !is_address(n) && !is_address(name) && strcspn(n, ".") == len &&
+           strncmp(n, name, len) == 0;
+}
+
+int alloc_find_host(const alloc_t *a, const char *name, const char *local)
+{
+    for (int h = 0; h < a->nhosts; h++)
+        if (strcmp(a->hosts[h].name, name) == 0)
             return h;
-    }
+    for (int h = 0; h < a->nhosts; h++)
+        if (same_short_name(a->hosts[h].name, name))
+            return h;
+    bool here = is_loopback(name) || (local != NULL && strcmp(name, local) == 0);
+    for (int h = 0; here && h < a->nhosts; h++)
+        if (is_loopback(a->hosts[h].name))
+            return h;
     return -1;
 }
 

@@ -84,9 +84,11 @@ mal_status_t alloc_read_hostfile(const char *path, int default_slots, alloc_t *o
 
 void alloc_free(alloc_t *a);
 
-/* The host of `a` named `name` (compared up to the first '.', so "n1" and
- * "n1.cluster" match); -1 when none. */
-int alloc_find_host(const alloc_t *a, const char *name);
+/* The host of `a` named `name`; -1 when none. The same name first; else names compared
+ * up to their first '.' ("n1" and "n1.cluster"), except IPv4 addresses (10.0.0.1 is not
+ * 10.0.0.2); else, when `name` is `local` (the host the caller takes for "this host",
+ * NULL for none) or itself localhost/127.*, the first localhost or 127.* entry. */
+int alloc_find_host(const alloc_t *a, const char *name, const char *local);
 
 /* Where `count` new processes go: the first hosts with free slots (slots minus
  * running[h]), each filled before the next, in the order of `a`. Writes host indexes to

@@ -209,10 +209,14 @@ static int *running_per_host(const engine_state_t *e)
     int ok = where != NULL && running != NULL;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, e->comm);
     if (ok) {
-        char name[MPI_MAX_PROCESSOR_NAME];
+        /* localhost and 127.* name the launcher's host: rank 0's is taken for it, by
+         * every rank alike (a rank elsewhere is not "localhost"). */
+        char name[MPI_MAX_PROCESSOR_NAME] = "", first[MPI_MAX_PROCESSOR_NAME];
         int len = 0;
         MPI_Get_processor_name(name, &len);
-        int mine = alloc_find_host(a, name);
+        memcpy(first, name, sizeof first);
+        PMPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, e->comm);
+        int mine = alloc_find_host(a, name, first);
         PMPI_Allgather(&mine, 1, MPI_INT, where, 1, MPI_INT, e->comm);
         for (int r = 0; r < e->size; r++)
             if (where[r] >= 0)
