@@ -160,14 +160,18 @@ static int parked_count(const engine_state_t *e)
     return e->procs.world != MPI_COMM_NULL ? e->procs.nparked : 0;
 }
 
-bool engine_room_allows(const engine_state_t *e, int count)
+bool engine_room_fits(const engine_state_t *e, int count)
 {
     const engine_settings_t *s = &e->procs.settings;
-    bool spawns = count > parked_count(e);
-    if (s->room.slots <= 0 || !spawns || (int64_t)e->size + count <= s->room.slots)
+    if (s->room.slots <= 0 || (int64_t)e->size + count <= s->room.slots)
         return true;
     /* Every rank probes alike: the same parameters, the same answer. */
     return s->room_unconfirmed && engine_platform()->oversubscribe;
+}
+
+bool engine_room_allows(const engine_state_t *e, int count)
+{
+    return count <= parked_count(e) || engine_room_fits(e, count);
 }
 
 mal_status_t engine_room_check(const engine_state_t *e, int count)
