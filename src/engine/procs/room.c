@@ -5,8 +5,8 @@
  * slots host by host, unless MAL_HOSTS or the policy names hosts).
  *
  * Sources, the first found wins: MAL_ALLOCATION=off (none); MAL_HOSTFILE; a Slurm
- * allocation (SLURM_JOB_NODELIST with SLURM_JOB_CPUS_PER_NODE, else
- * SLURM_TASKS_PER_NODE, over SLURM_CPUS_PER_TASK); mpiexec's hostfile when given
+ * allocation (SLURM_JOB_NODELIST with SLURM_JOB_CPUS_PER_NODE over SLURM_CPUS_PER_TASK,
+ * else SLURM_TASKS_PER_NODE, already per task); mpiexec's hostfile when given
  * through its variable OMPI_MCA_orte_default_hostfile (`mpiexec --hostfile` leaves no
  * trace in the processes' environment but MPI_UNIVERSE_SIZE); MPI_UNIVERSE_SIZE while
  * oversubscription is off. With oversubscription on, the universe is only the cores of
