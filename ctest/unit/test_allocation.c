@@ -61,6 +61,8 @@ static void test_nodelists(void)
     expect_list_error("n[a-b]", "bad range");
     expect_list_error("n[1-]", "bad range");
     expect_list_error("n[1-2-3]", "bad range");
+    expect_list_error("n[1,]", "bad range");
+    expect_list_error("n[,1]", "bad range");
     expect_list_error("n[1-99999999]", "more than 65536 nodes");
     char longname[300];
     memset(longname, 'h', sizeof longname - 1);
@@ -110,6 +112,25 @@ static void test_slurm(void)
           "counts differ from nodes: %s", err);
 }
 
+static void test_slurm_divisor(void)
+{
+    CHECK(alloc_slurm_divisor(false, "4") == 4, "CPU counts over 4 CPUs per task");
+    CHECK(alloc_slurm_divisor(true, "4") == 1, "task counts are already per task");
+    CHECK(alloc_slurm_divisor(false, NULL) == 1 && alloc_slurm_divisor(false, "0") == 1 &&
+          alloc_slurm_divisor(false, "2x") == 1, "unset or not a positive integer");
+}
+
+static void test_mapping_policy(void)
+{
+    CHECK(alloc_mapping_oversubscribes("core:OVERSUBSCRIBE"), "core:OVERSUBSCRIBE");
+    CHECK(alloc_mapping_oversubscribes("slot:pe=2,oversubscribe"), "pe=2,oversubscribe");
+    CHECK(alloc_mapping_oversubscribes("Oversubscribe"), "alone, mixed case");
+    CHECK(!alloc_mapping_oversubscribes("core:NOOVERSUBSCRIBE"), "NOOVERSUBSCRIBE");
+    CHECK(!alloc_mapping_oversubscribes("core:oversubscribed") &&
+          !alloc_mapping_oversubscribes("") && !alloc_mapping_oversubscribes(NULL),
+          "not the whole token, empty, unset");
+}
+
 /* A hostfile from text, through a temporary stream. */
 static mal_status_t hostfile(const char *text, int default_slots, alloc_t *a, char *err)
 {
@@ -141,15 +162,44 @@ static void test_hostfiles(void)
           a.hosts[3].slots == 2 && a.hosts[4].slots == 5 && a.slots == 16 &&
           strcmp(a.hosts[4].name, "ee") == 0, "hostfile: %s", err);
     alloc_free(&a);
+    /* PBS-style: a host once per slot; repeated lines add up, in first-seen order. */
+    CHECK(hostfile("aa\nbb\naa slots=2\naa\n", 1, &a, err) == MAL_OK && a.nhosts == 2 &&
+          strcmp(a.hosts[0].name, "aa") == 0 && a.hosts[0].slots == 4 &&
+          strcmp(a.hosts[1].name, "bb") == 0 && a.hosts[1].slots == 1 && a.slots == 5,
+          "repeated host: %s", err);
+    alloc_free(&a);
+    expect_hostfile_error("aa slots=1000000\naa\n", "hf:2: host 'aa' has more than 1000000");
     expect_hostfile_error("aa slots=x\n", "hf:1: slots 'x' is not an integer in 1..1000000");
     expect_hostfile_error("aa slots=0\n", "hf:1: slots '0'");
     expect_hostfile_error("\naa foo=1\n", "hf:2: unknown field 'foo=1'");
     expect_hostfile_error("aa slots\n", "hf:1: unknown field 'slots'");
-    expect_hostfile_error("aa\nbb\naa slots=2\n", "hf:3: host 'aa' already listed on line 1");
     expect_hostfile_error("aa slots=8 max_slots=4\n", "hf:1: slots 8 above max_slots 4");
     expect_hostfile_error("# nothing\n\n", "hf: no host listed");
+    char line[5000];
+    snprintf(line, sizeof line, "aa #%04900d\nbb\n", 0);
+    expect_hostfile_error(line, "hf:1: line longer than 4094 characters");
     CHECK(alloc_read_hostfile("/nonexistent/hostfile", 1, &a, err, sizeof err) ==
           MAL_ERR_ARG && strstr(err, "/nonexistent/hostfile: cannot open"), "%s", err);
+}
+
+static void test_find_host(void)
+{
+    alloc_t a;
+    char err[256] = "";
+    if (hostfile("10.0.0.1\nn1.cluster\nn1.other\nlocalhost\n", 1, &a, err) != MAL_OK) {
+        CHECK(0, "%s", err);
+        return;
+    }
+    CHECK(alloc_find_host(&a, "10.0.0.1", NULL) == 0, "address, exact");
+    CHECK(alloc_find_host(&a, "10.0.0.2", NULL) == -1 && alloc_find_host(&a, "10", NULL) == -1,
+          "addresses are not cut at their first dot");
+    CHECK(alloc_find_host(&a, "n1.other", NULL) == 2, "exact before the short name");
+    CHECK(alloc_find_host(&a, "n1", NULL) == 1, "short name: the first");
+    CHECK(alloc_find_host(&a, "vm", "vm") == 3 && alloc_find_host(&a, "127.0.1.1", NULL) == 3,
+          "this host and loopback names are the localhost entry");
+    CHECK(alloc_find_host(&a, "vm", "other") == -1 && alloc_find_host(&a, "vm", NULL) == -1,
+          "another host is not localhost");
+    alloc_free(&a);
 }
 
 static void test_placement(void)
@@ -160,8 +210,10 @@ static void test_placement(void)
         CHECK(0, "%s", err);
         return;
     }
-    CHECK(alloc_find_host(&a, "n2") == 1 && alloc_find_host(&a, "n2.cluster.org") == 1 &&
-          alloc_find_host(&a, "n") == -1 && alloc_find_host(&a, "n22") == -1, "find");
+    CHECK(alloc_find_host(&a, "n2", NULL) == 1 &&
+          alloc_find_host(&a, "n2.cluster.org", NULL) == 1 &&
+          alloc_find_host(&a, "n", NULL) == -1 && alloc_find_host(&a, "n22", NULL) == -1,
+          "find");
     int running[3] = {2, 1, 0}, place[8];
     int n = alloc_place(&a, running, 4, place);
     CHECK(n == 4 && place[0] == 1 && place[1] == 1 && place[2] == 1 && place[3] == 2,
@@ -178,7 +230,10 @@ int main(void)
     test_nodelists();
     test_counts();
     test_slurm();
+    test_slurm_divisor();
+    test_mapping_policy();
     test_hostfiles();
+    test_find_host();
     test_placement();
     if (failures) {
         printf("test_allocation: FAIL (%d)\n", failures);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static mal_status_t fail(char *err, size_t errlen, mal_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -82,7 +83,7 @@ static mal_status_t expand_ranges(expansion_t *x, const char *prefix, size_t ple
 {
     char name[ALLOC_HOST_MAX * 2];
     const char *p = ranges, *end = ranges + rlen;
-    while (p < end) {
+    for (;;) {
         size_t width = 0;
         long lo = read_number(&p, &width), hi = lo;
         if (lo >= 0 && p < end && *p == '-') {
@@ -108,9 +109,10 @@ static mal_status_t expand_ranges(expansion_t *x, const char *prefix, size_t ple
             if (st)
                 return st;
         }
-        p += p < end; /* the comma */
+        if (p == end)
+            return MAL_OK;
+        p++; /* the comma: a range must follow it, as a name must follow one outside */
     }
-    return MAL_OK;
 }
 
 /* One name of the top-level list, brackets and all. */
@@ -227,6 +229,15 @@ mal_status_t alloc_from_slurm(const char *nodelist, const char *cpus_per_node,
     return st;
 }
 
+int alloc_slurm_divisor(bool counts_are_tasks, const char *cpus_per_task)
+{
+    if (counts_are_tasks || cpus_per_task == NULL)
+        return 1;
+    const char *p = cpus_per_task;
+    long v = read_number(&p, NULL);
+    return v > 0 && *p == '\0' ? (int)v : 1;
+}
+
 /* ---- hostfiles ------------------------------------------------------------------------- */
 
 typedef struct {
@@ -263,9 +274,35 @@ static mal_status_t read_field(const where_t *w, const char *field, long *slots,
     return MAL_OK;
 }
 
+/* The index of the host named `name`, -1 when none. */
+static int find_exact(const alloc_t *a, const char *name)
+{
+    for (int h = 0; h < a->nhosts; h++)
+        if (strcmp(a->hosts[h].name, name) == 0)
+            return h;
+    return -1;
+}
+
+/* Add a host line's slots: a repeated host adds to its first entry, as Open MPI adds up
+ * repeated lines (PBS-style files list a host once per slot). */
+static mal_status_t count_host(const where_t *w, const char *host, long slots, alloc_t *out)
+{
+    int h = find_exact(out, host);
+    if (h >= 0 && out->hosts[h].slots > ALLOC_MAX_SLOTS - slots)
+        return fail(w->err, w->errlen, MAL_ERR_ARG, "%s:%d: host '%s' has more than %d "
+                    "slots in all", w->file, w->line, host, ALLOC_MAX_SLOTS);
+    if (h >= 0) {
+        out->hosts[h].slots += (int)slots;
+        out->slots += slots;
+        return MAL_OK;
+    }
+    return add_host(out, host, strlen(host), (int)slots)
+               ? MAL_OK : fail(w->err, w->errlen, MAL_ERR_NOMEM, "%s: out of memory", w->file);
+}
+
 /* One line, comments stripped: nothing, or a host and its fields. */
 static mal_status_t read_host_line(const where_t *w, char *text, int default_slots,
-                                   alloc_t *out, int *lines)
+                                   alloc_t *out)
 {
     char *save = NULL, *host = strtok_r(text, " \t\r\n", &save);
     if (host == NULL)
@@ -273,10 +310,6 @@ static mal_status_t read_host_line(const where_t *w, char *text, int default_slo
     if (strlen(host) >= ALLOC_HOST_MAX)
         return fail(w->err, w->errlen, MAL_ERR_ARG, "%s:%d: host name longer than %d "
                     "characters", w->file, w->line, ALLOC_HOST_MAX - 1);
-    for (int h = 0; h < out->nhosts; h++)
-        if (strcmp(out->hosts[h].name, host) == 0)
-            return fail(w->err, w->errlen, MAL_ERR_ARG, "%s:%d: host '%s' already listed "
-                        "on line %d", w->file, w->line, host, lines[h]);
     long slots = 0, max_slots = 0;
     mal_status_t st = MAL_OK;
     for (char *f = strtok_r(NULL, " \t\r\n", &save); f != NULL && !st;
@@ -288,9 +321,7 @@ static mal_status_t read_host_line(const where_t *w, char *text, int default_slo
     if (st)
         return st;
     slots = slots > 0 ? slots : max_slots > 0 ? max_slots : default_slots;
-    lines[out->nhosts] = w->line;
-    return add_host(out, host, strlen(host), (int)slots)
-               ? MAL_OK : fail(w->err, w->errlen, MAL_ERR_NOMEM, "%s: out of memory", w->file);
+    return count_host(w, host, slots, out);
 }
 
 mal_status_t alloc_parse_hostfile(FILE *f, const char *name, int default_slots,
@@ -299,23 +330,18 @@ mal_status_t alloc_parse_hostfile(FILE *f, const char *name, int default_slots,
     *out = (alloc_t){0};
     where_t w = {name, 0, err, errlen};
     char text[4096];
-    int *lines = NULL, cap = 0;
     mal_status_t st = MAL_OK;
     while (!st && fgets(text, sizeof text, f) != NULL) {
         w.line++;
-        text[strcspn(text, "#")] = '\0';
-        if (out->nhosts + 1 > cap) { /* the line numbers, for "already listed" */
-            cap = 2 * cap + 8;
-            int *bigger = realloc(lines, (size_t)cap * sizeof *lines);
-            if (bigger == NULL) {
-                st = fail(err, errlen, MAL_ERR_NOMEM, "%s: out of memory", name);
-                break;
-            }
-            lines = bigger;
+        /* The rest of a longer line would be read as a host line of its own. */
+        if (strchr(text, '\n') == NULL && !feof(f)) {
+            st = fail(err, errlen, MAL_ERR_ARG, "%s:%d: line longer than %zu characters",
+                      name, w.line, sizeof text - 2);
+            break;
         }
-        st = read_host_line(&w, text, default_slots < 1 ? 1 : default_slots, out, lines);
+        text[strcspn(text, "#")] = '\0';
+        st = read_host_line(&w, text, default_slots < 1 ? 1 : default_slots, out);
     }
-    free(lines);
     if (!st && out->nhosts == 0)
         st = fail(err, errlen, MAL_ERR_ARG, "%s: no host listed", name);
     if (st)
@@ -335,16 +361,52 @@ mal_status_t alloc_read_hostfile(const char *path, int default_slots, alloc_t *o
     return st;
 }
 
+bool alloc_mapping_oversubscribes(const char *policy)
+{
+    static const char word[] = "oversubscribe";
+    for (const char *t = policy; t != NULL && *t != '\0';) {
+        size_t n = strcspn(t, ":,");
+        if (n == sizeof word - 1 && strncasecmp(t, word, n) == 0)
+            return true;
+        t += n + (t[n] != '\0');
+    }
+    return false;
+}
+
 /* ---- placement ------------------------------------------------------------------------- */
 
-int alloc_find_host(const alloc_t *a, const char *name)
+/* Digits and dots only: an IPv4 address, whose first dot cuts no domain off. */
+static bool is_address(const char *name)
+{
+    return name[strspn(name, "0123456789.")] == '\0';
+}
+
+/* Names the host the launcher runs on, whatever it is called elsewhere. */
+static bool is_loopback(const char *name)
+{
+    return strcasecmp(name, "localhost") == 0 || strncmp(name, "127.", 4) == 0;
+}
+
+/* `n` and `name` up to their first dots ("n1" and "n1.cluster"), names only. */
+static bool same_short_name(const char *n, const char *name)
 {
     size_t len = strcspn(name, ".");
-    for (int h = 0; h < a->nhosts; h++) {
-        const char *n = a->hosts[h].name;
-        if (strcspn(n, ".") == len && strncmp(n, name, len) == 0)
+    return !is_address(n) && !is_address(name) && strcspn(n, ".") == len &&
+           strncmp(n, name, len) == 0;
+}
+
+int alloc_find_host(const alloc_t *a, const char *name, const char *local)
+{
+    for (int h = 0; h < a->nhosts; h++)
+        if (strcmp(a->hosts[h].name, name) == 0)
             return h;
-    }
+    for (int h = 0; h < a->nhosts; h++)
+        if (same_short_name(a->hosts[h].name, name))
+            return h;
+    bool here = is_loopback(name) || (local != NULL && strcmp(name, local) == 0);
+    for (int h = 0; here && h < a->nhosts; h++)
+        if (is_loopback(a->hosts[h].name))
+            return h;
     return -1;
 }
 

@@ -11,12 +11,14 @@
  * Open MPI's hostfile, one host a line: "name [slots=N] [max_slots=M]"; '#' starts a
  * comment, blank lines are ignored; "slot", "cpu" and "count" are read as "slots" and
  * "max-slots" as "max_slots", as Open MPI reads them; max_slots alone sets the slots; a
- * host with neither takes the caller's default (Open MPI counts that host's cores). */
+ * host with neither takes the caller's default (Open MPI counts that host's cores); a
+ * host listed again adds its slots to its first line, as Open MPI adds them up. */
 #ifndef MAL_ALLOCATION_H
 #define MAL_ALLOCATION_H
 
 #include "mal_status.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,7 +43,8 @@ typedef struct {
 /* Expand a Slurm node list into out->hosts (slots 0). On error returns MAL_ERR_ARG,
  * leaves *out as {0} and writes to err a message naming the problem, e.g.
  *   "node list 'n[3-1]': range 3-1 decreases", "node list 'n[1': '[' not closed",
- *   "node list '': empty", "node list 'a,,b': empty name";
+ *   "node list '': empty", "node list 'a,,b': empty name", "node list 'n[1,]': bad
+ *   range '1,' (...)";
  * MAL_ERR_NOMEM when out of memory. */
 mal_status_t alloc_parse_nodelist(const char *list, alloc_t *out, char *err, size_t errlen);
 
@@ -57,11 +60,21 @@ mal_status_t alloc_parse_counts(const char *spec, int *counts, int n, char *err,
 mal_status_t alloc_from_slurm(const char *nodelist, const char *cpus_per_node,
                               int cpus_per_task, alloc_t *out, char *err, size_t errlen);
 
+/* What divides a Slurm count list: SLURM_CPUS_PER_TASK's value (`cpus_per_task`, NULL
+ * when unset; 1 when not a positive integer) for CPU counts (SLURM_JOB_CPUS_PER_NODE),
+ * 1 for task counts (SLURM_TASKS_PER_NODE), which Slurm already gives per task. */
+int alloc_slurm_divisor(bool counts_are_tasks, const char *cpus_per_task);
+
+/* Whether Open MPI's mapping policy ("core:NOOVERSUBSCRIBE,PE=2") has the modifier
+ * OVERSUBSCRIBE: its tokens between ':' and ',' compared whole, ignoring case (so
+ * NOOVERSUBSCRIBE is not it). False for NULL. */
+bool alloc_mapping_oversubscribes(const char *policy);
+
 /* Read an Open MPI hostfile from `f` (`name` is for messages); a host line without a
  * slot count takes `default_slots`. Errors name the file and line:
  *   "FILE:3: slots 'x' is not an integer in 1..1000000",
  *   "FILE:4: unknown field 'foo=1' (slots=N, max_slots=N)",
- *   "FILE:5: host 'a' already listed on line 2", "FILE:2: slots 8 above max_slots 4",
+ *   "FILE:2: slots 8 above max_slots 4", "FILE:7: line longer than 4094 characters",
  *   "FILE: no host listed"; alloc_read_hostfile opens the file first
  *   ("FILE: cannot open: No such file or directory"). */
 mal_status_t alloc_parse_hostfile(FILE *f, const char *name, int default_slots,
@@ -71,9 +84,11 @@ mal_status_t alloc_read_hostfile(const char *path, int default_slots, alloc_t *o
 
 void alloc_free(alloc_t *a);
 
-/* The host of `a` named `name` (compared up to the first '.', so "n1" and
- * "n1.cluster" match); -1 when none. */
-int alloc_find_host(const alloc_t *a, const char *name);
+/* The host of `a` named `name`; -1 when none. The same name first; else names compared
+ * up to their first '.' ("n1" and "n1.cluster"), except IPv4 addresses (10.0.0.1 is not
+ * 10.0.0.2); else, when `name` is `local` (the host the caller takes for "this host",
+ * NULL for none) or itself localhost/127.*, the first localhost or 127.* entry. */
+int alloc_find_host(const alloc_t *a, const char *name, const char *local);
 
 /* Where `count` new processes go: the first hosts with free slots (slots minus
  * running[h]), each filled before the next, in the order of `a`. Writes host indexes to

@@ -8,7 +8,10 @@
 
 /* Per thread: an asynchronous expansion's background thread (procs/async.c) records its
  * own errors, which the main thread takes over when it completes or abandons it. */
-static _Thread_local char last_message[640]; /* room for the call before a message of 512 */
+/* A message names files (a hostfile's path may be long) and its 2-3 values: 1024 keeps
+ * such a refusal whole; the rest is room for the call named before it. */
+#define MESSAGE_MAX 1024
+static _Thread_local char last_message[MESSAGE_MAX + 128];
 static bool log_errors = true;
 /* The public call in progress, named first by every message (engine_enter). */
 static _Thread_local const char *current_call = "";
@@ -74,7 +77,7 @@ const char *mal_error_message(void)
 
 mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
 {
-    char text[512];
+    char text[MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);

@@ -160,14 +160,16 @@ static mal_status_t start(engine_state_t *e, int count, mal_spawn_mode_t mode,
 mal_status_t engine_expand_planned(engine_state_t *e, int count, mal_spawn_mode_t mode,
                                    const double *weights)
 {
-    bool background = engine_async_on(e) && e->procs.async == NULL && count > 0;
+    /* One beyond the allocation, were it all spawned, goes to engine_expand, which
+     * wakes what is parked or refuses it (and reports) with the parked ones kept. */
+    bool background = engine_async_on(e) && e->procs.async == NULL && count > 0 &&
+                      engine_room_fits(e, count);
     /* Stale parked processes would be released at the switch and their replacements
      * spawned there, in the application's time: release them now, spawn here. */
     mal_status_t st = background ? engine_pool_drop_stale(e) : MAL_OK;
     if (st)
         return st;
-    /* One beyond the allocation is refused (and reported) by engine_expand. */
-    background = background && count > engine_pool_parked(e) && engine_room_allows(e, count);
+    background = background && count > engine_pool_parked(e);
     if (!background)
         return engine_expand(e, count, mode, weights);
     bool placed = engine_room_place(e, count);

@@ -567,8 +567,8 @@ mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken)
     *woken = 0;
     if (engine_pool_parked(e) == 0)
         return MAL_OK;
-    mal_status_t st = engine_pool_drop_stale(e);
-    if (!st && e->procs.spawn_hosts != NULL && e->procs.nparked > 0)
+    mal_status_t st = MAL_OK;
+    if (e->procs.spawn_hosts != NULL && e->procs.nparked > 0)
         st = prefer_hosts(e, count);
     *woken = count < e->procs.nparked ? count : e->procs.nparked;
     return st;

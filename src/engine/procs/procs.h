@@ -19,8 +19,10 @@ uint64_t engine_room_fingerprint(const engine_settings_t *s, uint64_t hash);
 /* Rank 0's line at mal_init: the limit and where it comes from (summaries on). */
 void engine_room_announce(const engine_settings_t *s);
 /* Whether an expansion by `count` fits the slots (the same answer on every rank), and
- * the refusal MAL_ERR_LIMIT, with the notice, when it does not. */
+ * the refusal MAL_ERR_LIMIT, with the notice, when it does not. engine_room_fits: the
+ * same when all `count` are spawned, whatever is parked. */
 bool engine_room_allows(const engine_state_t *e, int count);
+bool engine_room_fits(const engine_state_t *e, int count);
 mal_status_t engine_room_check(const engine_state_t *e, int count);
 /* Slots neither active nor parked processes hold (INT_MAX: no limit): a prefetch
  * spawns no more. */
@@ -199,8 +201,8 @@ bool engine_pool_wait_ready(const engine_procs_t *p, int n, double bound);
 bool engine_async_on(const engine_state_t *e);
 /* Rank 0, at mal_step: prespawned processes prepare memory for the current registry. */
 void engine_pool_prepare(engine_state_t *e);
-/* An expansion by `count`: how many parked processes it takes (stale ones are released
- * first). Collective over e->comm. */
+/* An expansion by `count`: how many parked processes it takes (engine_pool_drop_stale
+ * has released the stale ones before). Collective over e->comm. */
 mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken);
 /* Wake msg->woken parked processes and send them msg; *grown spans the active processes
  * then them (e->comm itself when none). Collective over e->comm and the woken. */

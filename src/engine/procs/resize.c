@@ -230,6 +230,10 @@ mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
     st = engine_agree_in(e->comm, st, st ? 0 : resize_fingerprint(e, count, mode, NULL,
                                                                   weights, e->size + count),
                          "mal_expand");
+    /* Stale parked processes are released before the placement, which then counts the
+     * processes really spawned (the pool wakes only fresh ones). */
+    if (!st)
+        st = engine_pool_drop_stale(e);
     if (st) {
         report_abandoned(e, MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
         return st;

@@ -5,8 +5,8 @@
  * slots host by host, unless MAL_HOSTS or the policy names hosts).
  *
  * Sources, the first found wins: MAL_ALLOCATION=off (none); MAL_HOSTFILE; a Slurm
- * allocation (SLURM_JOB_NODELIST with SLURM_JOB_CPUS_PER_NODE, else
- * SLURM_TASKS_PER_NODE, over SLURM_CPUS_PER_TASK); mpiexec's hostfile when given
+ * allocation (SLURM_JOB_NODELIST with SLURM_JOB_CPUS_PER_NODE over SLURM_CPUS_PER_TASK,
+ * else SLURM_TASKS_PER_NODE, already per task); mpiexec's hostfile when given
  * through its variable OMPI_MCA_orte_default_hostfile (`mpiexec --hostfile` leaves no
  * trace in the processes' environment but MPI_UNIVERSE_SIZE); MPI_UNIVERSE_SIZE while
  * oversubscription is off. With oversubscription on, the universe is only the cores of
@@ -29,16 +29,8 @@
 #include <strings.h>
 
 #define ROOM_SOURCE_MAX 512
-
-/* Whether `text` contains `word`, ignoring case. */
-static bool has_word(const char *text, const char *word)
-{
-    size_t n = strlen(word);
-    for (; text != NULL && *text != '\0'; text++)
-        if (strncasecmp(text, word, n) == 0)
-            return true;
-    return false;
-}
+/* The parser's message, which names the hostfile's path, inside engine_fail's 1024. */
+#define ROOM_ERR_MAX 900
 
 /* mpiexec --oversubscribe exports OMPI_MCA_rmaps_base_oversubscribe=1 to the processes
  * it starts (measured with Open MPI 4.1.4); tools/malrun sets it. */
@@ -47,7 +39,7 @@ static bool environment_oversubscribes(void)
     const char *v = getenv("OMPI_MCA_rmaps_base_oversubscribe");
     bool on = v != NULL && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
                             strcasecmp(v, "yes") == 0);
-    return on || has_word(getenv("OMPI_MCA_rmaps_base_mapping_policy"), "oversubscribe");
+    return on || alloc_mapping_oversubscribes(getenv("OMPI_MCA_rmaps_base_mapping_policy"));
 }
 
 static mal_status_t set_source(engine_settings_t *s, const char *text)
@@ -60,7 +52,7 @@ static mal_status_t set_source(engine_settings_t *s, const char *text)
 
 static mal_status_t from_hostfile(engine_settings_t *s, const char *path, const char *variable)
 {
-    char err[512], text[ROOM_SOURCE_MAX];
+    char err[ROOM_ERR_MAX], text[ROOM_SOURCE_MAX];
     /* A host without a slot count takes one (Open MPI counts that host's cores, which
      * a process on another host cannot know, and every rank must judge alike). */
     if (alloc_read_hostfile(path, 1, &s->room, err, sizeof err) != MAL_OK)
@@ -83,10 +75,9 @@ static mal_status_t from_slurm(engine_settings_t *s, const char *nodelist)
         return engine_fail(MAL_ERR_ARG, "mal_init: SLURM_JOB_NODELIST is set but neither "
                            "SLURM_JOB_CPUS_PER_NODE nor SLURM_TASKS_PER_NODE "
                            "(MAL_ALLOCATION=off ignores the allocation)");
-    const char *per_task_text = getenv("SLURM_CPUS_PER_TASK");
-    int per_task = per_task_text != NULL ? atoi(per_task_text) : 1;
-    per_task = per_task > 0 ? per_task : 1;
-    char err[512], text[ROOM_SOURCE_MAX], cpus[64] = "";
+    bool tasks = strcmp(counts_var, "SLURM_TASKS_PER_NODE") == 0;
+    int per_task = alloc_slurm_divisor(tasks, getenv("SLURM_CPUS_PER_TASK"));
+    char err[ROOM_ERR_MAX], text[ROOM_SOURCE_MAX], cpus[64] = "";
     if (alloc_from_slurm(nodelist, counts, per_task, &s->room, err, sizeof err) != MAL_OK)
         return engine_fail(MAL_ERR_ARG, "mal_init: Slurm's SLURM_JOB_NODELIST and %s: %s "
                            "(MAL_ALLOCATION=off ignores the allocation)", counts_var, err);
@@ -95,7 +86,7 @@ static mal_status_t from_slurm(engine_settings_t *s, const char *nodelist)
     const char *job = getenv("SLURM_JOB_ID");
     snprintf(text, sizeof text, "Slurm allocation (job %s: %d node%s, %lld %s%s)",
              job != NULL ? job : "?", s->room.nhosts, s->room.nhosts == 1 ? "" : "s",
-             (long long)s->room.slots, per_task > 1 ? "slots" : "CPUs", cpus);
+             (long long)s->room.slots, per_task > 1 ? "slots" : tasks ? "tasks" : "CPUs", cpus);
     return set_source(s, text);
 }
 
@@ -169,14 +160,18 @@ static int parked_count(const engine_state_t *e)
     return e->procs.world != MPI_COMM_NULL ? e->procs.nparked : 0;
 }
 
-bool engine_room_allows(const engine_state_t *e, int count)
+bool engine_room_fits(const engine_state_t *e, int count)
 {
     const engine_settings_t *s = &e->procs.settings;
-    bool spawns = count > parked_count(e);
-    if (s->room.slots <= 0 || !spawns || (int64_t)e->size + count <= s->room.slots)
+    if (s->room.slots <= 0 || (int64_t)e->size + count <= s->room.slots)
         return true;
     /* Every rank probes alike: the same parameters, the same answer. */
     return s->room_unconfirmed && engine_platform()->oversubscribe;
+}
+
+bool engine_room_allows(const engine_state_t *e, int count)
+{
+    return count <= parked_count(e) || engine_room_fits(e, count);
 }
 
 mal_status_t engine_room_check(const engine_state_t *e, int count)
@@ -218,10 +213,14 @@ static int *running_per_host(const engine_state_t *e)
     int ok = where != NULL && running != NULL;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, e->comm);
     if (ok) {
-        char name[MPI_MAX_PROCESSOR_NAME];
+        /* localhost and 127.* name the launcher's host: rank 0's is taken for it, by
+         * every rank alike (a rank elsewhere is not "localhost"). */
+        char name[MPI_MAX_PROCESSOR_NAME] = "", first[MPI_MAX_PROCESSOR_NAME];
         int len = 0;
         MPI_Get_processor_name(name, &len);
-        int mine = alloc_find_host(a, name);
+        memcpy(first, name, sizeof first);
+        PMPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, e->comm);
+        int mine = alloc_find_host(a, name, first);
         PMPI_Allgather(&mine, 1, MPI_INT, where, 1, MPI_INT, e->comm);
         for (int r = 0; r < e->size; r++)
             if (where[r] >= 0)
