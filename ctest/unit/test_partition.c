@@ -11,10 +11,7 @@
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return unit_rng(&rng_state);
 }
 
 /* Properties every layout must have; `min_rows` applies to positive weights. */

@@ -319,10 +319,7 @@ static void test_zero_power_and_empty(void)
 static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return unit_rng(&rng_state);
 }
 
 static int rng_below(int n)

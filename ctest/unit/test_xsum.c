@@ -24,10 +24,7 @@
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return unit_rng(&rng_state);
 }
 
 static double from_bits(uint64_t u)
