@@ -337,6 +337,11 @@ static void usage(FILE *out)
             "             cold_ratio_alltoallv,warm_ratio_alltoallv,ratio_memcpy,alloc_ratio,memory\n"
             "  --cold-reps fresh runs per pattern and method, median reported (default 3)\n"
             "  --ranks    processes of each cold run (default 2)\n"
+            "  --memory-state fresh|fragmented|both\n"
+            "             cold runs on the memory as the previous run left it (fresh), and/or\n"
+            "             with a helper holding every other 4 KiB page of the free memory\n"
+            "             beyond --fragment-keep MiB (default 1024), refreshed before each run\n"
+            "             (fragmented); default fresh\n"
             "  --csv -    writes the CSV on stdout, and the table to stderr\n"
             CLI_STANDARD_USAGE
             "Exit status: 0, 1 when a run or a verification fails, 2 for a usage error.\n");
@@ -362,6 +367,14 @@ static int parse_method(const char *s)
         if (strcmp(s, mal_redist_name((mal_redist_t)m)) == 0)
             return m;
     return -1;
+}
+
+static int parse_memory_states(const char *s)
+{
+    return strcmp(s, "fresh") == 0        ? MEMORY_FRESH
+           : strcmp(s, "fragmented") == 0 ? MEMORY_FRAGMENTED
+           : strcmp(s, "both") == 0       ? MEMORY_FRESH | MEMORY_FRAGMENTED
+                                          : 0;
 }
 
 const cli_t redist_cli = {"mal_bench_redist", mal_version, usage};
@@ -394,6 +407,13 @@ static void set_option(options_t *o, int c, const char *val)
     case 'R':
         o->cold_reps = (int)cli_integer(cli, "--cold-reps", val, 1, 100000);
         break;
+    case 'M':
+        if ((o->memory_states = parse_memory_states(val)) == 0)
+            cli_usage_error(cli, "--memory-state '%s' is not fresh, fragmented or both", val);
+        break;
+    case 'K':
+        o->fragment_keep_mib = cli_integer(cli, "--fragment-keep", val, 0, LLONG_MAX >> 20);
+        break;
     case 'n':
         o->ranks = (int)cli_integer(cli, "--ranks", val, 1, 4096);
         break;
@@ -407,7 +427,7 @@ static void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.size = 256LL << 20, .pattern = -1, .method = 0, .reps = 7,
                      .row_len = 1, .headroom = -1.0, .csv = NULL, .cold_reps = 3,
-                     .ranks = 2};
+                     .ranks = 2, .memory_states = MEMORY_FRESH, .fragment_keep_mib = 1024};
     static const struct option longopts[] = {
         {"size", required_argument, NULL, 's'},     {"pattern", required_argument, NULL, 'p'},
         {"method", required_argument, NULL, 'm'},   {"reps", required_argument, NULL, 'r'},
@@ -416,6 +436,8 @@ static void parse_options(int argc, char **argv, options_t *o)
         {"ranks", required_argument, NULL, 'n'},    {"cold", no_argument, NULL, 'c'},
         {"cold-reps", required_argument, NULL, 'R'},
         {"cold-run", required_argument, NULL, 'X'},
+        {"memory-state", required_argument, NULL, 'M'},
+        {"fragment-keep", required_argument, NULL, 'K'},
         CLI_STANDARD_OPTIONS,                       {0}};
     for (int c; (c = cli_next(&redist_cli, argc, argv, "", longopts)) != -1;) {
         if (c == 'c')

@@ -35,7 +35,13 @@ typedef struct {
     int cold_reps;          /* --cold-reps: fresh runs per pattern and method     */
     int ranks;              /* --ranks: processes of each cold run                */
     const char *cold_run;   /* --cold-run FILE: one cold measurement (internal)   */
+    int memory_states;      /* --memory-state: MEMORY_FRESH and/or _FRAGMENTED    */
+    long long fragment_keep_mib; /* --fragment-keep: free memory left whole       */
 } options_t;
+
+/* The memory conditions of the cold table (bits of options_t.memory_states). */
+#define MEMORY_FRESH 1
+#define MEMORY_FRAGMENTED 2
 
 /* The plain-MPI baseline of the cold table: malloc + first touch, then MPI_Alltoallv
  * into freshly allocated buffers, as a malleability library without windows does. */

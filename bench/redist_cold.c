@@ -15,6 +15,7 @@
  * runs and ratios to the baseline, which is plain MPI written here, not libmal. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include "bench_launch.h"
+#include "fragment.h"
 #include "plain_redist.h"
 #include "redist_bench.h"
 
@@ -489,7 +490,29 @@ static bool wanted(const options_t *o, int k)
     return o->method == 0 || o->method == cold_methods[k] || cold_methods[k] == COLD_BASELINE;
 }
 
-static void print_cold_pattern(const options_t *o, int pattern, cold_cell_t *cells, FILE *csv)
+static double min_of(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+static double max_of(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+static const char *state_name(int state)
+{
+    return state == MEMORY_FRAGMENTED ? "fragmented" : "fresh";
+}
+
+static void print_cold_pattern(const options_t *o, int state, int pattern, cold_cell_t *cells,
+                               FILE *csv)
 {
     enum { BASE = NCOLD - 1 };
     cold_cell_t *b = &cells[BASE];
@@ -500,33 +523,34 @@ static void print_cold_pattern(const options_t *o, int pattern, cold_cell_t *cel
         if (!wanted(o, k) || c->n == 0)
             continue;
         double alloc = median(c->alloc, c->n), cold = median(c->cold, c->n);
+        double lo = min_of(c->cold, c->n), hi = max_of(c->cold, c->n);
         double warm = median(c->warm, c->n), mem = median(c->mem, c->n);
         double rc = b_cold / cold, rw = b_warm / warm, ra = alloc / b_alloc;
         /* memcpy moved the same bytes: the ratio of bandwidths is a ratio of times. */
         double rm = mem / cold;
-        printf("%-18s %-14s %5d %10.1f %9.1f %9.1f %9.2f %8.2f %8.2f %8.2f %8.2f  %s\n",
-               patterns[pattern].name, cold_name(cold_methods[k]), o->ranks,
-               c->moved / 1048576.0, alloc * 1e3, cold * 1e3, warm * 1e3, rc, rw, rm, ra,
-               c->memory);
+        printf("%-18s %-14s %5d %10.1f %9.1f %9.1f %9.1f %9.1f %9.2f %8.2f %8.2f %8.2f "
+               "%8.2f  %s\n", patterns[pattern].name, cold_name(cold_methods[k]), o->ranks,
+               c->moved / 1048576.0, alloc * 1e3, lo * 1e3, cold * 1e3, hi * 1e3, warm * 1e3,
+               rc, rw, rm, ra, c->memory);
         if (csv)
-            fprintf(csv, "%s,%s,%d,%lld,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.4f,%s\n",
+            fprintf(csv, "%s,%s,%d,%lld,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.4f,%s,%s,%.6f,%.6f\n",
                     patterns[pattern].name, cold_name(cold_methods[k]), o->ranks, c->moved,
-                    alloc, cold, warm, rc, rw, rm, ra, c->memory);
+                    alloc, cold, warm, rc, rw, rm, ra, c->memory, state_name(state), lo, hi);
     }
     double all[5 * 64];
     int n = 0;
     for (int k = 0; k < NCOLD; k++)
         for (int i = 0; i < cells[k].n && n < 5 * 64; i++)
             all[n++] = cells[k].mem[i];
-    printf("%-18s %-14s %5s %10s %9s %9.2f %9s   (memcpy of the same bytes, warm: the "
-           "physical bound)\n", patterns[pattern].name, "memcpy", "-", "-", "-",
+    printf("%-18s %-14s %5s %10s %9s %9s %9.2f %9s   (memcpy of the same bytes, warm: the "
+           "physical bound)\n", patterns[pattern].name, "memcpy", "-", "-", "-", "-",
            median(all, n) * 1e3, "-");
 }
 
 static cold_cell_t *new_cells(int reps)
 {
-    cold_cell_t *cells = calloc(NPATTERNS * NCOLD, sizeof *cells);
-    for (int i = 0; i < NPATTERNS * NCOLD; i++) {
+    cold_cell_t *cells = calloc(2 * NPATTERNS * NCOLD, sizeof *cells);
+    for (int i = 0; i < 2 * NPATTERNS * NCOLD; i++) {
         cold_cell_t *c = &cells[i];
         c->alloc = calloc(4 * (size_t)reps, sizeof(double));
         c->cold = c->alloc + reps;
@@ -534,6 +558,85 @@ static cold_cell_t *new_cells(int reps)
         c->mem = c->alloc + 3 * reps;
     }
     return cells;
+}
+
+/* The method order of step `step`: a permutation drawn from the step, so that no method
+ * always runs right after the same one (a run inherits the memory state its predecessor
+ * left: pages it freed may have gone back to the hypervisor, and a rotation by one keeps
+ * every method behind the same neighbour). */
+static void method_order(int step, int *order)
+{
+    unsigned x = 2654435761u * (unsigned)(step + 1);
+    for (int i = 0; i < NCOLD; i++)
+        order[i] = i;
+    for (int i = NCOLD - 1; i > 0; i--) {
+        x = x * 1103515245u + 12345u;
+        int j = (int)((x >> 16) % (unsigned)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+/* One fresh run of `method` on `pattern`, its line added to its cell. */
+static int cold_measure(const options_t *o, const char *file, int pattern, int method,
+                        int rep, cold_cell_t *cell)
+{
+    char bufs[4][64], *args[24];
+    child_args(o, file, pattern, method, bufs, args);
+    int rc = bench_launch(o->ranks, args);
+    if (rc != 0 || collect(file, cell) != 0) {
+        fprintf(stderr, "mal_bench_redist --cold: %s %s run %d failed (exit %d)\n",
+                patterns[pattern].name, cold_name(method), rep + 1, rc);
+        return 1;
+    }
+    return 0;
+}
+
+/* Every repetition of every pattern and method in one memory state. */
+static int cold_state(const options_t *o, const char *file, int state, cold_cell_t *cells,
+                      fragmenter_t *seen)
+{
+    fragmenter_t frag = {0};
+    if (state == MEMORY_FRAGMENTED && !fragmenter_start(&frag, o->fragment_keep_mib))
+        return 1;
+    int failed = 0, step = 0, order[NCOLD];
+    for (int rep = 0; rep < o->cold_reps && !failed; rep++)
+        for (int p = 0; p < NPATTERNS && !failed; p++) {
+            if (p == PATTERN_SAME || (o->pattern >= 0 && o->pattern != p))
+                continue;
+            method_order(step++, order);
+            for (int i = 0; i < NCOLD && !failed; i++) {
+                int k = order[i];
+                if (!wanted(o, k))
+                    continue;
+                if (state == MEMORY_FRAGMENTED && !fragmenter_refresh(&frag)) {
+                    fprintf(stderr, "mal_bench_redist --cold: the fragmenting helper failed\n");
+                    failed = 1;
+                    break;
+                }
+                failed = cold_measure(o, file, p, cold_methods[k], rep,
+                                      &cells[p * NCOLD + k]);
+            }
+        }
+    *seen = frag;
+    fragmenter_stop(&frag);
+    return failed;
+}
+
+static void print_cold_header(const options_t *o, int state, const fragmenter_t *frag)
+{
+    if (state == MEMORY_FRAGMENTED)
+        printf("# fragmented: before each run a helper held %lld MiB in every other 4 KiB "
+               "page of the free memory beyond %lld MiB (MemFree %lld MiB after the last "
+               "refresh)\n", frag->held_mib, o->fragment_keep_mib, frag->free_mib);
+    printf("# mal_bench_redist --cold: %d ranks, %s, %s memory, fresh processes per run, "
+           "median of %d runs (warm: median of %d rebalances per run); x_ columns: baseline "
+           "%s time / this method's; alloc_x: this alloc / baseline's; memcpy_x: memcpy time "
+           "/ cold time\n", o->ranks, o->sparse ? o->sparse : "dense doubles",
+           state_name(state), o->cold_reps, o->reps, COLD_BASELINE_NAME);
+    printf("%-18s %-14s %5s %10s %9s %9s %9s %9s %9s %8s %8s %8s %8s  %s\n", "pattern",
+           "method", "ranks", "moved_MiB", "alloc_ms", "cold_min", "cold_ms", "cold_max",
+           "warm_ms", "x_cold", "x_warm", "memcpy_x", "alloc_x", "memory");
 }
 
 int cold_driver(const options_t *o)
@@ -557,55 +660,34 @@ int cold_driver(const options_t *o)
     close(fd);
     cold_cell_t *cells = new_cells(o->cold_reps);
     int failed = 0;
-    /* Repetition-major, and the method order rotated at every step: every method sees
-     * the machine in the same states, and none always runs right after the same one
-     * (a run inherits the memory state its predecessor left: THP allocations after the
-     * baseline's 4 KiB-page churn may need compaction). */
-    int step = 0;
-    for (int rep = 0; rep < o->cold_reps && !failed; rep++)
-        for (int p = 0; p < NPATTERNS && !failed; p++) {
-            if (p == PATTERN_SAME || (o->pattern >= 0 && o->pattern != p))
-                continue;
-            for (int i = 0, k; i < NCOLD && !failed; i++) {
-                k = (i + step) % NCOLD;
-                if (!wanted(o, k))
-                    continue;
-                char bufs[4][64], *args[24];
-                child_args(o, file, p, cold_methods[k], bufs, args);
-                int rc = bench_launch(o->ranks, args);
-                if (rc != 0 || collect(file, &cells[p * NCOLD + k]) != 0) {
-                    fprintf(stderr, "mal_bench_redist --cold: %s %s run %d failed (exit %d)\n",
-                            patterns[p].name, cold_name(cold_methods[k]), rep + 1, rc);
-                    failed = 1;
-                }
-            }
-            step++;
-        }
+    const int states[2] = {MEMORY_FRESH, MEMORY_FRAGMENTED};
+    fragmenter_t frag = {0};
+    for (int s = 0; s < 2 && !failed; s++)
+        if (o->memory_states & states[s])
+            failed = cold_state(o, file, states[s], &cells[s * NPATTERNS * NCOLD], &frag);
     unlink(file);
     if (csv)
         fprintf(csv, "pattern,method,ranks,moved_bytes,alloc_s,cold_s,warm_s,"
                      "cold_ratio_alltoallv,warm_ratio_alltoallv,ratio_memcpy,alloc_ratio,"
-                     "memory\n");
-    printf("# mal_bench_redist --cold: %d ranks, %s, fresh processes per run, median of %d "
-           "runs (warm: median of %d rebalances per run); x_ columns: baseline %s time / "
-           "this method's; alloc_x: this alloc / baseline's; memcpy_x: memcpy time / cold "
-           "time\n", o->ranks, o->sparse ? o->sparse : "dense doubles", o->cold_reps,
-           o->reps, COLD_BASELINE_NAME);
-    printf("%-18s %-14s %5s %10s %9s %9s %9s %8s %8s %8s %8s  %s\n", "pattern", "method",
-           "ranks", "moved_MiB", "alloc_ms", "cold_ms", "warm_ms", "x_cold", "x_warm",
-           "memcpy_x", "alloc_x", "memory");
+                     "memory,memory_state,cold_min_s,cold_max_s\n");
     long long bad = 0;
-    for (int p = 0; p < NPATTERNS && !failed; p++)
-        if (p != PATTERN_SAME && (o->pattern < 0 || o->pattern == p)) {
-            print_cold_pattern(o, p, &cells[p * NCOLD], csv);
-            for (int k = 0; k < NCOLD; k++)
-                bad += cells[p * NCOLD + k].bad;
-        }
+    for (int s = 0; s < 2 && !failed; s++) {
+        if (!(o->memory_states & states[s]))
+            continue;
+        print_cold_header(o, states[s], &frag);
+        for (int p = 0; p < NPATTERNS; p++)
+            if (p != PATTERN_SAME && (o->pattern < 0 || o->pattern == p)) {
+                cold_cell_t *c = &cells[(s * NPATTERNS + p) * NCOLD];
+                print_cold_pattern(o, states[s], p, c, csv);
+                for (int k = 0; k < NCOLD; k++)
+                    bad += c[k].bad;
+            }
+    }
     if (bad)
         printf("VERIFICATION FAILED: %lld elements wrong\n", bad);
     if (csv && cli_close_output(&redist_cli, o->csv, csv) != 0)
         failed = 1;
-    for (int i = 0; i < NPATTERNS * NCOLD; i++)
+    for (int i = 0; i < 2 * NPATTERNS * NCOLD; i++)
         free(cells[i].alloc);
     free(cells);
     return failed || bad ? 1 : 0;

@@ -194,15 +194,51 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
     return MAL_OK;
 }
 
+/* This rank's mapping grown to `bytes`, keeping the pages it has: mremap moves them to
+ * a huge-page aligned range whose new tail is not populated here. A rebalance writes
+ * only the rows that land there, and the transfer that writes them faults in just those
+ * pages. Mapping the whole grown capacity anew instead (what this did until the cold
+ * benchmark's fragmented condition showed the cost) took fresh pages for all of it on
+ * the reconfiguration's critical path: in these VMs a page the hypervisor no longer
+ * backs costs up to 30x one it does (docs/design.md, "Fresh pages"), and a spare grown
+ * from 192 to 307 MiB asked for more fresh pages than the plain MPI_Alltoallv baseline
+ * allocates for the whole part. NULL when the address space cannot be had. */
+static char *extend_private(char *base, size_t mapped, size_t bytes, size_t *out)
+{
+    size_t len = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+    char *raw = mmap(NULL, len + HUGE_PAGE_BYTES, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED)
+        return NULL;
+    uintptr_t a = ((uintptr_t)raw + HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
+    char *dst = (char *)a;
+    if (dst > raw)
+        munmap(raw, (size_t)(dst - raw));
+    if (raw + len + HUGE_PAGE_BYTES > dst + len)
+        munmap(dst + len, (size_t)(raw + len + HUGE_PAGE_BYTES - (dst + len)));
+    void *moved = mremap(base, mapped, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+    if (moved == MAP_FAILED) {
+        munmap(dst, len);
+        return NULL;
+    }
+    madvise(dst, len, MADV_HUGEPAGE);
+    *out = len;
+    return dst;
+}
+
 mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes)
 {
     int size;
     MPI_Comm_size(comm, &size);
     size_t mapped = b->mapped;
     char *base = b->base;
-    if ((size_t)bytes > mapped) { /* only ranks whose part outgrew their memory map */
-        munmap(base, mapped);
-        base = map_private((size_t)bytes, &mapped);
+    if ((size_t)bytes > mapped) { /* only ranks whose part outgrew their memory grow */
+        char *grown = extend_private(base, mapped, (size_t)bytes, &mapped);
+        if (grown == NULL) { /* the old pages stay where they were: give them back */
+            munmap(base, b->mapped);
+            base = map_private((size_t)bytes, &mapped);
+        } else
+            base = grown;
     }
     free(b->peers);
     b->peers = NULL;
