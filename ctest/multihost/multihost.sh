@@ -1,11 +1,13 @@
 #!/bin/sh
 # The multihost tests: two emulated hosts (hosts.sh) made, used and removed by each run.
-# Usage: multihost.sh jacobi JACOBI | redist BENCH | clean | up | down
+# Usage: multihost.sh jacobi|mixed JACOBI | redist BENCH | clean | up | down
 #   jacobi  1 process on malA; the plan grows it by one process placed on malB by name
 #           (MAL_HOSTS), rebalances across the hosts and shrinks back; x must be
 #           bit-identical to the serial recomputation, Open MPI's daemon on malB must
 #           have started the new process, and at least the bytes the report says moved
 #           must have crossed the link.
+#   mixed   4 processes, 2 per host, rebalanced: pairs on one host copy by cross-memory
+#           attach, the others through windows over the link (the report's split).
 #   redist  mal_bench_redist with one rank per host: every row checked after every
 #           method and pattern, MPI windows across the hosts (no direct memory), and the
 #           data over the link.
@@ -92,6 +94,35 @@ run_jacobi() {
         fail "the data did not cross the link ($moved bytes moved, $link through the link)"
 }
 
+# A job of 2 hosts x 2 ranks (ranks 0, 1 on malA, 2, 3 on malB) rebalanced to 1:1:1:5
+# and back: of the 2000 rows, 750 move between ranks of one host and 500 across the
+# hosts each time. The pairs on one host must copy by cross-memory attach
+# (bytes_by_memory), only the others through MPI windows over the link (bytes_by_mpi):
+# 3:2 in every structure, and the link carries less than all the bytes moved.
+run_mixed() {
+    jacobi=$1
+    report=$out/report.jsonl
+    MH_MAP=slot MAL_PLAN=4:w=1:1:1:5,8:w=1:1:1:1 MAL_REPORT=$report \
+        timeout $LIMIT "$dir/mhrun" -n 4 "$jacobi" --n 2000 --iters 12 --check \
+        > "$out/log" 2>&1
+    rc=$?
+    cat "$out/log"
+    [ $rc = 0 ] || fail "jacobi exited with $rc"
+    grep -q '^jacobi: PASS' "$out/log" || fail "no PASS from jacobi"
+    [ "$(grep -c '"action":"rebalance".*"outcome":"MAL_OK"' "$report")" = 2 ] ||
+        fail "not 2 rebalances carried out (report: $(cat "$report"))"
+    field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$report" | awk '{s += $1} END {print s + 0}'; }
+    moved=$(field bytes_moved) memory=$(field bytes_by_memory) mpi=$(field bytes_by_mpi)
+    link=$(link_moved)
+    echo "multihost: $moved bytes moved: $memory by cross-memory attach, $mpi through MPI;" \
+        "$link bytes through the link"
+    [ "$memory" -gt 0 ] && [ "$mpi" -gt 0 ] || fail "not both paths used"
+    [ $((memory + mpi)) = "$moved" ] || fail "the paths do not add up to the bytes moved"
+    [ $((memory * 2)) = $((mpi * 3)) ] || fail "not 3:2 between one host and across"
+    [ "$link" -ge "$mpi" ] && [ "$link" -lt "$moved" ] ||
+        fail "the link carried $link bytes: not the cross-host share of $moved"
+}
+
 run_redist() {
     bench=$1
     size=8388608
@@ -111,6 +142,7 @@ run_redist() {
 case $what in
 jacobi) run_jacobi "$2" ;;
 redist) run_redist "$2" ;;
-*) echo "usage: multihost.sh jacobi JACOBI | redist BENCH | clean | up | down" >&2; exit 2 ;;
+mixed) run_mixed "$2" ;;
+*) echo "usage: multihost.sh jacobi|mixed JACOBI | redist BENCH | clean | up | down" >&2; exit 2 ;;
 esac
 echo "multihost: PASS $what"

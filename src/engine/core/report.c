@@ -111,13 +111,15 @@ static void counts(record_t *r, long long iteration, mal_action_t action, int be
     integer(r, "procs_after", after);
 }
 
-int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const char *method,
-                    const char *error, const mal_decision_t *policy)
+int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const int64_t *paths,
+                    const char *method, const char *error, const mal_decision_t *policy)
 {
     record_t r;
     begin(&r, "reconfig");
     counts(&r, (long long)s->iteration, s->action, s->procs_before, s->procs_after);
     integer(&r, "bytes_moved", (long long)s->bytes_moved);
+    integer(&r, "bytes_by_memory", (long long)paths[0]);
+    integer(&r, "bytes_by_mpi", (long long)paths[1]);
     real(&r, "spawn_s", s->spawn_seconds);
     real(&r, "process_s", s->process_seconds);
     real(&r, "windows_s", s->window_seconds);

@@ -646,7 +646,7 @@ mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_joi
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .status = st,
     };
-    engine_report(e, comm, &stats,
+    engine_report(e, comm, &stats, rc.moved_by,
                   e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (!st)
         engine_reconfig_commit(&rc, false);

@@ -41,7 +41,7 @@ static void report_abandoned(engine_state_t *e, mal_action_t action,
                               .procs_before = e->size, .procs_after = e->size,
                               .spawn_seconds = spawn, .total_seconds = MPI_Wtime() - t0,
                               .status = st};
-    engine_report(e, e->comm, &s, e->pol.decision_fresh ? &e->pol.decision : NULL);
+    engine_report(e, e->comm, &s, NULL, e->pol.decision_fresh ? &e->pol.decision : NULL);
 }
 
 void engine_report_abandoned_async(engine_state_t *e, int count, mal_spawn_mode_t mode,
@@ -53,7 +53,7 @@ void engine_report_abandoned_async(engine_state_t *e, int count, mal_spawn_mode_
                               .procs_after = e->size, .spawn_seconds = now - started,
                               .total_seconds = now - started, .status = st, .async = true,
                               .spawned = count, .background_seconds = now - started};
-    engine_report(e, e->comm, &s, NULL);
+    engine_report(e, e->comm, &s, NULL, NULL);
 }
 
 /* ---- expand ----------------------------------------------------------------------- */
@@ -161,7 +161,7 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
         s.background_seconds = t0 - e->procs.async_started;
         s.total_seconds = MPI_Wtime() - e->procs.async_started;
     }
-    engine_report(e, merged, &s,
+    engine_report(e, merged, &s, rc.moved_by,
                   e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (!st) {
         engine_reconfig_commit(&rc, true);
@@ -392,7 +392,7 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
         .window_seconds = rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(e, e->comm, &s,
+    engine_report(e, e->comm, &s, rc.moved_by,
                   e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (st) {
         if (rc.n != MPI_COMM_NULL)

@@ -13,11 +13,12 @@ static double bandwidth(const mal_reconfig_stats_t *s)
     return s->redist_seconds > 0 ? (double)s->bytes_moved / s->redist_seconds : 0.0;
 }
 
-static void write_json(const char *path, const mal_reconfig_stats_t *s, mal_redist_t method,
+static void write_json(const char *path, const mal_reconfig_stats_t *s,
+                       const int64_t *paths, mal_redist_t method,
                        const mal_decision_t *policy)
 {
-    if (report_reconfig(path, s, mal_redist_name(method), s->status < 0 ? mal_error_message()
-                        : NULL, policy) != 0)
+    if (report_reconfig(path, s, paths, mal_redist_name(method), s->status < 0
+                        ? mal_error_message() : NULL, policy) != 0)
         engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", path);
 }
 
@@ -54,8 +55,10 @@ static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *d
 }
 
 void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local,
-                   const mal_decision_t *decision)
+                   const int64_t *moved_by, const mal_decision_t *decision)
 {
+    int64_t paths[2] = {moved_by ? moved_by[0] : 0, moved_by ? moved_by[1] : 0};
+    PMPI_Allreduce(MPI_IN_PLACE, paths, 2, MPI_INT64_T, MPI_SUM, comm);
     double t[7] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
                    local->total_seconds, local->process_seconds, local->switch_seconds,
                    local->background_seconds};
@@ -88,7 +91,7 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
         return;
     const engine_settings_t *set = &e->procs.settings;
     if (set->report != NULL)
-        write_json(set->report, &s, e->xfer.method, decision);
+        write_json(set->report, &s, paths, e->xfer.method, decision);
     if (set->summary)
         print_summary(&s, decision);
 }

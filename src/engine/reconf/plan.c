@@ -195,7 +195,7 @@ static void block_segments(const engine_reconfig_t *rc, engine_move_t *m)
     plan->nsend = partition_plan_send(m->old_bounds, n, m->new_bounds, n, me, m->segs + n);
 }
 
-static void fill_plan(const engine_reconfig_t *rc, engine_move_t *m)
+static void fill_plan(engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
     const engine_buffer_t *cur = &a->buf[a->current];
@@ -209,12 +209,13 @@ static void fill_plan(const engine_reconfig_t *rc, engine_move_t *m)
         .old_bounds = m->old_bounds, .new_bounds = m->new_bounds,
         .row_bytes = a->row_bytes, .count_limit = rc->xfer->count_limit,
         .src = old_part(rc, a),
-        .src_at = {.win = cur->win, .peers = cur->peers, .base = cur->base,
-                   .offsets = a->offsets},
+        .src_at = {.win = cur->win, .peers = cur->peers, .near = cur->near,
+                   .base = cur->base, .offsets = a->offsets},
         .dst_at = {.win = MPI_WIN_NULL, .offsets = m->new_offsets},
         .in_rows = m->flows, .out_rows = m->flows + n,
         .kept_in_place = m->in_place,
         .mode = engine_transport_mode(rc->xfer->method, rc->action),
+        .moved_by = rc->moved_by,
     };
     if (replicated)
         replicated_segments(rc, m);
@@ -258,6 +259,10 @@ static mal_status_t plan_move(engine_reconfig_t *rc, engine_move_t *m)
         return st;
     m->allocated = true;
     m->bytes_in = bytes_in(rc, m);
+    /* Two-sided transports move every remote row through MPI; the one-sided one counts
+     * each transfer by its path (transport_rma.c). */
+    if (m->tp != &engine_transport_rma)
+        rc->moved_by[ENGINE_PATH_MPI] += m->bytes_in;
     rc->bytes_in += m->bytes_in;
     rc->changed = true;
     return MAL_OK;
@@ -417,6 +422,7 @@ static void set_destination(engine_move_t *m, engine_buffer_t *b, int me)
     m->plan.dst = b->base == NULL ? NULL : b->base + m->new_offsets[me] * m->array->row_bytes;
     m->plan.dst_at.win = b->win;
     m->plan.dst_at.peers = b->peers;
+    m->plan.dst_at.near = b->near;
     m->plan.dst_at.base = b->base;
 }
 

@@ -63,6 +63,7 @@ typedef struct {
     engine_move_t *moves;
     int count;
     int64_t bytes_in;           /* bytes this rank received                        */
+    int64_t moved_by[2];        /* bytes this rank copied, per ENGINE_PATH_*        */
     int windows_created;        /* rebalance: spare buffers (re)allocated           */
     int64_t bytes_ahead;        /* of bytes_in, copied ahead in the background      */
     bool changed;               /* some structure's layout changed                 */

@@ -61,6 +61,7 @@ mal_status_t engine_rebalance(engine_state_t *e, const double *weights)
     if (!st) {
         engine_reconfig_commit(&rc, true);
         e->stats.last = rebalance_stats(&rc, t0);
+        memcpy(e->stats.moved_by, rc.moved_by, sizeof rc.moved_by);
     }
     engine_reconfig_release(&rc);
     return st;
@@ -85,6 +86,6 @@ mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights,
         .procs_before = e->size, .procs_after = e->size,
         .bytes_moved = st ? 0 : r.bytes_received, .redist_seconds = st ? 0 : r.seconds,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(e, e->comm, &s, decision);
+    engine_report(e, e->comm, &s, st ? NULL : e->stats.moved_by, decision);
     return st ? st : MAL_RECONFIGURED;
 }

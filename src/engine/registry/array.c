@@ -125,7 +125,7 @@ void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor)
 /* Said once, by rank 0 of the first allocation before the first iteration (the
  * application's own mal_alloc_window calls, not a reconfiguration's): where structures
  * live, and whether the kernel gives huge pages (without them cold moves cost more). */
-static void announce_memory(MPI_Comm comm, bool direct, bool allowed)
+static void announce_memory(MPI_Comm comm, bool direct, bool allowed, bool near)
 {
     static bool said; /* once per process, like the summaries it belongs to */
     int rank;
@@ -139,9 +139,10 @@ static void announce_memory(MPI_Comm comm, bool direct, bool allowed)
                ? "transparent huge pages" : "4 KiB pages (transparent huge pages are off: "
                  "cold moves cost more)");
     else
-        engine_notice("libmal: memory: MPI windows (%s)\n", allowed
+        engine_notice("libmal: memory: MPI windows (%s)%s\n", allowed
                ? "not every rank can reach every other one by cross-memory attach"
-               : "MAL_MEMORY=window");
+               : "MAL_MEMORY=window", near ? "; ranks of one host copy each other's rows "
+               "by cross-memory attach" : "");
 }
 
 /* Collective over `comm`: agree that every rank can take part and holds the same
@@ -183,10 +184,13 @@ static mal_status_t alloc_over(const alloc_at_t *at, engine_buffer_t *buf, int64
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
     st = engine_direct_alloc(comm, &b, bytes, at->direct, donor, &direct);
-    if (!st && donor == NULL && at->announce)
-        announce_memory(comm, direct, at->direct);
     if (!st && !direct)
         st = window_alloc(comm, (MPI_Aint)bytes, at->call, &b);
+    /* A job on several hosts: pairs on one host still copy by cross-memory attach. */
+    if (!st && !direct && (st = engine_direct_near(comm, &b, bytes, at->direct)))
+        MPI_Win_free(&b.win);
+    if (!st && donor == NULL && at->announce)
+        announce_memory(comm, direct, at->direct, b.near != NULL);
     if (st) {
         free(b.caps);
         return st;
@@ -268,6 +272,7 @@ void engine_buffer_free(engine_registry_t *reg, engine_buffer_t *buf)
         engine_direct_free(buf);
     else if (buf->symmetric)
         engine_shmem_free(buf->base);
+    free(buf->near);
     free(buf->caps);
     *buf = (engine_buffer_t){.win = MPI_WIN_NULL};
 }

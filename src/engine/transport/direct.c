@@ -168,7 +168,7 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
 {
     engine_peer_mem_t *peers = malloc((size_t)size * sizeof *peers);
     engine_peer_mem_t mine = {.pid = getpid(), .base = (uint64_t)(uintptr_t)base,
-                              .size = (uint64_t)bytes};
+                              .size = (uint64_t)bytes, .host = host_hash()};
     mal_status_t st = base == NULL || peers == NULL
                           ? engine_fail(MAL_ERR_NOMEM, "no memory for a buffer of %lld bytes",
                                         (long long)bytes)
@@ -272,6 +272,64 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
     mal_status_t st = publish(comm, size, base, mapped, bytes, borrowed, b);
     *used = st == MAL_OK;
     return st;
+}
+
+/* What a rank tells the others about a window buffer it may share with its host. */
+typedef struct {
+    identity_t id;
+    engine_peer_mem_t mem;
+} near_identity_t;
+
+/* The entries of `all` this rank reaches: every rank of its host that wants it. */
+static engine_peer_mem_t *near_of(const near_identity_t *all, int rank, int size)
+{
+    engine_peer_mem_t *near = calloc((size_t)size, sizeof *near);
+    int found = 0;
+    for (int r = 0; r < size && near != NULL; r++) {
+        near[r].host = all[r].mem.host;
+        if (all[r].id.wants && all[rank].id.wants && all[r].id.host == all[rank].id.host &&
+            (r == rank || reaches(&all[r].id))) {
+            near[r] = all[r].mem;
+            found += r != rank;
+        }
+    }
+    if (found == 0) {
+        free(near);
+        near = NULL;
+    }
+    return near;
+}
+
+mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
+                                bool allowed)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    near_identity_t me = {
+        .id = {.wants = allowed, .pid = getpid(), .host = host_hash(), .cookie = own_cookie(),
+               .cookie_at = (uint64_t)(uintptr_t)&cookie},
+        .mem = {.pid = getpid(), .base = (uint64_t)(uintptr_t)b->base,
+                .size = (uint64_t)bytes, .host = host_hash()}};
+    near_identity_t *all = malloc((size_t)size * sizeof *all);
+    mal_status_t st = all != NULL ? MAL_OK
+                      : engine_fail(MAL_ERR_NOMEM, "no memory for %d peer addresses", size);
+    st = engine_agree_in(comm, st, 0, "buffer addresses");
+    if (!st)
+        st = engine_agree_in(comm, engine_mpi_check(PMPI_Allgather(&me, (int)sizeof me,
+                                                                   MPI_BYTE, all,
+                                                                   (int)sizeof me, MPI_BYTE,
+                                                                   comm),
+                                                    "MPI_Allgather (buffer addresses)"),
+                             0, "buffer addresses");
+    b->near = st ? NULL : near_of(all, rank, size);
+    free(all);
+    return st;
+}
+
+bool engine_remote_near(const engine_remote_t *at, int peer)
+{
+    return at->peers != NULL || (at->near != NULL && at->near[peer].pid != 0);
 }
 
 bool engine_direct_reserve(int64_t bytes, engine_buffer_t *kept)

@@ -21,6 +21,9 @@ typedef struct {
     int64_t *caps;    /* capacity in rows of every rank (same everywhere) */
     bool symmetric;   /* allocated with shmem_malloc                     */
     engine_peer_mem_t *peers; /* direct: every rank's process and base   */
+    engine_peer_mem_t *near;  /* a window: the ranks of this host reached
+                               * by cross-memory attach (pid 0: not one),
+                               * NULL when none is                      */
     size_t mapped;    /* direct: bytes mapped at base                    */
     bool pending;     /* not a buffer, only this process's direct memory
                        * kept from one (caps: the old capacities over the
@@ -50,6 +53,13 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
  * addresses. On failure `b` holds nothing on any rank. */
 mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes);
 void engine_direct_free(engine_buffer_t *b);
+/* Collective over the communicator of window buffer `b` (this rank's `bytes` at
+ * b->base): the ranks of this host that every one of a pair reaches by cross-memory
+ * attach, in b->near, when `allowed` (the direct-memory setting) and some pair is;
+ * those pairs then move rows that way and the others through the window (a job on
+ * several hosts). Errors are agreed. */
+mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
+                                bool allowed);
 /* Local: `bytes` of private memory, populated, as kept memory (pending) that a later
  * engine_direct_alloc borrows where it fits. False when the memory cannot be had. */
 bool engine_direct_reserve(int64_t bytes, engine_buffer_t *kept);

@@ -17,10 +17,16 @@ typedef struct engine_transport engine_transport_t;
 /* Where a rank's direct buffer is: its process, the buffer's address there and its
  * size (a transfer past it is refused, never a write into the peer's other memory). */
 typedef struct {
-    int64_t pid;
+    int64_t pid;      /* 0: not reachable by cross-memory attach                  */
     uint64_t base;
     uint64_t size;
+    uint64_t host;    /* hash of its host name                                    */
 } engine_peer_mem_t;
+
+/* The two paths a row travels by: cross-memory attach between processes of one host,
+ * or an MPI call (a window, a collective, messages). Counted per reconfiguration in
+ * engine_plan_t.moved_by and reported as bytes_by_memory and bytes_by_mpi. */
+enum { ENGINE_PATH_MEMORY, ENGINE_PATH_MPI };
 
 /* Who copies a segment: both sides sharing it (a rebalance, where every rank has both
  * buffers), the destination alone (a shrink: only the old buffers span everyone; also
@@ -36,6 +42,9 @@ typedef enum { ENGINE_SIDE_SRC, ENGINE_SIDE_DST } engine_side_t;
 typedef struct {
     MPI_Win win;                     /* MPI_WIN_NULL when absent                 */
     const engine_peer_mem_t *peers;  /* direct memory (then win is MPI_WIN_NULL) */
+    const engine_peer_mem_t *near;   /* a window's: the ranks of this host that
+                                      * cross-memory attach reaches (pid != 0),
+                                      * moved that way; NULL when none          */
     char *base;                      /* SHMEM: the symmetric address             */
     const int64_t *offsets;          /* where each rank's part starts, rows      */
 } engine_remote_t;
@@ -62,6 +71,7 @@ typedef struct {
     const int64_t *out_rows;    /* copy work of a segment is shared (SPLIT)          */
     bool kept_in_place;         /* rows that stay are already at their new address   */
     engine_rma_mode_t mode;     /* who copies each segment (one-sided transports)    */
+    int64_t *moved_by;          /* bytes this rank copied by each ENGINE_PATH_*      */
     void *scratch;              /* the transport's, from allocate to free            */
 } engine_plan_t;
 
@@ -129,6 +139,8 @@ mal_status_t engine_shmem_transfer(bool put, char *buf, char *remote, int64_t by
 mal_status_t engine_shmem_quiet(void);
 
 /* ---- direct memory (direct.c) ---- */
+/* Whether rank `peer`'s buffer at `at` is reached by cross-memory attach. */
+bool engine_remote_near(const engine_remote_t *at, int peer);
 /* Copy `bytes` between local `buf` and byte `disp` of rank `peer`'s direct buffer
  * (put: to it). Complete on return. */
 mal_status_t engine_direct_transfer(const engine_peer_mem_t *peers, bool put, char *buf,

@@ -11,8 +11,12 @@ static mal_status_t rma_transfer(const engine_plan_t *plan, bool put, char *buf,
                                  int64_t bytes, int peer, int64_t disp)
 {
     const engine_remote_t *at = put ? &plan->dst_at : &plan->src_at;
-    if (at->peers != NULL)
-        return engine_direct_transfer(at->peers, put, buf, bytes, peer, disp);
+    bool near = engine_remote_near(at, peer);
+    if (plan->moved_by != NULL)
+        plan->moved_by[near ? ENGINE_PATH_MEMORY : ENGINE_PATH_MPI] += bytes;
+    if (near)
+        return engine_direct_transfer(at->peers != NULL ? at->peers : at->near, put, buf,
+                                      bytes, peer, disp);
     int64_t chunk = engine_chunk_bytes(plan->count_limit);
     for (int64_t done = 0; done < bytes; done += chunk) {
         int n = (int)(bytes - done < chunk ? bytes - done : chunk);
