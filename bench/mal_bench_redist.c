@@ -41,7 +41,7 @@ int rank, nranks;
 /* In table order; the memcpy bound takes one sample per repetition of each. */
 static const mal_redist_t bench_methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET,
                                              MAL_REDIST_ALLTOALLV, MAL_REDIST_P2P,
-                                             MAL_REDIST_SHMEM};
+                                             MAL_REDIST_AUTO, MAL_REDIST_SHMEM};
 #define NMETHODS ((int)(sizeof bench_methods / sizeof bench_methods[0]))
 
 /* Whether --method all (the default) includes shmem: libmal has it and the symmetric
@@ -322,8 +322,10 @@ static void usage(FILE *out)
             "             poisson3d:N or powerlaw:N (N rows); split by nonzeros\n"
             "  --pattern  uniform-to-skewed, skewed-to-uniform, one-to-all, all-to-one,\n"
             "             same, or all (default all)\n"
-            "  --method   default all (every method in the same run; shmem when libmal has\n"
-            "             OpenSHMEM: launch with oshrun, e.g. MPIEXEC=oshrun tools/malrun)\n"
+            "  --method   rma, rma-get, alltoallv, p2p, auto or shmem; default all (every\n"
+            "             method in the same run; shmem when libmal has OpenSHMEM: launch\n"
+            "             with oshrun, e.g. MPIEXEC=oshrun tools/malrun); auto's rows name\n"
+            "             the executor it took\n"
             "  --reps     repetitions per method, median reported (default 7)\n"
             "  --row-len  doubles per row (default 1)\n"
             "  --headroom mal_config_t.headroom (default: the library's)\n"
@@ -331,7 +333,7 @@ static void usage(FILE *out)
             "ratio_alltoallv,ratio_memcpy\n"
             "  --cold     one-shot cost in fresh processes instead (run directly, not under\n"
             "             mpiexec: it launches $MAL_LAUNCHER -n RANKS itself per measurement);\n"
-            "             methods rma, rma-get, alltoallv, p2p and " COLD_BASELINE_NAME " (plain MPI:\n"
+            "             methods rma, rma-get, alltoallv, p2p, auto and " COLD_BASELINE_NAME " (plain MPI:\n"
             "             malloc + touch, MPI_Alltoallv into fresh buffers); CSV columns\n"
             "             pattern,method,ranks,moved_bytes,alloc_s,cold_s,warm_s,\n"
             "             cold_ratio_alltoallv,warm_ratio_alltoallv,ratio_memcpy,alloc_ratio,memory\n"
@@ -363,7 +365,7 @@ static int parse_method(const char *s)
         return 0;
     if (strcmp(s, COLD_BASELINE_NAME) == 0)
         return COLD_BASELINE;
-    for (int m = MAL_REDIST_RMA; m <= MAL_REDIST_SHMEM; m++)
+    for (int m = MAL_REDIST_RMA; m <= MAL_REDIST_AUTO; m++)
         if (strcmp(s, mal_redist_name((mal_redist_t)m)) == 0)
             return m;
     return -1;

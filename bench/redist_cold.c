@@ -26,7 +26,7 @@
 
 /* Methods of the cold table, in table order. */
 static const int cold_methods[] = {MAL_REDIST_RMA, MAL_REDIST_RMA_GET, MAL_REDIST_ALLTOALLV,
-                                   MAL_REDIST_P2P, COLD_BASELINE};
+                                   MAL_REDIST_P2P, MAL_REDIST_AUTO, COLD_BASELINE};
 #define NCOLD ((int)(sizeof cold_methods / sizeof cold_methods[0]))
 
 static const char *cold_name(int m)
@@ -40,6 +40,7 @@ typedef struct {
     double alloc, cold, warm, memcpy_s;
     long long moved, bad;
     const char *memory;
+    const char *executor; /* what the cold move ran (auto's pick) */
 } cold_result_t;
 
 /* Bytes that changed owner in the last rebalance, over every rank. */
@@ -50,6 +51,14 @@ static long long moved_bytes(void)
     long long in = st.bytes_received, all = 0;
     MPI_Allreduce(&in, &all, 1, MPI_LONG_LONG, MPI_SUM, mal_comm());
     return all;
+}
+
+/* The executor of the last rebalance. */
+static const char *executor_name(void)
+{
+    mal_rebalance_stats_t st;
+    mal_last_rebalance(&st);
+    return mal_redist_name(st.method);
 }
 
 static double now_max_since(double t0)
@@ -76,6 +85,7 @@ static void libmal_dense(const options_t *o, const double *from, const double *t
     if (check(mal_rebalance(to), "cold rebalance"))
         MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     res->cold = now_max_since(t0);
+    res->executor = executor_name();
     res->bad += count_bad_dense(a, 0);
     res->moved = moved_bytes();
     double *warm = malloc((size_t)o->reps * sizeof *warm);
@@ -136,6 +146,7 @@ static void libmal_sparse(const options_t *o, const double *from, const double *
     if (check(mal_rebalance(to), "cold rebalance"))
         MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
     res->cold = now_max_since(t0);
+    res->executor = executor_name();
     res->bad += count_bad_sparse(&d, 0);
     res->moved = moved_bytes();
     double *warm = malloc((size_t)o->reps * sizeof *warm);
@@ -358,6 +369,7 @@ static void baseline(const options_t *o, const double *from, const double *to,
     plain_fill(&pl, o, src, 0);
     res->alloc = now_max_since(t0);
     res->memory = "malloc";
+    res->executor = "mpi";
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     long long in = plain_move(&pl);
@@ -407,9 +419,9 @@ int cold_run(const options_t *o)
         FILE *f = fopen(o->cold_run, "a");
         failed = f == NULL;
         if (f != NULL) {
-            fprintf(f, "%s,%s,%d,%lld,%.9f,%.9f,%.9f,%.9f,%lld,%s\n", p->name,
+            fprintf(f, "%s,%s,%d,%lld,%.9f,%.9f,%.9f,%.9f,%lld,%s,%s\n", p->name,
                     cold_name(o->method), nranks, res.moved, res.alloc, res.cold, res.warm,
-                    res.memcpy_s, res.bad, res.memory);
+                    res.memcpy_s, res.bad, res.memory, res.executor);
             fclose(f);
         }
     }
@@ -429,6 +441,7 @@ typedef struct {
     int n;
     long long moved, bad;
     char memory[16];
+    char executors[64]; /* what the runs' cold moves ran, distinct, '/'-separated */
 } cold_cell_t;
 
 static void child_args(const options_t *o, const char *file, int pattern, int method,
@@ -459,6 +472,20 @@ static void child_args(const options_t *o, const char *file, int pattern, int me
 }
 
 /* Read the line a run appended and add it to its cell. */
+/* `name` added to the cell's list of executors unless there already. */
+static void note_executor(cold_cell_t *cell, const char *name)
+{
+    size_t len = strlen(cell->executors);
+    char *at = strstr(cell->executors, name);
+    size_t n = strlen(name);
+    bool listed = at != NULL && (at == cell->executors || at[-1] == '/') &&
+                  (at[n] == '\0' || at[n] == '/');
+    if (!listed)
+        snprintf(cell->executors + len, sizeof cell->executors - len, "%s%s",
+                 len ? "/" : "", name);
+}
+
+/* Read the line a run appended and add it to its cell. */
 static int collect(const char *file, cold_cell_t *cell)
 {
     FILE *f = fopen(file, "r");
@@ -467,12 +494,12 @@ static int collect(const char *file, cold_cell_t *cell)
         strcpy(last, line);
     if (f != NULL)
         fclose(f);
-    char pat[64], meth[64], mem[16];
+    char pat[64], meth[64], mem[16], exec[16];
     int ranks;
     long long moved, bad;
     double a, c, w, m;
-    if (sscanf(last, "%63[^,],%63[^,],%d,%lld,%lf,%lf,%lf,%lf,%lld,%15s", pat, meth, &ranks,
-               &moved, &a, &c, &w, &m, &bad, mem) != 10)
+    if (sscanf(last, "%63[^,],%63[^,],%d,%lld,%lf,%lf,%lf,%lf,%lld,%15[^,],%15s", pat, meth,
+               &ranks, &moved, &a, &c, &w, &m, &bad, mem, exec) != 11)
         return -1;
     cell->alloc[cell->n] = a;
     cell->cold[cell->n] = c;
@@ -482,6 +509,7 @@ static int collect(const char *file, cold_cell_t *cell)
     cell->moved = moved;
     cell->bad += bad;
     snprintf(cell->memory, sizeof cell->memory, "%s", mem);
+    note_executor(cell, exec);
     return 0;
 }
 
@@ -511,6 +539,15 @@ static const char *state_name(int state)
     return state == MEMORY_FRAGMENTED ? "fragmented" : "fresh";
 }
 
+/* The method column: auto with what it took ("auto:p2p"). */
+static const char *method_label(int k, const cold_cell_t *c, char *buf, size_t size)
+{
+    if (cold_methods[k] != MAL_REDIST_AUTO)
+        return cold_name(cold_methods[k]);
+    snprintf(buf, size, "auto:%s", c->executors);
+    return buf;
+}
+
 static void print_cold_pattern(const options_t *o, int state, int pattern, cold_cell_t *cells,
                                FILE *csv)
 {
@@ -528,14 +565,17 @@ static void print_cold_pattern(const options_t *o, int state, int pattern, cold_
         double rc = b_cold / cold, rw = b_warm / warm, ra = alloc / b_alloc;
         /* memcpy moved the same bytes: the ratio of bandwidths is a ratio of times. */
         double rm = mem / cold;
+        char label[80];
         printf("%-18s %-14s %5d %10.1f %9.1f %9.1f %9.1f %9.1f %9.2f %8.2f %8.2f %8.2f "
-               "%8.2f  %s\n", patterns[pattern].name, cold_name(cold_methods[k]), o->ranks,
+               "%8.2f  %s\n", patterns[pattern].name, method_label(k, c, label, sizeof label),
+               o->ranks,
                c->moved / 1048576.0, alloc * 1e3, lo * 1e3, cold * 1e3, hi * 1e3, warm * 1e3,
                rc, rw, rm, ra, c->memory);
         if (csv)
-            fprintf(csv, "%s,%s,%d,%lld,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.4f,%s,%s,%.6f,%.6f\n",
+            fprintf(csv, "%s,%s,%d,%lld,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.4f,%s,%s,%.6f,%.6f,%s\n",
                     patterns[pattern].name, cold_name(cold_methods[k]), o->ranks, c->moved,
-                    alloc, cold, warm, rc, rw, rm, ra, c->memory, state_name(state), lo, hi);
+                    alloc, cold, warm, rc, rw, rm, ra, c->memory, state_name(state), lo, hi,
+                    c->executors);
     }
     double all[5 * 64];
     int n = 0;
@@ -669,7 +709,7 @@ int cold_driver(const options_t *o)
     if (csv)
         fprintf(csv, "pattern,method,ranks,moved_bytes,alloc_s,cold_s,warm_s,"
                      "cold_ratio_alltoallv,warm_ratio_alltoallv,ratio_memcpy,alloc_ratio,"
-                     "memory,memory_state,cold_min_s,cold_max_s\n");
+                     "memory,memory_state,cold_min_s,cold_max_s,executor\n");
     long long bad = 0;
     for (int s = 0; s < 2 && !failed; s++) {
         if (!(o->memory_states & states[s]))

@@ -140,7 +140,7 @@ MAL_API const char *mal_error_message(void);
 
 /** How a rebalance moves data. All execute the same transfer plan. */
 typedef enum {
-    MAL_REDIST_DEFAULT = 0, /**< MAL_REDIST from the environment if set, else RMA   */
+    MAL_REDIST_DEFAULT = 0, /**< MAL_REDIST from the environment if set, else AUTO  */
     MAL_REDIST_RMA,         /**< one-sided, both sides of each segment copy: the
                                  destination pulls part with MPI_Get, the source
                                  pushes the rest with MPI_Put, in passive-target
@@ -159,7 +159,15 @@ typedef enum {
                                  of the process: mal_expand() and mal_shrink()
                                  return MAL_ERR_UNSUPPORTED. Needs a
                                  libmal built with MAL_WITH_SHMEM (see
-                                 mal_redist_supported()) and mal_init() over every PE */
+                                 mal_redist_supported()) and mal_init() over every PE */,
+    MAL_REDIST_AUTO         /**< the default: per reconfiguration, the executor among
+                                 rma, rma-get, alltoallv and p2p that the calibration
+                                 (mal-calibrate, mal_config_t.calibration) or else the
+                                 documented defaults say moves fastest for its link
+                                 class (every rank on one host, or several hosts) and
+                                 state (the first move of a structure: cold; later
+                                 ones: warm). The report and the summary line name
+                                 the executor it took; mal_last_rebalance() too      */
 } mal_redist_t;
 
 /**
@@ -199,8 +207,8 @@ MAL_API bool mal_redist_supported(mal_redist_t method);
 
 /** @brief The name of a method, as the MAL_REDIST environment variable spells it.
  *  @param method The method to name.
- *  @return "rma", "rma-get", "alltoallv", "p2p", "shmem" or "default"; "unknown"
- *          otherwise. A static string owned by the library.
+ *  @return "rma", "rma-get", "alltoallv", "p2p", "shmem", "auto" or "default";
+ *          "unknown" otherwise. A static string owned by the library.
  *  @note Local; callable before mal_init(). */
 MAL_API const char *mal_redist_name(mal_redist_t method);
 
@@ -307,7 +315,7 @@ MAL_API void mal_version_numbers(int *major, int *minor, int *patch);
  *  configuration it passes to mal_init() and inherits its parents' (except log_errors). */
 typedef struct {
     /** Redistribution method; MAL_REDIST_DEFAULT lets the MAL_REDIST environment variable
-     *  (rma|rma-get|alltoallv|p2p|shmem) choose, falling back to MAL_REDIST_RMA. Any other value wins
+     *  (rma|rma-get|alltoallv|p2p|shmem|auto) choose, falling back to MAL_REDIST_AUTO. Any other value wins
      *  over the environment. Default: MAL_REDIST_DEFAULT. */
     mal_redist_t redist;
     /** Extra capacity, as a fraction of the local part, given to a window when it must

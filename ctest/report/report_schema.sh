@@ -17,8 +17,9 @@ MAL_PLAN="4:+1,10:w=1:2:1,16:-1" MAL_SAMPLE_INTERVAL=2 MAL_GRACE=0 MAL_QUIET=1 \
 MAL_SAMPLE_INTERVAL=2 MAL_GRACE=0 MAL_QUIET=1 MAL_REPORT="$policy_report" \
     "$launcher" -n 2 "$jacobi" --n 640 --iters 8 --check
 # Run 3, a rebalance that fails half-way (MAL_FAULT_DIRECT): an abandoned reconfig record
-# (outcome and error), appended to the plan's report.
-MAL_PLAN="4:w=1:2" MAL_FAULT_DIRECT=1 MAL_QUIET=1 MAL_REPORT="$plan_report" \
+# (outcome and error), appended to the plan's report. rma: both ranks copy, so rank 0's
+# own transfer fails (MAL_ERR_MPI); with a pull only rank 1 copies.
+MAL_PLAN="4:w=1:2" MAL_REDIST=rma MAL_FAULT_DIRECT=1 MAL_QUIET=1 MAL_REPORT="$plan_report" \
     "$launcher" -n 2 "$jacobi" --n 640 --iters 8 --check 2>/dev/null
 grep -q '"outcome":"MAL_ERR_MPI","error":' "$plan_report" ||
     { echo "report_schema: FAIL no abandoned reconfiguration in the report"; exit 1; }

@@ -21,6 +21,12 @@
 
 /* ---- machine parameters ---------------------------------------------------------- */
 
+/* Bytes per second of rma, alltoallv, p2p and rma-get (mal_redist_t order). */
+#define REDIST_HOST_WARM {18.0e9, 14.0e9, 14.5e9, 15.0e9}
+#define REDIST_HOST_COLD {2.0e9, 1.6e9, 2.0e9, 2.2e9}
+#define REDIST_NET_WARM {0.75e9, 1.35e9, 1.45e9, 0.9e9}
+#define REDIST_NET_COLD {0.6e9, 1.3e9, 1.2e9, 0.8e9}
+
 /* Measured by mal-calibrate on the 2-core development VM. */
 static const predict_params_t default_params = {
     .alpha = 5.1e-7,
@@ -38,12 +44,33 @@ static const predict_params_t default_params = {
     .pool_wake_seconds = 1e-3,
     .async_slowdown = 1.5,
     .cores = 2,
+    /* mal_bench_redist --cold, 256 MiB, 2 ranks, skewed-to-uniform, medians (docs/design.md,
+     * "The automatic method"): rma, alltoallv, p2p, rma-get. */
+    .redist_bw = {[PREDICT_LINK_HOST] = {[PREDICT_WARM] = REDIST_HOST_WARM,
+                                         [PREDICT_COLD] = REDIST_HOST_COLD},
+                  [PREDICT_LINK_NET] = {[PREDICT_WARM] = REDIST_NET_WARM,
+                                        [PREDICT_COLD] = REDIST_NET_COLD}},
 };
 
 void predict_params_default(predict_params_t *p)
 {
     *p = default_params;
 }
+
+static int fastest_of(const double *bw)
+{
+    int best = 0;
+    for (int m = 1; m < PREDICT_EXECUTORS; m++)
+        best = bw[m] > bw[best] ? m : best;
+    return bw[best] > 0 ? best : -1;
+}
+
+int predict_fastest_executor(const predict_params_t *p, int link, int state)
+{
+    int best = fastest_of(p->redist_bw[link][state]);
+    return best >= 0 ? best : fastest_of(default_params.redist_bw[link][state]);
+}
+
 
 /* What values a key accepts; a bandwidth of 0 would make every copy infinitely long, and
  * a slowdown below 1 would make the background speed the application up. */
@@ -82,9 +109,29 @@ static const field_t fields[] = {
                    "seconds per process taken from the pool"),
     OPTIONAL_FIELD(async_slowdown, FIELD_FACTOR,
                    "iteration time while an expansion runs in the background / without"),
+#define REDIST_FIELD(link, state, m, key)                                                  \
+    {key, offsetof(predict_params_t, redist_bw[link][state][m]), FIELD_NONNEGATIVE,         \
+     "bytes per second of a rebalance, 0: not measured", true}
+#define REDIST_FIELDS(link, state, prefix)                                                 \
+    REDIST_FIELD(link, state, 0, prefix "rma"), REDIST_FIELD(link, state, 1, prefix "alltoallv"), \
+    REDIST_FIELD(link, state, 2, prefix "p2p"), REDIST_FIELD(link, state, 3, prefix "rma-get")
+    REDIST_FIELDS(PREDICT_LINK_HOST, PREDICT_WARM, "redist_host_warm_"),
+    REDIST_FIELDS(PREDICT_LINK_HOST, PREDICT_COLD, "redist_host_cold_"),
+    REDIST_FIELDS(PREDICT_LINK_NET, PREDICT_WARM, "redist_net_warm_"),
+    REDIST_FIELDS(PREDICT_LINK_NET, PREDICT_COLD, "redist_net_cold_"),
+#undef REDIST_FIELDS
+#undef REDIST_FIELD
 };
 
 #define NFIELDS (sizeof fields / sizeof fields[0])
+
+const char *predict_redist_key(int link, int state, int executor)
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (fields[i].offset == offsetof(predict_params_t, redist_bw[link][state][executor]))
+            return fields[i].key;
+    return "?";
+}
 
 /* Longest line of a calibration file, without its newline. */
 #define MAX_LINE_CHARS 1023

@@ -16,6 +16,12 @@
 
 /* ---- machine parameters (the calibration file) ------------------------------------- */
 
+/* Link classes, states and executors of predict_params_t.redist_bw. The executors are
+ * in the order of mal_redist_t from MAL_REDIST_RMA (rma, alltoallv, p2p, rma-get). */
+enum { PREDICT_LINK_HOST, PREDICT_LINK_NET, PREDICT_LINKS };
+enum { PREDICT_WARM, PREDICT_COLD, PREDICT_STATES };
+enum { PREDICT_EXECUTORS = 4 };
+
 /* What mal-calibrate measures. Times in seconds, sizes in bytes. */
 typedef struct {
     double alpha;               /* Hockney latency of one message                       */
@@ -39,11 +45,22 @@ typedef struct {
                                  * in the background, over the undisturbed one (>= 1;
                                  * 1.5: iterations 50% slower meanwhile)                */
     int cores;                  /* cores of the host the calibration ran on             */
+    /* What each executor moved per second in a rebalance, by link class (pairs of one
+     * host, pairs across hosts), state (warm: buffers that exchanged data before; cold:
+     * the first move after allocation, everything inside) and executor; the automatic
+     * method (MAL_REDIST_AUTO) takes the fastest. 0: not measured.                    */
+    double redist_bw[PREDICT_LINKS][PREDICT_STATES][PREDICT_EXECUTORS];
 } predict_params_t;
 
 /* The documented defaults (mal-calibrate on a 2-core development VM), used when no
  * calibration file is given. */
 void predict_params_default(predict_params_t *p);
+/* The executor (0..PREDICT_EXECUTORS-1, see redist_bw) with the highest bandwidth for
+ * `link` and `state`; the first on a tie; where none of the file's is measured, the
+ * documented defaults' choice. */
+int predict_fastest_executor(const predict_params_t *p, int link, int state);
+/* The name of calibration key (link, state, executor): "redist_host_cold_rma-get". */
+const char *predict_redist_key(int link, int state, int executor);
 
 /* Read a calibration file: "key = value" lines, '#' starts a comment, blank lines are
  * ignored; every key of predict_params_t must appear exactly once, with a finite number

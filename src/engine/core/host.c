@@ -27,6 +27,13 @@ int engine_host_cores(void)
     return cores;
 }
 
+uint64_t engine_host_id(void)
+{
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    return engine_hash(ENGINE_HASH_SEED, name, strlen(name));
+}
+
 char *engine_host_at(const char *hosts, int64_t index)
 {
     if (hosts == NULL)

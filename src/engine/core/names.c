@@ -10,6 +10,7 @@ const char *mal_redist_name(mal_redist_t method)
     case MAL_REDIST_P2P: return "p2p";
     case MAL_REDIST_RMA_GET: return "rma-get";
     case MAL_REDIST_SHMEM: return "shmem";
+    case MAL_REDIST_AUTO: return "auto";
     }
     return "unknown";
 }

@@ -111,15 +111,15 @@ static void counts(record_t *r, long long iteration, mal_action_t action, int be
     integer(r, "procs_after", after);
 }
 
-int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const int64_t *paths,
-                    const char *method, const char *error, const mal_decision_t *policy)
+int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const report_moved_t *moved,
+                    const char *error, const mal_decision_t *policy)
 {
     record_t r;
     begin(&r, "reconfig");
     counts(&r, (long long)s->iteration, s->action, s->procs_before, s->procs_after);
     integer(&r, "bytes_moved", (long long)s->bytes_moved);
-    integer(&r, "bytes_by_memory", (long long)paths[0]);
-    integer(&r, "bytes_by_mpi", (long long)paths[1]);
+    integer(&r, "bytes_by_memory", (long long)moved->bytes_by_memory);
+    integer(&r, "bytes_by_mpi", (long long)moved->bytes_by_mpi);
     real(&r, "spawn_s", s->spawn_seconds);
     real(&r, "process_s", s->process_seconds);
     real(&r, "windows_s", s->window_seconds);
@@ -128,7 +128,8 @@ int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const int64
     /* Bytes per second, whole: 0 when nothing took time. */
     double bw = s->redist_seconds > 0 ? (double)s->bytes_moved / s->redist_seconds : 0.0;
     put(&r, ",\"bandwidth_Bps\":%.0f", bw);
-    text(&r, "method", method);
+    text(&r, "method", moved->method);
+    boolean(&r, "auto", moved->automatic);
     text(&r, "outcome", engine_status_name(s->status));
     if (s->action == MAL_ACTION_EXPAND) {
         text(&r, "spawn_mode", s->spawn_mode == MAL_SPAWN_BATCHED ? "batched" : "per-call");

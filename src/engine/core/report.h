@@ -14,12 +14,19 @@
 
 #define REPORT_SCHEMA 1
 
-/* A reconfiguration (expand, shrink or rebalance), carried out or abandoned: `paths` the
- * bytes copied by cross-memory attach and through MPI (summed over the ranks), `method`
- * names the transport, `error` the failure (NULL when it succeeded), `policy` the
- * decision it carries out (NULL for a plan's or the application's). */
-int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const int64_t *paths,
-                    const char *method, const char *error, const mal_decision_t *policy);
+/* How a reconfiguration's bytes moved: summed over the ranks, by cross-memory attach and
+ * through MPI; the executor's name, and whether MAL_REDIST_AUTO took it. */
+typedef struct {
+    int64_t bytes_by_memory, bytes_by_mpi;
+    const char *method;
+    bool automatic;
+} report_moved_t;
+
+/* A reconfiguration (expand, shrink or rebalance), carried out or abandoned: `moved` how
+ * its bytes moved, `error` the failure (NULL when it succeeded), `policy` the decision
+ * it carries out (NULL for a plan's or the application's). */
+int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const report_moved_t *moved,
+                    const char *error, const mal_decision_t *policy);
 
 /* A decision of the policy, kept or not. */
 int report_decision(const char *path, const mal_decision_t *d);

@@ -12,15 +12,18 @@
 #define FIELD(name) .field = #name, .offset = offsetof(mal_config_t, name)
 
 /* Names of each enum's values from 1, in the order of include/mal.h. */
-static const char *const redist_names[] = {"rma", "alltoallv", "p2p", "rma-get", "shmem", NULL};
+static const char *const redist_names[] = {"rma", "alltoallv", "p2p", "rma-get", "shmem", "auto",
+                                           NULL};
 static const char *const memory_names[] = {"direct", "window", NULL};
 static const char *const spawn_names[] = {"per-call", "batched", NULL};
 
 static const setting_t table[SETTING_COUNT_] = {
     [SETTING_REDIST] = {FIELD(redist), .env = "MAL_REDIST", .type = SETTING_CHOICE,
-        .names = redist_names, .fallback = MAL_REDIST_RMA, .fallback_doc = "`rma`",
-        .effect = "how a reconfiguration moves data; `shmem` starts the OpenSHMEM transport "
-                  "(see \"The OpenSHMEM transport\"), chosen at `mal_init` only"},
+        .names = redist_names, .fallback = MAL_REDIST_AUTO, .fallback_doc = "`auto`",
+        .effect = "how a reconfiguration moves data; `auto` takes, per reconfiguration, the "
+                  "executor the calibration says is fastest for its link class and state; "
+                  "`shmem` starts the OpenSHMEM transport (see \"The OpenSHMEM "
+                  "transport\"), chosen at `mal_init` only"},
     [SETTING_MEMORY] = {FIELD(memory), .env = "MAL_MEMORY", .type = SETTING_CHOICE,
         .names = memory_names, .fallback = MAL_MEMORY_DIRECT, .fallback_doc = "`direct`",
         .effect = "where structures live (see \"Where structures live\")"},

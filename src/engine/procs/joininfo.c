@@ -634,6 +634,7 @@ mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_joi
         .action = MAL_ACTION_EXPAND, .reg = &e->reg, .xfer = &e->xfer,
         .min_rows = e->config.min_rows, .u = comm, .n = comm, .n_u = n, .n_n = n,
         .old_procs = (int)h->old_procs, .weights = h->weights, .mon = e->mon,
+        .params = &e->procs.settings.params,
     };
     MPI_Comm_rank(comm, &rc.me_u);
     rc.me_n = rc.me_u;
@@ -646,7 +647,7 @@ mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_joi
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .status = st,
     };
-    engine_report(e, comm, &stats, rc.moved_by,
+    engine_report(e, comm, &stats, &rc.moved,
                   e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (!st)
         engine_reconfig_commit(&rc, false);

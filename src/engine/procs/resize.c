@@ -142,7 +142,7 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
                             .u = merged, .n = merged, .me_u = e->rank,
                             .me_n = e->rank, .n_u = n, .n_n = n,
                             .old_procs = e->size, .weights = weights,
-                            .mon = e->mon};
+                            .mon = e->mon, .params = &e->procs.settings.params};
     mal_status_t st = engine_reconfig_prepare(&rc);
     /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
     st = engine_reconfig_move(&rc, st);
@@ -161,7 +161,7 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
         s.background_seconds = t0 - e->procs.async_started;
         s.total_seconds = MPI_Wtime() - e->procs.async_started;
     }
-    engine_report(e, merged, &s, rc.moved_by,
+    engine_report(e, merged, &s, &rc.moved,
                   e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (!st) {
         engine_reconfig_commit(&rc, true);
@@ -392,7 +392,7 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
         .window_seconds = rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(e, e->comm, &s, rc.moved_by,
+    engine_report(e, e->comm, &s, &rc.moved,
                   e->pol.decision_fresh ? &e->pol.decision : NULL);
     if (st) {
         if (rc.n != MPI_COMM_NULL)

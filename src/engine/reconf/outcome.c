@@ -14,11 +14,14 @@ static double bandwidth(const mal_reconfig_stats_t *s)
 }
 
 static void write_json(const char *path, const mal_reconfig_stats_t *s,
-                       const int64_t *paths, mal_redist_t method,
-                       const mal_decision_t *policy)
+                       const engine_moved_t *how, const mal_decision_t *policy)
 {
-    if (report_reconfig(path, s, paths, mal_redist_name(method), s->status < 0
-                        ? mal_error_message() : NULL, policy) != 0)
+    report_moved_t moved = {.bytes_by_memory = how->by[ENGINE_PATH_MEMORY],
+                            .bytes_by_mpi = how->by[ENGINE_PATH_MPI],
+                            .method = mal_redist_name(how->method),
+                            .automatic = how->automatic};
+    if (report_reconfig(path, s, &moved, s->status < 0 ? mal_error_message() : NULL,
+                        policy) != 0)
         engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", path);
 }
 
@@ -33,13 +36,27 @@ static void add_decision(engine_notice_t *n, const mal_decision_t *d)
         engine_notice_add(n, ", goal %.4f s\n", d->goal);
 }
 
-static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *decision)
+/* "by rma", or "by alltoallv (auto: several hosts, cold)". */
+static void name_executor(const engine_moved_t *how, char *out, size_t size)
+{
+    if (how->automatic)
+        snprintf(out, size, "by %s (auto: %s, %s)", mal_redist_name(how->method),
+                 how->link == PREDICT_LINK_HOST ? "one host" : "several hosts",
+                 how->state == PREDICT_COLD ? "cold" : "warm");
+    else
+        snprintf(out, size, "by %s", mal_redist_name(how->method));
+}
+
+static void print_summary(const mal_reconfig_stats_t *s, const engine_moved_t *how,
+                          const mal_decision_t *decision)
 {
     engine_notice_t n = {.used = 0};
-    engine_notice_add(&n, "libmal: it %lld %s %d -> %d procs, %.2f MiB moved, spawn %.3f s, "
-           "windows %.3f s, redist %.3f s (%.0f MB/s), total %.3f s: %s%s\n",
+    char by[96];
+    name_executor(how, by, sizeof by);
+    engine_notice_add(&n, "libmal: it %lld %s %d -> %d procs, %.2f MiB moved %s, spawn "
+           "%.3f s, windows %.3f s, redist %.3f s (%.0f MB/s), total %.3f s: %s%s\n",
            (long long)s->iteration, engine_action_name(s->action), s->procs_before, s->procs_after,
-           (double)s->bytes_moved / (1 << 20), s->spawn_seconds, s->window_seconds,
+           (double)s->bytes_moved / (1 << 20), by, s->spawn_seconds, s->window_seconds,
            s->redist_seconds, bandwidth(s) / 1e6, s->total_seconds,
            s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? engine_status_name(s->status) : "");
     if (s->status < 0)
@@ -55,10 +72,10 @@ static void print_summary(const mal_reconfig_stats_t *s, const mal_decision_t *d
 }
 
 void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local,
-                   const int64_t *moved_by, const mal_decision_t *decision)
+                   const engine_moved_t *moved, const mal_decision_t *decision)
 {
-    int64_t paths[2] = {moved_by ? moved_by[0] : 0, moved_by ? moved_by[1] : 0};
-    PMPI_Allreduce(MPI_IN_PLACE, paths, 2, MPI_INT64_T, MPI_SUM, comm);
+    engine_moved_t executed = moved ? *moved : (engine_moved_t){.method = e->xfer.method};
+    PMPI_Allreduce(MPI_IN_PLACE, executed.by, 2, MPI_INT64_T, MPI_SUM, comm);
     double t[7] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
                    local->total_seconds, local->process_seconds, local->switch_seconds,
                    local->background_seconds};
@@ -84,14 +101,14 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
     s.spawned = how[1];
     s.async = how[2] != 0;
     e->stats.reconfig = s;
-    engine_monitor_reconfigured(e->mon, &s, e->xfer.method);
+    engine_monitor_reconfigured(e->mon, &s, executed.method);
     int rank;
     MPI_Comm_rank(comm, &rank);
     if (rank != 0)
         return;
     const engine_settings_t *set = &e->procs.settings;
     if (set->report != NULL)
-        write_json(set->report, &s, paths, e->xfer.method, decision);
+        write_json(set->report, &s, &executed, decision);
     if (set->summary)
-        print_summary(&s, decision);
+        print_summary(&s, &executed, decision);
 }

@@ -32,6 +32,7 @@ void engine_plan_layouts(const int64_t *old_bounds, int old_procs, const int *n_
 
 mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
 {
+    rc->moved.method = rc->xfer->method; /* MAL_REDIST_AUTO's: engine_plan_method */
     for (mal_array_t *a = rc->reg->arrays; a != NULL; a = a->next)
         rc->count++;
     rc->moves = calloc(rc->count ? (size_t)rc->count : 1, sizeof *rc->moves);
@@ -52,7 +53,7 @@ mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
 /* shmem reaches only symmetric memory, rma and rma-get only windows. */
 static mal_status_t check_memory(const engine_reconfig_t *rc, const mal_array_t *a)
 {
-    mal_redist_t method = rc->xfer->method;
+    mal_redist_t method = rc->moved.method;
     bool symmetric = a->buf[a->current].symmetric;
     bool shmem = method == MAL_REDIST_SHMEM;
     if (!rebalancing(rc) || shmem == symmetric || !engine_method_one_sided(method))
@@ -203,7 +204,7 @@ static void fill_plan(engine_reconfig_t *rc, engine_move_t *m)
     bool replicated = a->distribution == MAL_REPLICATED;
     partition_flows(m->old_bounds, m->new_bounds, n, m->flows, m->flows + n);
     m->tp = rc->transport ? rc->transport
-                          : engine_transport_choose(rc->xfer->method, replicated);
+                          : engine_transport_choose(rc->moved.method, replicated);
     m->plan = (engine_plan_t){
         .comm = rc->u, .me = rc->me_u, .nprocs = n,
         .old_bounds = m->old_bounds, .new_bounds = m->new_bounds,
@@ -214,8 +215,8 @@ static void fill_plan(engine_reconfig_t *rc, engine_move_t *m)
         .dst_at = {.win = MPI_WIN_NULL, .offsets = m->new_offsets},
         .in_rows = m->flows, .out_rows = m->flows + n,
         .kept_in_place = m->in_place,
-        .mode = engine_transport_mode(rc->xfer->method, rc->action),
-        .moved_by = rc->moved_by,
+        .mode = engine_transport_mode(rc->moved.method, rc->action),
+        .moved_by = rc->moved.by,
     };
     if (replicated)
         replicated_segments(rc, m);
@@ -262,10 +263,48 @@ static mal_status_t plan_move(engine_reconfig_t *rc, engine_move_t *m)
     /* Two-sided transports move every remote row through MPI; the one-sided one counts
      * each transfer by its path (transport_rma.c). */
     if (m->tp != &engine_transport_rma)
-        rc->moved_by[ENGINE_PATH_MPI] += m->bytes_in;
+        rc->moved.by[ENGINE_PATH_MPI] += m->bytes_in;
     rc->bytes_in += m->bytes_in;
     rc->changed = true;
     return MAL_OK;
+}
+
+/* Whether this rank sees the move as cold: a new communicator's memory, or a structure
+ * whose data never crossed between ranks yet. */
+static bool moves_cold(const engine_reconfig_t *rc)
+{
+    if (!rebalancing(rc))
+        return true;
+    for (const mal_array_t *a = rc->reg->arrays; a != NULL; a = a->next)
+        if (a->distribution == MAL_BLOCK && !a->buf[a->current].crossed)
+            return true;
+    return false;
+}
+
+void engine_plan_method(engine_reconfig_t *rc)
+{
+    /* One allreduce: min and max of the host ids (halved to fit a signed int64), max of
+     * coldness. Made whatever the method, so a rank set to another one still meets it. */
+    int64_t host = (int64_t)(engine_host_id() >> 1);
+    int64_t v[3] = {host, -host, -(int64_t)moves_cold(rc)};
+    PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_MIN, rc->u);
+    engine_moved_t *m = &rc->moved;
+    m->link = v[0] == -v[1] ? PREDICT_LINK_HOST : PREDICT_LINK_NET;
+    m->state = v[2] < 0 ? PREDICT_COLD : PREDICT_WARM;
+    m->method = rc->xfer->method;
+    m->automatic = m->method == MAL_REDIST_AUTO;
+    if (m->automatic) {
+        predict_params_t defaults;
+        const predict_params_t *p = rc->params;
+        if (p == NULL) {
+            predict_params_default(&defaults);
+            p = &defaults;
+        }
+        m->method = (mal_redist_t)(MAL_REDIST_RMA + predict_fastest_executor(p, m->link,
+                                                                             m->state));
+    }
+    int method = (int)m->method;
+    rc->fingerprint = engine_hash(rc->fingerprint, &method, sizeof method);
 }
 
 mal_status_t engine_plan_all(engine_reconfig_t *rc)

@@ -63,7 +63,8 @@ typedef struct {
     engine_move_t *moves;
     int count;
     int64_t bytes_in;           /* bytes this rank received                        */
-    int64_t moved_by[2];        /* bytes this rank copied, per ENGINE_PATH_*        */
+    const predict_params_t *params; /* the calibration MAL_REDIST_AUTO reads         */
+    engine_moved_t moved;       /* the executor and the bytes per path (prepare)    */
     int windows_created;        /* rebalance: spare buffers (re)allocated           */
     int64_t bytes_ahead;        /* of bytes_in, copied ahead in the background      */
     bool changed;               /* some structure's layout changed                 */
@@ -86,6 +87,11 @@ mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc);
 /* Plan every move: layouts over U, segments, where the new parts go in place (a
  * rebalance), the transport, and its scratch. Local; errors are recorded. */
 mal_status_t engine_plan_all(engine_reconfig_t *rc);
+/* Collective over U, whatever the outcome so far: the executor of this reconfiguration
+ * (rc->moved), the method set or MAL_REDIST_AUTO's pick for the link class and state
+ * every rank of U sees; hashed into rc->fingerprint, so that ranks that would move by
+ * different executors fail the plan's agreement instead of hanging. */
+void engine_plan_method(engine_reconfig_t *rc);
 /* The model's view of the planned moves (engine_monitor_plan, _copy, _window). */
 void engine_plan_predict(const engine_reconfig_t *rc);
 /* The target buffers: the spare grown where a new part outgrows it (a rebalance,

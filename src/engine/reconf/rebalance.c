@@ -19,7 +19,7 @@ static mal_status_t check_weights(const double *weights, int n)
 /* What this rank sent, received and kept, from its plans. */
 static mal_rebalance_stats_t rebalance_stats(const engine_reconfig_t *rc, double t0)
 {
-    mal_rebalance_stats_t s = {.method = rc->xfer->method,
+    mal_rebalance_stats_t s = {.method = rc->moved.method,
                                .windows_created = rc->windows_created,
                                .layout_changed = rc->changed, .in_place = rc->changed};
     for (int i = 0; i < rc->count; i++) {
@@ -53,15 +53,15 @@ mal_status_t engine_rebalance(engine_state_t *e, const double *weights)
         .action = MAL_ACTION_REBALANCE, .reg = &e->reg, .xfer = &e->xfer,
         .min_rows = e->config.min_rows, .u = e->comm, .me_u = e->rank, .n_u = e->size,
         .n = e->comm, .me_n = e->rank, .n_n = e->size, .old_procs = e->size,
-        .weights = weights, .mon = e->mon,
+        .weights = weights, .mon = e->mon, .params = &e->procs.settings.params,
         .fingerprint = st ? 0 : rebalance_fingerprint(e->xfer.method, weights, e->size)};
     if (!st)
         st = engine_reconfig_prepare(&rc);
     st = engine_reconfig_move(&rc, st);
+    e->stats.moved = rc.moved; /* the executor, also of a move that failed */
     if (!st) {
         engine_reconfig_commit(&rc, true);
         e->stats.last = rebalance_stats(&rc, t0);
-        memcpy(e->stats.moved_by, rc.moved_by, sizeof rc.moved_by);
     }
     engine_reconfig_release(&rc);
     return st;
@@ -72,6 +72,7 @@ mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights,
 {
     double t0 = MPI_Wtime();
     mal_status_t st;
+    e->stats.moved = (engine_moved_t){.method = e->xfer.method}; /* until it moves */
     if (count != e->size)
         st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
                          "processes", (long long)plan_iteration, count, e->size);
@@ -86,6 +87,6 @@ mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights,
         .procs_before = e->size, .procs_after = e->size,
         .bytes_moved = st ? 0 : r.bytes_received, .redist_seconds = st ? 0 : r.seconds,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(e, e->comm, &s, st ? NULL : e->stats.moved_by, decision);
+    engine_report(e, e->comm, &s, &e->stats.moved, decision);
     return st ? st : MAL_RECONFIGURED;
 }

@@ -68,7 +68,7 @@ typedef struct {
 /* Figures of the latest rebalance and reconfiguration. */
 typedef struct {
     mal_rebalance_stats_t last;
-    int64_t moved_by[2];        /* the last rebalance's bytes per ENGINE_PATH_*     */
+    engine_moved_t moved;       /* the last rebalance's executor and bytes per path  */
     mal_reconfig_stats_t reconfig;
 } engine_stats_t;
 
@@ -105,9 +105,10 @@ mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights,
 
 /* Reconfiguration report (reconf/outcome.c): reduce the figures over `comm`, store them
  * (e->stats.reconfig), tell the monitor, and on its rank 0 write the JSON line and the
- * summary, with `decision` (the policy's behind it, NULL for none). `moved_by`: the bytes
- * this rank copied per path (engine_reconfig_t.moved_by), NULL when none moved. */
+ * summary, with `decision` (the policy's behind it, NULL for none). `moved`: the executor
+ * and the bytes this rank copied per path (engine_reconfig_t.moved), NULL when the
+ * reconfiguration stopped before moving data. */
 void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local,
-                   const int64_t *moved_by, const mal_decision_t *decision);
+                   const engine_moved_t *moved, const mal_decision_t *decision);
 
 #endif /* MAL_RECONF_H */

@@ -165,6 +165,7 @@ static void skip_prepulled(engine_reconfig_t *rc)
 mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
 {
     double t0 = MPI_Wtime();
+    engine_plan_method(rc);
     mal_status_t st = plan_agreed(rc, local);
     bool agreed = !st;
     st = targets_agreed(rc, st);

@@ -91,21 +91,17 @@ static mal_status_t buffer_alloc(const alloc_at_t *at, engine_buffer_t *buf, int
     return finish_buffer(at, &b, caps[rank] * row_bytes, buf);
 }
 
-/* An MPI window over `comm` for this rank's `bytes`. */
-static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, const char *call,
-                                 engine_buffer_t *b)
+/* An MPI window over `comm` for this rank's `bytes` (one that would hang was refused
+ * before, alike on every rank: alloc_over). */
+static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, engine_buffer_t *b)
 {
-    /* A window that would hang is refused alike on every rank (platform.c). Only an
-     * expansion builds a communicator over processes of different jobs. */
-    mal_status_t st = engine_window_allowed(comm, call);
-    if (st)
-        return st;
+    mal_status_t st = MAL_OK;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "same_disp_unit", "true");
-    /* MPI_Win_allocate, not MPI_Win_create: with osc ucx only allocated windows returned
-     * correct data here (docs/design.md, platform facts). Byte displacements keep 64-bit
-     * offsets exact whatever the row size. */
+    /* MPI_Win_allocate: some pair of one host reads through this window, and with osc
+     * ucx only allocated windows returned correct data to such pairs (window.c). Byte
+     * displacements keep 64-bit offsets exact whatever the row size. */
     int rc = MPI_Win_allocate(bytes, 1, info, comm, &b->base, &b->win);
     MPI_Info_free(&info);
     st = engine_mpi_check(rc, "MPI_Win_allocate");
@@ -125,7 +121,7 @@ void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor)
 /* Said once, by rank 0 of the first allocation before the first iteration (the
  * application's own mal_alloc_window calls, not a reconfiguration's): where structures
  * live, and whether the kernel gives huge pages (without them cold moves cost more). */
-static void announce_memory(MPI_Comm comm, bool direct, bool allowed, bool near)
+static void announce_memory(MPI_Comm comm, bool direct, bool allowed, bool near, bool own)
 {
     static bool said; /* once per process, like the summaries it belongs to */
     int rank;
@@ -139,10 +135,22 @@ static void announce_memory(MPI_Comm comm, bool direct, bool allowed, bool near)
                ? "transparent huge pages" : "4 KiB pages (transparent huge pages are off: "
                  "cold moves cost more)");
     else
-        engine_notice("libmal: memory: MPI windows (%s)%s\n", allowed
-               ? "not every rank can reach every other one by cross-memory attach"
-               : "MAL_MEMORY=window", near ? "; ranks of one host copy each other's rows "
-               "by cross-memory attach" : "");
+        engine_notice("libmal: memory: MPI windows%s (%s)%s\n", own ? " over libmal's memory"
+               : "", allowed ? "not every rank can reach every other one by cross-memory "
+               "attach" : "MAL_MEMORY=window", near ? "; ranks of one host copy each "
+               "other's rows by cross-memory attach" : "");
+}
+
+/* Whether this rank copies some peer's rows of window buffer `b` directly. */
+static bool reaches_some(const engine_buffer_t *b, MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int r = 0; r < size && b->near != NULL; r++)
+        if (r != rank && b->near[r].pid != 0)
+            return true;
+    return false;
 }
 
 /* Collective over `comm`: agree that every rank can take part and holds the same
@@ -184,19 +192,25 @@ static mal_status_t alloc_over(const alloc_at_t *at, engine_buffer_t *buf, int64
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
     st = engine_direct_alloc(comm, &b, bytes, at->direct, donor, &direct);
-    if (!st && !direct)
-        st = window_alloc(comm, (MPI_Aint)bytes, at->call, &b);
-    /* A job on several hosts: pairs on one host still copy by cross-memory attach. */
-    if (!st && !direct && (st = engine_direct_near(comm, &b, bytes, at->direct)))
+    /* Several hosts: a window over libmal's memory where it is safe, else allocated. */
+    bool own = false;
+    if (!st && !direct && !(st = engine_window_allowed(comm, at->call)))
+        st = engine_window_own(comm, &b, bytes, at->direct, &own);
+    if (!st && !direct && !own)
+        st = window_alloc(comm, (MPI_Aint)bytes, &b);
+    /* Pairs on one host still copy by cross-memory attach where they can. */
+    bool all_near = false;
+    if (!st && !direct && !own &&
+        (st = engine_direct_near(comm, &b, bytes, at->direct, &all_near)))
         MPI_Win_free(&b.win);
     if (!st && donor == NULL && at->announce)
-        announce_memory(comm, direct, at->direct, b.near != NULL);
+        announce_memory(comm, direct, at->direct, reaches_some(&b, comm), own);
     if (st) {
         free(b.caps);
         return st;
     }
-    /* Direct memory is populated when mapped; a window's pages are touched here. */
-    return finish_buffer(at, &b, direct ? 0 : bytes, buf);
+    /* libmal's memory is populated when mapped; an allocated window's is touched here. */
+    return finish_buffer(at, &b, direct || own ? 0 : bytes, buf);
 }
 
 mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_registry_t *reg,
@@ -225,7 +239,7 @@ mal_status_t engine_buffer_regrow(MPI_Comm comm, engine_registry_t *reg,
         *buf = fresh;
         return st;
     }
-    if (buf->peers == NULL) { /* the same kind on every rank */
+    if (buf->peers == NULL && !buf->own) { /* the same kind on every rank */
         engine_buffer_free(reg, buf);
         return buffer_alloc(&at, buf, row_bytes, caps, symmetric);
     }
@@ -234,7 +248,8 @@ mal_status_t engine_buffer_regrow(MPI_Comm comm, engine_registry_t *reg,
     MPI_Comm_rank(comm, &rank);
     mal_status_t st = agree_caps(comm, caps, row_bytes, &copy);
     if (!st)
-        st = engine_direct_regrow(comm, buf, caps[rank] * row_bytes);
+        st = buf->own ? engine_window_own_regrow(comm, buf, caps[rank] * row_bytes)
+                      : engine_direct_regrow(comm, buf, caps[rank] * row_bytes);
     if (st) {
         free(copy);
         if (buf->base != NULL) /* the agreement failed before any memory moved */
@@ -266,7 +281,9 @@ void engine_buffer_free(engine_registry_t *reg, engine_buffer_t *buf)
 {
     if (engine_buffer_present(buf))
         reg->windows--;
-    if (buf->win != MPI_WIN_NULL)
+    if (buf->own)
+        engine_window_own_free(buf);
+    else if (buf->win != MPI_WIN_NULL)
         MPI_Win_free(&buf->win);
     else if (buf->peers != NULL || (buf->pending && buf->base != NULL))
         engine_direct_free(buf);

@@ -111,6 +111,16 @@ typedef struct {
     int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
 } engine_transfer_t;
 
+/* How one reconfiguration's rows moved: the executor (the method set, or what
+ * MAL_REDIST_AUTO took for its link class and state) and the bytes this rank copied
+ * per path (ENGINE_PATH_*: cross-memory attach, MPI). */
+typedef struct {
+    mal_redist_t method;
+    bool automatic;             /* taken by MAL_REDIST_AUTO                          */
+    int link, state;            /* what it was taken for: PREDICT_LINK_*, PREDICT_*  */
+    int64_t by[2];
+} engine_moved_t;
+
 /* Initial layout of a structure over `nprocs` ranks with block bounds `bounds`: the
  * capacity of every rank (headroom split before and after the part) and where each
  * part starts in it (array.c). */

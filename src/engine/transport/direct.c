@@ -72,13 +72,6 @@ double engine_direct_populate_cost(void)
     return populate_seconds_per_byte;
 }
 
-static uint64_t host_hash(void)
-{
-    char name[256] = "";
-    gethostname(name, sizeof name - 1);
-    return engine_hash(ENGINE_HASH_SEED, name, strlen(name));
-}
-
 /* Whether this process reaches `peer`'s memory by cross-memory attach. */
 static bool reaches(const identity_t *peer)
 {
@@ -92,7 +85,7 @@ static bool reaches(const identity_t *peer)
 /* Collective over `comm`: whether every rank can reach every other one directly. */
 static bool all_reach(MPI_Comm comm, bool wants, identity_t *ids, int rank, int size)
 {
-    identity_t me = {.wants = wants, .pid = getpid(), .host = host_hash(),
+    identity_t me = {.wants = wants, .pid = getpid(), .host = engine_host_id(),
                      .cookie = own_cookie(), .cookie_at = (uint64_t)(uintptr_t)&cookie};
     int ok = PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, ids, (int)sizeof me, MPI_BYTE,
                             comm) == MPI_SUCCESS;
@@ -106,7 +99,7 @@ static bool all_reach(MPI_Comm comm, bool wants, identity_t *ids, int rank, int 
 /* Private memory for `bytes`: huge-page aligned and advised when it spans at least one
  * huge page, every page faulted in now, so the owner's first touch is the allocation's
  * cost, not a transfer's. NULL when the memory cannot be had. */
-static char *map_private(size_t bytes, size_t *mapped)
+char *engine_private_map(size_t bytes, size_t *mapped)
 {
     bool huge = bytes >= HUGE_PAGE_BYTES;
     size_t page = huge ? HUGE_PAGE_BYTES : (size_t)sysconf(_SC_PAGESIZE);
@@ -159,7 +152,7 @@ static char *map_or_borrow(size_t bytes, const engine_buffer_t *donor, size_t *m
         *mapped = donor->mapped;
         return donor->base;
     }
-    return map_private(bytes, mapped);
+    return engine_private_map(bytes, mapped);
 }
 
 /* Every rank's process and base, after each has its memory (or failed to get it). */
@@ -168,7 +161,7 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
 {
     engine_peer_mem_t *peers = malloc((size_t)size * sizeof *peers);
     engine_peer_mem_t mine = {.pid = getpid(), .base = (uint64_t)(uintptr_t)base,
-                              .size = (uint64_t)bytes, .host = host_hash()};
+                              .size = (uint64_t)bytes, .host = engine_host_id()};
     mal_status_t st = base == NULL || peers == NULL
                           ? engine_fail(MAL_ERR_NOMEM, "no memory for a buffer of %lld bytes",
                                         (long long)bytes)
@@ -203,7 +196,7 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
  * backs costs up to 30x one it does (docs/design.md, "Fresh pages"), and a spare grown
  * from 192 to 307 MiB asked for more fresh pages than the plain MPI_Alltoallv baseline
  * allocates for the whole part. NULL when the address space cannot be had. */
-static char *extend_private(char *base, size_t mapped, size_t bytes, size_t *out)
+char *engine_private_extend(char *base, size_t mapped, size_t bytes, size_t *out)
 {
     size_t len = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
     char *raw = mmap(NULL, len + HUGE_PAGE_BYTES, PROT_NONE,
@@ -233,10 +226,10 @@ mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t byt
     size_t mapped = b->mapped;
     char *base = b->base;
     if ((size_t)bytes > mapped) { /* only ranks whose part outgrew their memory grow */
-        char *grown = extend_private(base, mapped, (size_t)bytes, &mapped);
+        char *grown = engine_private_extend(base, mapped, (size_t)bytes, &mapped);
         if (grown == NULL) { /* the old pages stay where they were: give them back */
             munmap(base, b->mapped);
-            base = map_private((size_t)bytes, &mapped);
+            base = engine_private_map((size_t)bytes, &mapped);
         } else
             base = grown;
     }
@@ -280,37 +273,42 @@ typedef struct {
     engine_peer_mem_t mem;
 } near_identity_t;
 
-/* The entries of `all` this rank reaches: every rank of its host that wants it. */
-static engine_peer_mem_t *near_of(const near_identity_t *all, int rank, int size)
+/* Every rank's address and host from `all`, with its process for the ranks of this
+ * host that this rank reaches (pid 0 for the others). *missed: some rank of this host
+ * is not reached. */
+static engine_peer_mem_t *near_of(const near_identity_t *all, int rank, int size,
+                                  int *found, bool *missed)
 {
     engine_peer_mem_t *near = calloc((size_t)size, sizeof *near);
-    int found = 0;
+    *found = 0;
+    *missed = false;
     for (int r = 0; r < size && near != NULL; r++) {
-        near[r].host = all[r].mem.host;
-        if (all[r].id.wants && all[rank].id.wants && all[r].id.host == all[rank].id.host &&
-            (r == rank || reaches(&all[r].id))) {
-            near[r] = all[r].mem;
-            found += r != rank;
-        }
-    }
-    if (found == 0) {
-        free(near);
-        near = NULL;
+        near[r] = all[r].mem;
+        near[r].pid = 0;
+        if (all[r].id.host != all[rank].id.host)
+            continue;
+        if (all[r].id.wants && all[rank].id.wants && (r == rank || reaches(&all[r].id))) {
+            near[r].pid = all[r].mem.pid;
+            *found += r != rank;
+        } else
+            *missed = true;
     }
     return near;
 }
 
 mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                bool allowed)
+                                bool allowed, bool *all_near)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    MPI_Aint at = 0;
+    MPI_Get_address(b->base, &at);
     near_identity_t me = {
-        .id = {.wants = allowed, .pid = getpid(), .host = host_hash(), .cookie = own_cookie(),
+        .id = {.wants = allowed, .pid = getpid(), .host = engine_host_id(), .cookie = own_cookie(),
                .cookie_at = (uint64_t)(uintptr_t)&cookie},
-        .mem = {.pid = getpid(), .base = (uint64_t)(uintptr_t)b->base,
-                .size = (uint64_t)bytes, .host = host_hash()}};
+        .mem = {.pid = getpid(), .base = (uint64_t)at, .size = (uint64_t)bytes,
+                .host = engine_host_id()}};
     near_identity_t *all = malloc((size_t)size * sizeof *all);
     mal_status_t st = all != NULL ? MAL_OK
                       : engine_fail(MAL_ERR_NOMEM, "no memory for %d peer addresses", size);
@@ -322,9 +320,21 @@ mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes
                                                                    comm),
                                                     "MPI_Allgather (buffer addresses)"),
                              0, "buffer addresses");
-    b->near = st ? NULL : near_of(all, rank, size);
+    int found = 0;
+    bool missed = true;
+    b->near = st ? NULL : near_of(all, rank, size, &found, &missed);
     free(all);
-    return st;
+    /* Every rank's verdict: a window over libmal's memory needs them all near. */
+    int mine = !st && b->near != NULL && !missed, every = 0;
+    PMPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, comm);
+    *all_near = every == 1;
+    if (!st && b->near == NULL)
+        st = engine_fail(MAL_ERR_NOMEM, "no memory for %d peer addresses", size);
+    if (!st && found == 0 && !*all_near) { /* nobody to copy directly: no table */
+        free(b->near);
+        b->near = NULL;
+    }
+    return engine_agree_in(comm, st, 0, "buffer addresses");
 }
 
 bool engine_remote_near(const engine_remote_t *at, int peer)
@@ -335,7 +345,7 @@ bool engine_remote_near(const engine_remote_t *at, int peer)
 bool engine_direct_reserve(int64_t bytes, engine_buffer_t *kept)
 {
     size_t mapped = 0;
-    char *base = map_private((size_t)bytes, &mapped);
+    char *base = engine_private_map((size_t)bytes, &mapped);
     *kept = (engine_buffer_t){.win = MPI_WIN_NULL, .base = base, .mapped = mapped,
                               .pending = base != NULL};
     return base != NULL;

@@ -24,6 +24,8 @@ typedef struct {
     engine_peer_mem_t *near;  /* a window: the ranks of this host reached
                                * by cross-memory attach (pid 0: not one),
                                * NULL when none is                      */
+    bool own;                 /* a window created over private memory
+                               * libmal mapped (window.c)               */
     size_t mapped;    /* direct: bytes mapped at base                    */
     bool pending;     /* not a buffer, only this process's direct memory
                        * kept from one (caps: the old capacities over the
@@ -54,12 +56,35 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
 mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes);
 void engine_direct_free(engine_buffer_t *b);
 /* Collective over the communicator of window buffer `b` (this rank's `bytes` at
- * b->base): the ranks of this host that every one of a pair reaches by cross-memory
- * attach, in b->near, when `allowed` (the direct-memory setting) and some pair is;
- * those pairs then move rows that way and the others through the window (a job on
- * several hosts). Errors are agreed. */
+ * b->base): every rank's address, and the ranks of this host that this rank reaches by
+ * cross-memory attach, in b->near (NULL when none is and not *all_near), when
+ * `allowed` (the direct-memory setting); those pairs then move rows that way and the
+ * others through the window (a job on several hosts). *all_near, the same on every
+ * rank: every rank reaches every other rank of its host. Errors are agreed. */
 mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                bool allowed);
+                                bool allowed, bool *all_near);
+/* Private memory for `bytes`, huge-page aligned and advised, populated: the memory of
+ * direct buffers and of windows over libmal's memory. NULL when it cannot be had. */
+char *engine_private_map(size_t bytes, size_t *mapped);
+/* That memory grown to `bytes`, its pages kept (they may move: the new address is
+ * returned), the new tail unpopulated. NULL, the old mapping untouched, on failure. */
+char *engine_private_extend(char *base, size_t mapped, size_t bytes, size_t *out);
+
+/* ---- Windows over libmal's memory (window.c) ---- */
+/* Collective over `comm` (spanning several hosts): private memory for this rank's
+ * `bytes`, populated, and an MPI window created over it, when every rank reaches every
+ * other rank of its host by cross-memory attach (`allowed`): those pairs never read
+ * through the window, which osc ucx's shared-memory transports serve wrongly for memory
+ * MPI did not allocate (docs/design.md, "Windows over libmal's memory"). *used = false,
+ * nothing allocated, otherwise: the caller allocates a window. Errors are agreed. */
+mal_status_t engine_window_own(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
+                               bool allowed, bool *used);
+/* Collective over the communicator of such a buffer: its memory grown to `bytes` where
+ * it is smaller (engine_private_extend: its pages kept), its window created anew, every
+ * rank's address learnt anew. On failure the buffer holds nothing on any rank. */
+mal_status_t engine_window_own_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes);
+/* Free the window, then unmap the memory (collective, as freeing any window). */
+void engine_window_own_free(engine_buffer_t *b);
 /* Local: `bytes` of private memory, populated, as kept memory (pending) that a later
  * engine_direct_alloc borrows where it fits. False when the memory cannot be had. */
 bool engine_direct_reserve(int64_t bytes, engine_buffer_t *kept);

@@ -220,17 +220,31 @@ static bool spans_jobs(MPI_Comm comm)
     return spans;
 }
 
+/* Rank 0 of `comm` answers for all (one probe, by a process that started the
+ * expansion and probed already when its plan spawns, not one per joiner: the probe costs
+ * 0.3 s and joiners run the same Open MPI with the same settings). */
 mal_status_t engine_window_allowed(MPI_Comm comm, const char *call)
 {
     if (!spans_jobs(comm))
         return MAL_OK;
-    const engine_platform_t *p = engine_platform();
-    if (p->windows_span_jobs || !p->known)
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    struct {
+        int refused;
+        char osc[sizeof platform.osc];
+    } verdict = {0, ""};
+    if (rank == 0) {
+        const engine_platform_t *p = engine_platform();
+        verdict.refused = !p->windows_span_jobs && p->known;
+        snprintf(verdict.osc, sizeof verdict.osc, "%.*s", (int)sizeof verdict.osc - 1, p->osc);
+    }
+    PMPI_Bcast(&verdict, (int)sizeof verdict, MPI_BYTE, 0, comm);
+    if (!verdict.refused)
         return MAL_OK;
     return engine_fail(MAL_ERR_UNSUPPORTED, "%s: an MPI window over processes of different "
                        "jobs (spawned ones) with osc %s would hang (MPI_Win_allocate fails on "
                        "some ranks and waits on the others); " PLATFORM_FIX_OSC,
-                       call, p->osc);
+                       call, verdict.osc);
 }
 
 /* The processes the plan adds in all (every release is counted as still holding its

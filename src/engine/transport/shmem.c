@@ -36,7 +36,7 @@ static int *pe_of_rank;  /* mal_comm() rank -> PE */
 
 bool mal_redist_supported(mal_redist_t method)
 {
-    return method >= MAL_REDIST_RMA && method <= MAL_REDIST_SHMEM;
+    return method >= MAL_REDIST_RMA && method <= MAL_REDIST_AUTO;
 }
 
 bool engine_shmem_active(void)
@@ -156,7 +156,8 @@ static mal_status_t not_built(void)
 
 bool mal_redist_supported(mal_redist_t method)
 {
-    return method >= MAL_REDIST_RMA && method <= MAL_REDIST_RMA_GET;
+    return (method >= MAL_REDIST_RMA && method <= MAL_REDIST_RMA_GET) ||
+           method == MAL_REDIST_AUTO;
 }
 
 bool engine_shmem_active(void)
