@@ -95,6 +95,7 @@ typedef struct {
     double window_fresh_seconds;
     int64_t transfer_bytes;
     double transfer_cold_seconds, transfer_warm_seconds;
+    int executor_link;          /* the link class measure_executors measured           */
     int spawn_samples, wake_samples, remove_samples;
     bool thread_multiple;       /* MPI_Init_thread provided MPI_THREAD_MULTIPLE        */
     bool async_ran;             /* the expansion ran in the background                 */
@@ -594,6 +595,70 @@ static int measure_transfer(MPI_Comm comm, const reps_t *reps, results_t *r)
     return 0;
 }
 
+/* ---- redist_<link>_<state>_<executor>: what MAL_REDIST_AUTO chooses from ------------ */
+
+/* The executors of predict_params_t.redist_bw, in its order. */
+static const mal_redist_t executors[PREDICT_EXECUTORS] = {MAL_REDIST_RMA, MAL_REDIST_ALLTOALLV,
+                                                          MAL_REDIST_P2P, MAL_REDIST_RMA_GET};
+
+/* One executor on a structure of its own, fresh from mal_alloc_window: {1,1} -> {1,4}
+ * (a part outgrows its spare, as in the benchmark's uniform-to-skewed) is the cold
+ * move, then back and forth the warm ones. Bytes per second of each, or -1. */
+static int measure_executor(MPI_Comm comm, const reps_t *reps, mal_redist_t m, int64_t bytes,
+                            double *cold_bw, double *warm_bw, int *link)
+{
+    static const double even[2] = {1, 1}, skewed[2] = {1, 4};
+    mal_array_t *a;
+    mal_status_t st = mal_alloc_window("mal_calibrate_executor", MPI_DOUBLE,
+                                       bytes / (int64_t)sizeof(double), 1, MAL_BLOCK, &a);
+    if (st != MAL_OK)
+        return libmal_failed("mal_alloc_window", st);
+    *link = strcmp(mal_memory_name(a), "direct") == 0 ? PREDICT_LINK_HOST : PREDICT_LINK_NET;
+    mal_set_redist(m);
+    double t[MAX_REPS];
+    int rc = 0, warm = 0;
+    for (int i = 0; i < 2 * reps->bulk + 1 && rc == 0; i++) {
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        st = mal_rebalance(i % 2 == 0 ? skewed : even);
+        double slowest = max_over_ranks(comm, MPI_Wtime() - t0);
+        mal_rebalance_stats_t s;
+        mal_last_rebalance(&s);
+        int64_t in = s.bytes_received, moved = 0;
+        MPI_Allreduce(&in, &moved, 1, MPI_INT64_T, MPI_SUM, comm);
+        if (st != MAL_OK)
+            rc = libmal_failed("mal_rebalance", st);
+        else if (i == 0)
+            *cold_bw = (double)moved / slowest;
+        else if (i % 2 == 0) /* the same move as the cold one */
+            t[warm++] = (double)moved / slowest;
+    }
+    mal_set_redist(MAL_REDIST_AUTO);
+    mal_free_array(a);
+    *warm_bw = rc == 0 ? median(t, warm) : -1;
+    return rc;
+}
+
+static int measure_executors(MPI_Comm comm, const reps_t *reps, results_t *r)
+{
+    int64_t bytes = reps == &QUICK_REPS ? TRANSFER_BYTES_QUICK : TRANSFER_BYTES;
+    int rc = 0, link = PREDICT_LINK_HOST;
+    double cold[PREDICT_EXECUTORS], warm[PREDICT_EXECUTORS];
+    for (int k = 0; k < PREDICT_EXECUTORS && rc == 0; k++)
+        rc = measure_executor(comm, reps, executors[k], bytes, &cold[k], &warm[k], &link);
+    if (rc != 0)
+        return rc;
+    /* Only the class this job measured: the other is 0 (not measured: libmal then takes
+     * the documented defaults' choice for it). */
+    memset(r->params.redist_bw, 0, sizeof r->params.redist_bw);
+    for (int k = 0; k < PREDICT_EXECUTORS; k++) {
+        r->params.redist_bw[link][PREDICT_COLD][k] = cold[k];
+        r->params.redist_bw[link][PREDICT_WARM][k] = warm[k];
+    }
+    r->executor_link = link;
+    return 0;
+}
+
 /* ---- cores -------------------------------------------------------------------------- */
 
 static int count_cores(void)
@@ -622,7 +687,7 @@ static int measure_initial(const reps_t *reps, results_t *r)
     static const measurement_t measurements[] = {measure_point_to_point, measure_reduction,
                                                  measure_one_sided, measure_copy,
                                                  measure_windows, measure_epoch,
-                                                 measure_transfer};
+                                                 measure_transfer, measure_executors};
     int size, rank = rank_of(mal_comm());
     MPI_Comm_size(mal_comm(), &size);
     if (size != 2) {
@@ -915,6 +980,24 @@ static double lost_seconds(const results_t *r)
     return r->disturbed_iterations * (r->disturbed_seconds - r->undisturbed_seconds);
 }
 
+/* The executors' rows: this job's link class measured, the other left at 0. */
+static void print_executors(const results_t *r)
+{
+    static const char *const state_how[PREDICT_STATES] = {
+        "median of the same move again", "{1,1} -> {1,4} on a fresh structure"};
+    for (int state = PREDICT_STATES - 1; state >= 0; state--)
+        for (int k = 0; k < PREDICT_EXECUTORS; k++) {
+            char how[160];
+            int link = r->executor_link;
+            snprintf(how, sizeof how, "%s, %s (%s)%s", mal_redist_name(executors[k]),
+                     state_how[state], link == PREDICT_LINK_HOST ? "one host" : "two hosts",
+                     predict_fastest_executor(&r->params, link, state) == k ? ": fastest"
+                                                                            : "");
+            print_row(predict_redist_key(link, state, k), r->params.redist_bw[link][state][k],
+                      "B/s", how);
+        }
+}
+
 static void print_table(const results_t *r, const reps_t *reps, bool quick, double seconds)
 {
     const predict_params_t *p = &r->params;
@@ -967,6 +1050,7 @@ static void print_table(const results_t *r, const reps_t *reps, bool quick, doub
                  r->thread_multiple ? "no background" : "no MPI_THREAD_MULTIPLE");
     print_row("async_slowdown", p->async_slowdown, "x", how);
     print_row("cores", p->cores, "", "hwloc cores of this host");
+    print_executors(r);
     if (notes[0] != '\0')
         printf("notes:\n%s", notes);
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The multihost tests: two emulated hosts (hosts.sh) made, used and removed by each run.
-# Usage: multihost.sh jacobi|mixed JACOBI | redist BENCH | clean | up | down
+# Usage: multihost.sh jacobi|mixed|cycles JACOBI | redist BENCH | clean | up | down
 #   jacobi  1 process on malA; the plan grows it by one process placed on malB by name
 #           (MAL_HOSTS), rebalances across the hosts and shrinks back; x must be
 #           bit-identical to the serial recomputation, Open MPI's daemon on malB must
@@ -8,6 +8,8 @@
 #           must have crossed the link.
 #   mixed   4 processes, 2 per host, rebalanced: pairs on one host copy by cross-memory
 #           attach, the others through windows over the link (the report's split).
+#   cycles  6 expansions onto malB, rebalances and shrinks in one run, without and with
+#           the pool: windows over libmal's memory on merged and pool communicators.
 #   redist  mal_bench_redist with one rank per host: every row checked after every
 #           method and pattern, MPI windows across the hosts (no direct memory), and the
 #           data over the link.
@@ -96,13 +98,13 @@ run_jacobi() {
 
 # A job of 2 hosts x 2 ranks (ranks 0, 1 on malA, 2, 3 on malB) rebalanced to 1:1:1:5
 # and back: of the 2000 rows, 750 move between ranks of one host and 500 across the
-# hosts each time. The pairs on one host must copy by cross-memory attach
+# hosts each time. Under rma (one-sided), the pairs on one host must copy by cross-memory attach
 # (bytes_by_memory), only the others through MPI windows over the link (bytes_by_mpi):
 # 3:2 in every structure, and the link carries less than all the bytes moved.
 run_mixed() {
     jacobi=$1
     report=$out/report.jsonl
-    MH_MAP=slot MAL_PLAN=4:w=1:1:1:5,8:w=1:1:1:1 MAL_REPORT=$report \
+    MH_MAP=slot MAL_REDIST=rma MAL_PLAN=4:w=1:1:1:5,8:w=1:1:1:1 MAL_REPORT=$report \
         timeout $LIMIT "$dir/mhrun" -n 4 "$jacobi" --n 2000 --iters 12 --check \
         > "$out/log" 2>&1
     rc=$?
@@ -121,6 +123,35 @@ run_mixed() {
     [ $((memory * 2)) = $((mpi * 3)) ] || fail "not 3:2 between one host and across"
     [ "$link" -ge "$mpi" ] && [ "$link" -lt "$moved" ] ||
         fail "the link carried $link bytes: not the cross-host share of $moved"
+}
+
+# Windows over libmal's memory on merged and pool communicators, again and again: one
+# process on malA grows onto malB, rebalances and shrinks back, 6 times, without and with
+# the pool (the second time the process on malB is woken from the pool, over the pool's
+# communicator). rma: the rows across the hosts go through the windows (gets and puts).
+# Every reconfiguration must be carried out, x bit-identical.
+run_cycles() {
+    jacobi=$1
+    plan=2:+1,3:w=1:3,4:-1,6:+1,7:w=3:1,8:-1,10:+1,11:w=1:2,12:-1,14:+1,15:w=2:1,16:-1
+    plan=$plan,18:+1,19:w=1:1,20:-1,22:+1,23:w=1:4,24:-1
+    for pool in 0 1; do
+        report=$out/cycles$pool.jsonl
+        MAL_HOSTS=malB MAL_POOL=$pool MAL_REDIST=rma MAL_PLAN=$plan MAL_REPORT=$report \
+            timeout $LIMIT "$dir/mhrun" -n 1 "$jacobi" --n 1200 --iters 26 --check \
+            > "$out/log" 2>&1
+        rc=$?
+        grep -v '^\[mal[AB]:[0-9]*\] \[\[' "$out/log"
+        [ $rc = 0 ] || fail "jacobi (pool $pool) exited with $rc"
+        grep -q '^jacobi: PASS' "$out/log" || fail "no PASS from jacobi (pool $pool)"
+        [ "$(grep -c '"outcome":"MAL_OK"' "$report")" = 18 ] ||
+            fail "not 18 reconfigurations carried out (pool $pool): $(cat "$report")"
+        mpi=$(sed -n 's/.*"bytes_by_mpi":\([0-9]*\).*/\1/p' "$report" | awk '{s += $1} END {print s + 0}')
+        [ "$mpi" -gt 0 ] || fail "no byte went through the windows across the hosts (pool $pool)"
+        if [ $pool = 1 ]; then
+            [ "$(grep -c '"action":"expand".*"pooled":1' "$report")" -ge 5 ] ||
+                fail "the pool did not serve the expansions: $(cat "$report")"
+        fi
+    done
 }
 
 run_redist() {
@@ -143,6 +174,7 @@ case $what in
 jacobi) run_jacobi "$2" ;;
 redist) run_redist "$2" ;;
 mixed) run_mixed "$2" ;;
-*) echo "usage: multihost.sh jacobi|mixed JACOBI | redist BENCH | clean | up | down" >&2; exit 2 ;;
+cycles) run_cycles "$2" ;;
+*) echo "usage: multihost.sh jacobi|mixed|cycles JACOBI | redist BENCH | clean | up | down" >&2; exit 2 ;;
 esac
 echo "multihost: PASS $what"
