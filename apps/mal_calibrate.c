@@ -963,7 +963,7 @@ static mal_status_t measure_async(int64_t entry, results_t *r)
 
 static void print_row(const char *name, double value, const char *unit, const char *how)
 {
-    printf("  %-20s %12.4g %-5s %s\n", name, value, unit, how);
+    printf("  %-26s %12.4g %-5s %s\n", name, value, unit, how);
 }
 
 /* The model's asynchronous expansion by one spawned process, nothing to move: what the

@@ -5,6 +5,7 @@
 # setting, pattern and method: the median time and the ratio to the best two-sided
 # method of the same setting. As root, on a quiet machine; makes and removes the hosts.
 # Usage: sh bench/link_settings.sh [BUILD_DIR] [PATTERN] [ROUNDS]
+# LINK_SETTINGS replaces the list: lines "name|VAR=value VAR=value".
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
@@ -15,13 +16,14 @@ out=$(mktemp -d)
 trap 'sh "$mh/multihost.sh" down; rm -rf "$out"' EXIT
 sh "$mh/multihost.sh" up
 # name|variables (exported for the job; mhrun passes the environment on with -x).
-settings="default|
+settings=${LINK_SETTINGS:-"default|
+seg128k|UCX_TCP_TX_SEG_SIZE=128k UCX_TCP_RX_SEG_SIZE=128k
 seg256k|UCX_TCP_TX_SEG_SIZE=256k UCX_TCP_RX_SEG_SIZE=256k
+seg512k|UCX_TCP_TX_SEG_SIZE=512k UCX_TCP_RX_SEG_SIZE=512k
 seg1m|UCX_TCP_TX_SEG_SIZE=1m UCX_TCP_RX_SEG_SIZE=1m
-seg1m-chunk4m|UCX_TCP_TX_SEG_SIZE=1m UCX_TCP_RX_SEG_SIZE=1m MAL_MAX_COUNT=4194304
-seg1m-chunk32m|UCX_TCP_TX_SEG_SIZE=1m UCX_TCP_RX_SEG_SIZE=1m MAL_MAX_COUNT=33554432
 rndv-inf|UCX_RNDV_THRESH=inf
-seg1m-rndv-inf|UCX_TCP_TX_SEG_SIZE=1m UCX_TCP_RX_SEG_SIZE=1m UCX_RNDV_THRESH=inf"
+seg256k-rndv-inf|UCX_TCP_TX_SEG_SIZE=256k UCX_TCP_RX_SEG_SIZE=256k UCX_RNDV_THRESH=inf
+seg256k-chunk4m|UCX_TCP_TX_SEG_SIZE=256k UCX_TCP_RX_SEG_SIZE=256k MAL_MAX_COUNT=4194304"}
 n=$(echo "$settings" | wc -l)
 for round in $(seq 1 "$rounds"); do
     i=0
@@ -31,7 +33,7 @@ for round in $(seq 1 "$rounds"); do
         for v in $vars; do args="$args -x ${v%%=*}"; done
         # shellcheck disable=SC2086
         env $vars "$mh/mhrun" -n 2 $args "$build/bench/mal_bench_redist" --size 268435456 \
-            --reps 5 --pattern "$pattern" >"$out/$name.$round" 2>&1 ||
+            --reps 5 --pattern "$pattern" >"$out/$name.$round" 2>&1 </dev/null ||
             echo "link_settings: $name round $round failed" >&2
         i=$((i + 1))
     done

@@ -25,6 +25,11 @@
 #   in the dynamic linker's lazy lookup, called from an Open MPI progress thread while the
 #   main thread was closing components (docs/design.md, platform facts). Binding at load
 #   leaves that thread no lookup to do; it costs ~20 ms per launch.
+# - UCX's tcp transport in 256 KiB segments (its default is 8 KiB): across the two
+#   emulated hosts MPI_Get/MPI_Put of 77 MiB took 57-80 ms with the default and 12-15 ms
+#   with it (rma; alltoallv and p2p unchanged at 37 ms; bench/link_settings.sh, README
+#   "Several hosts"). Only the tcp transport reads them; malrun forwards them to other
+#   hosts (mpiexec passes UCX_* variables on only with -x).
 : "${LD_BIND_NOW:=1}"
 : "${OMPI_ALLOW_RUN_AS_ROOT:=1}"
 : "${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:=1}"
@@ -38,8 +43,10 @@
 : "${OMPI_MCA_orte_allowed_exit_without_sync:=1}"
 : "${PMIX_MCA_gds:=hash}"
 : "${SMA_SYMMETRIC_SIZE:=8G}"
+: "${UCX_TCP_TX_SEG_SIZE:=256k}"
+: "${UCX_TCP_RX_SEG_SIZE:=256k}"
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_pml \
     OMPI_MCA_pml_ucx_tls OMPI_MCA_pml_ucx_devices OMPI_MCA_osc \
     OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle \
     OMPI_MCA_hwloc_base_binding_policy OMPI_MCA_orte_allowed_exit_without_sync \
-    PMIX_MCA_gds SMA_SYMMETRIC_SIZE LD_BIND_NOW
+    PMIX_MCA_gds SMA_SYMMETRIC_SIZE LD_BIND_NOW UCX_TCP_TX_SEG_SIZE UCX_TCP_RX_SEG_SIZE

@@ -500,6 +500,7 @@ static int same_params(const predict_params_t *a, const predict_params_t *b)
            memcmp(&a->pool_wake_seconds, &b->pool_wake_seconds,
                   sizeof a->pool_wake_seconds) == 0 &&
            memcmp(&a->async_slowdown, &b->async_slowdown, sizeof a->async_slowdown) == 0 &&
+           memcmp(a->redist_bw, b->redist_bw, sizeof a->redist_bw) == 0 &&
            a->cores == b->cores;
 }
 
@@ -534,7 +535,8 @@ static void test_defaults(void)
           "defaults refused: %s", err);
     if (f != NULL)
         fclose(f);
-    CHECK(memcmp(&p, &back, offsetof(predict_params_t, cores)) == 0 && p.cores == back.cores,
+    CHECK(memcmp(&p, &back, offsetof(predict_params_t, cores)) == 0 && p.cores == back.cores &&
+              memcmp(p.redist_bw, back.redist_bw, sizeof p.redist_bw) == 0,
           "defaults changed on the way");
     CHECK(p.alpha > 0 && p.beta > 0 && p.spawn_seconds > 0 && p.cores >= 1,
           "a default the model cannot use");
@@ -549,6 +551,8 @@ static void test_round_trip(void)
         .window_seconds = 123456789.125, .window_byte_seconds = 4.9e-324,
         .spawn_seconds = 0.08, .remove_seconds = 1e300, .pool_wake_seconds = 2.5e-3,
         .async_slowdown = 1.0 + 1.0 / 3.0, .cores = 7,
+        .redist_bw = {{{1.5e9, 0, 2.25e9, 1.0 / 3.0}, {7e8, 8e8, 9e8, 1e9}},
+                      {{0, 0, 0, 0}, {1e300, 2, 3, 4}}},
     };
     FILE *f = tmpfile();
     CHECK(f != NULL, "tmpfile");
@@ -581,6 +585,52 @@ static void test_round_trip(void)
     CHECK(predict_params_parse(f, "defaults", &back, err, sizeof err) == MAL_OK, "%s", err);
     CHECK(same_params(&p, &back), "defaults round trip");
     fclose(f);
+}
+
+/* MAL_REDIST_AUTO's choice: the fastest measured executor, the first on a tie, the
+ * documented defaults' choice where the file measured none; the key names. */
+static void test_fastest_executor(void)
+{
+    predict_params_t d, p;
+    predict_params_default(&d);
+    for (int link = 0; link < PREDICT_LINKS; link++)
+        for (int state = 0; state < PREDICT_STATES; state++) {
+            int k = predict_fastest_executor(&d, link, state);
+            CHECK(k >= 0 && k < PREDICT_EXECUTORS, "default choice %d out of range", k);
+            for (int m = 0; m < PREDICT_EXECUTORS && k >= 0; m++)
+                CHECK(d.redist_bw[link][state][m] <= d.redist_bw[link][state][k],
+                      "default choice %d is not the fastest (link %d state %d)", k, link,
+                      state);
+        }
+    p = d;
+    double bw[PREDICT_EXECUTORS] = {1e9, 2e9, 9e9, 3e9};
+    memcpy(p.redist_bw[PREDICT_LINK_HOST][PREDICT_COLD], bw, sizeof bw);
+    CHECK(predict_fastest_executor(&p, PREDICT_LINK_HOST, PREDICT_COLD) == 2, "p2p fastest");
+    double tie[PREDICT_EXECUTORS] = {1e9, 5e9, 5e9, 0};
+    memcpy(p.redist_bw[PREDICT_LINK_NET][PREDICT_WARM], tie, sizeof tie);
+    CHECK(predict_fastest_executor(&p, PREDICT_LINK_NET, PREDICT_WARM) == 1, "tie: the first");
+    memset(p.redist_bw[PREDICT_LINK_NET][PREDICT_COLD], 0, sizeof bw);
+    CHECK(predict_fastest_executor(&p, PREDICT_LINK_NET, PREDICT_COLD) ==
+              predict_fastest_executor(&d, PREDICT_LINK_NET, PREDICT_COLD),
+          "nothing measured: the defaults' choice");
+    CHECK(strcmp(predict_redist_key(PREDICT_LINK_NET, PREDICT_COLD, 3),
+                 "redist_net_cold_rma-get") == 0 &&
+              strcmp(predict_redist_key(PREDICT_LINK_HOST, PREDICT_WARM, 0),
+                     "redist_host_warm_rma") == 0,
+          "key names");
+    /* A file naming one executor of one class: the others keep the defaults. */
+    char file[2048], err[256] = "";
+    snprintf(file, sizeof file, "alpha = 1e-6\nbeta = 1e-10\ngamma = 1e-10\n"
+             "get_bandwidth = 5e9\nget_latency = 1e-6\ncopy_bandwidth = 8e9\n"
+             "epoch_seconds = 1e-4\nwindow_seconds = 1e-4\nwindow_byte_seconds = 1e-10\n"
+             "spawn_seconds = 0.1\nremove_seconds = 0.001\ncores = 2\n"
+             "redist_net_warm_p2p = 1e12\n");
+    CHECK(parse_text(file, &p, err, sizeof err) == MAL_OK, "one redist key: %s", err);
+    CHECK(predict_fastest_executor(&p, PREDICT_LINK_NET, PREDICT_WARM) == 2,
+          "the file's p2p, not the defaults' choice");
+    CHECK(p.redist_bw[PREDICT_LINK_HOST][PREDICT_COLD][0] ==
+              d.redist_bw[PREDICT_LINK_HOST][PREDICT_COLD][0],
+          "a key the file lacks keeps its default");
 }
 
 static void test_write_error(void)
@@ -824,6 +874,7 @@ int main(void)
     test_interval();
     test_defaults();
     test_round_trip();
+    test_fastest_executor();
     test_write_error();
     test_good_file();
     test_bad_values();
