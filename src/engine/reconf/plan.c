@@ -196,6 +196,31 @@ static void block_segments(const engine_reconfig_t *rc, engine_move_t *m)
     plan->nsend = partition_plan_send(m->old_bounds, n, m->new_bounds, n, me, m->segs + n);
 }
 
+/* Whether every rank's new part fits the spare buffer as it is. */
+static bool spare_fits(const mal_array_t *a, int spare, const int64_t *new_bounds, int p)
+{
+    const engine_buffer_t *b = &a->buf[spare];
+    bool fits = engine_buffer_present(b);
+    for (int r = 0; r < p && fits; r++)
+        fits = new_bounds[r + 1] - new_bounds[r] <= b->caps[r];
+    return fits;
+}
+
+/* Under MAL_REDIST_AUTO, a rebalance taken as rma-get that must grow some part beyond
+ * its spare moves split (as rma) instead: the pages beyond the spare are faulted in by
+ * whoever writes them, and a pull leaves every one to the growing rank while a split
+ * shares them with the ranks that push (measured, 2 ranks, 256 MiB, one host, cold:
+ * all-to-one 12.3 ms split against 17.5 ms pulled; where no part outgrows its memory,
+ * pulling was as fast or faster: one-to-all 13.2 against 14.4 ms; docs/design.md, "The
+ * automatic method"). The same on every rank: layouts and capacities agree. */
+static void split_growth(engine_reconfig_t *rc, const engine_move_t *m)
+{
+    if (!rc->moved.automatic || rc->moved.method != MAL_REDIST_RMA_GET || !rebalancing(rc) ||
+        m->in_place || spare_fits(m->array, m->spare, m->new_bounds, rc->n_u))
+        return;
+    rc->moved.method = MAL_REDIST_RMA;
+}
+
 static void fill_plan(engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
@@ -254,6 +279,7 @@ static mal_status_t plan_move(engine_reconfig_t *rc, engine_move_t *m)
     if (!m->moves)
         return MAL_OK;
     place(rc, m);
+    split_growth(rc, m);
     fill_plan(rc, m);
     /* Everything a transport needs is allocated now, before the collective part. */
     if ((st = m->tp->allocate(&m->plan)))
@@ -412,10 +438,7 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
     mal_array_t *a = m->array;
     engine_buffer_t *spare = &a->buf[m->spare];
     int p = rc->n_u;
-    bool fits = engine_buffer_present(spare);
-    for (int r = 0; r < p && fits; r++)
-        fits = m->new_bounds[r + 1] - m->new_bounds[r] <= spare->caps[r];
-    if (fits)
+    if (spare_fits(a, m->spare, m->new_bounds, p))
         return MAL_OK;
     int64_t *caps = malloc((size_t)p * sizeof *caps);
     for (int r = 0; r < p && caps != NULL; r++) {
