@@ -165,6 +165,12 @@ run_redist() {
     grep -q '^all-to-one  *rma  *2 ' "$out/log" || fail "no table"
     grep -q '^libmal: memory: MPI windows' "$out/log" ||
         fail "libmal did not choose MPI windows across the hosts"
+    # Windows reused: once uniform-to-skewed grew the spares, the patterns that fit in
+    # them create none (the table's windows column) with any method.
+    for p in skewed-to-uniform one-to-all; do
+        grep "^$p " "$out/log" | awk '$2 != "memcpy" && $7 != 0 { bad = 1 } END { exit bad }' ||
+            fail "$p created windows: the windows across the hosts were not reused"
+    done
     link=$(link_moved)
     echo "multihost: $link bytes through the link"
     [ "$link" -ge $size ] || fail "less than --size ($size bytes) crossed the link"

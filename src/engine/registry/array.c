@@ -195,7 +195,7 @@ static mal_status_t alloc_over(const alloc_at_t *at, engine_buffer_t *buf, int64
     /* Several hosts: a window over libmal's memory where it is safe, else allocated. */
     bool own = false;
     if (!st && !direct && !(st = engine_window_allowed(comm, at->call)))
-        st = engine_window_own(comm, &b, bytes, at->direct, &own);
+        st = engine_window_own(comm, &b, bytes, at->direct, donor, &own);
     if (!st && !direct && !own)
         st = window_alloc(comm, (MPI_Aint)bytes, &b);
     /* Pairs on one host still copy by cross-memory attach where they can. */

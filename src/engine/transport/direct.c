@@ -140,11 +140,8 @@ char *engine_private_map(size_t bytes, size_t *mapped)
     return base;
 }
 
-/* Memory for `bytes` on this rank: the donor's mapping when it is direct and large
- * enough (borrowed: the donor keeps it until the caller's move commits), else a new
- * one. */
-static char *map_or_borrow(size_t bytes, const engine_buffer_t *donor, size_t *mapped,
-                           bool *borrowed)
+char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor,
+                                   size_t *mapped, bool *borrowed)
 {
     *borrowed = donor != NULL && donor->base != NULL &&
                 (donor->peers != NULL || donor->pending) && donor->mapped >= bytes;
@@ -261,7 +258,7 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
     free(ids);
     size_t mapped = 0;
     bool borrowed = false;
-    char *base = map_or_borrow((size_t)bytes, donor, &mapped, &borrowed);
+    char *base = engine_private_map_or_borrow((size_t)bytes, donor, &mapped, &borrowed);
     mal_status_t st = publish(comm, size, base, mapped, bytes, borrowed, b);
     *used = st == MAL_OK;
     return st;

@@ -66,6 +66,11 @@ mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes
 /* Private memory for `bytes`, huge-page aligned and advised, populated: the memory of
  * direct buffers and of windows over libmal's memory. NULL when it cannot be had. */
 char *engine_private_map(size_t bytes, size_t *mapped);
+/* Memory for `bytes` on this rank: `donor`'s mapping when it is libmal's direct memory
+ * (a buffer or kept) and large enough (*borrowed: the donor keeps it until the caller's
+ * move commits, engine_buffer_settle), else engine_private_map's. */
+char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor,
+                                   size_t *mapped, bool *borrowed);
 /* That memory grown to `bytes`, its pages kept (they may move: the new address is
  * returned), the new tail unpopulated. NULL, the old mapping untouched, on failure. */
 char *engine_private_extend(char *base, size_t mapped, size_t bytes, size_t *out);
@@ -75,10 +80,12 @@ char *engine_private_extend(char *base, size_t mapped, size_t bytes, size_t *out
  * `bytes`, populated, and an MPI window created over it, when every rank reaches every
  * other rank of its host by cross-memory attach (`allowed`): those pairs never read
  * through the window, which osc ucx's shared-memory transports serve wrongly for memory
- * MPI did not allocate (docs/design.md, "Windows over libmal's memory"). *used = false,
- * nothing allocated, otherwise: the caller allocates a window. Errors are agreed. */
+ * MPI did not allocate (docs/design.md, "Windows over libmal's memory"). A process that
+ * held the structure lends its spare's memory when the part fits (`donor`, as for
+ * direct memory). *used = false, nothing allocated, otherwise: the caller allocates a
+ * window. Errors are agreed. */
 mal_status_t engine_window_own(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                               bool allowed, bool *used);
+                               bool allowed, const engine_buffer_t *donor, bool *used);
 /* Collective over the communicator of such a buffer: its memory grown to `bytes` where
  * it is smaller (engine_private_extend: its pages kept), its window created anew, every
  * rank's address learnt anew. On failure the buffer holds nothing on any rank. */

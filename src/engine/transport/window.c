@@ -42,19 +42,20 @@ static mal_status_t create(MPI_Comm comm, engine_buffer_t *b, int64_t bytes)
     return all;
 }
 
+/* Memory that is still (borrowed) or now (lent) another buffer's is not unmapped. */
 static void unmap(engine_buffer_t *b)
 {
-    if (b->base != NULL)
+    if (b->base != NULL && !b->borrowed && !b->lent)
         munmap(b->base, b->mapped);
     free(b->near);
     *b = (engine_buffer_t){.win = MPI_WIN_NULL, .caps = b->caps};
 }
 
 mal_status_t engine_window_own(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                               bool allowed, bool *used)
+                               bool allowed, const engine_buffer_t *donor, bool *used)
 {
     *used = false;
-    b->base = engine_private_map((size_t)bytes, &b->mapped);
+    b->base = engine_private_map_or_borrow((size_t)bytes, donor, &b->mapped, &b->borrowed);
     mal_status_t st = b->base != NULL ? MAL_OK
                       : engine_fail(MAL_ERR_NOMEM, "no memory for a buffer of %lld bytes",
                                     (long long)bytes);
