@@ -548,38 +548,59 @@ static int measure_epoch(MPI_Comm comm, const reps_t *reps, results_t *r)
  * the rows at its front, which its headroom absorbs, so the move is in place (no local
  * copy) and its time is the agreement plus the pull. The first move, on memory fresh
  * from mal_alloc_window, is the cold one; the following ones are warm. */
+/* One timed mal_rebalance to `weights`: the slowest rank's seconds, the bytes that
+ * changed owner over all ranks, and whether the move was in place. */
+static mal_status_t timed_rebalance(MPI_Comm comm, const double *weights, double *seconds,
+                                    int64_t *moved, bool *in_place)
+{
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    mal_status_t st = mal_rebalance(weights);
+    *seconds = max_over_ranks(comm, MPI_Wtime() - t0);
+    mal_rebalance_stats_t s;
+    mal_last_rebalance(&s);
+    *in_place = s.in_place;
+    int64_t in = s.bytes_received;
+    MPI_Allreduce(&in, moved, 1, MPI_INT64_T, MPI_SUM, comm);
+    return st;
+}
+
+/* A structure of `bytes` of doubles for a transfer measurement, evenly split. */
+static int transfer_array(const char *name, int64_t bytes, mal_array_t **a)
+{
+    mal_status_t st = mal_alloc_window(name, MPI_DOUBLE, bytes / (int64_t)sizeof(double), 1,
+                                       MAL_BLOCK, a);
+    return st != MAL_OK ? libmal_failed("mal_alloc_window", st) : 0;
+}
+
 static int measure_transfer(MPI_Comm comm, const reps_t *reps, results_t *r)
 {
     int64_t bytes = reps == &QUICK_REPS ? TRANSFER_BYTES_QUICK : TRANSFER_BYTES;
     static const double even[2] = {1, 1}, skewed[2] = {2, 3};
     mal_array_t *a;
-    mal_status_t st = mal_alloc_window("mal_calibrate_transfer", MPI_DOUBLE,
-                                       bytes / (int64_t)sizeof(double), 1, MAL_BLOCK, &a);
-    if (st != MAL_OK)
-        return libmal_failed("mal_alloc_window", st);
+    if (transfer_array("mal_calibrate_transfer", bytes, &a) != 0)
+        return EXIT_FAILED;
+    mal_redist_t was = mal_get_redist();
     mal_set_redist(MAL_REDIST_RMA_GET);
     double t[MAX_REPS], cold = 0;
     int rc = 0;
     bool in_place = true;
     int64_t moved = 0;
     for (int i = -1; i < reps->bulk && rc == 0; i++) {
-        MPI_Barrier(comm);
-        double t0 = MPI_Wtime();
-        st = mal_rebalance(i % 2 == 0 ? even : skewed); /* i = -1: {1,1} -> {2,3} */
-        double slowest = max_over_ranks(comm, MPI_Wtime() - t0);
+        double slowest;
+        bool here;
+        /* i = -1: {1,1} -> {2,3} */
+        mal_status_t st = timed_rebalance(comm, i % 2 == 0 ? even : skewed, &slowest, &moved,
+                                          &here);
         if (st != MAL_OK)
             rc = libmal_failed("mal_rebalance", st);
-        mal_rebalance_stats_t s;
-        mal_last_rebalance(&s);
-        in_place &= s.in_place;
-        int64_t in = s.bytes_received;
-        MPI_Allreduce(&in, &moved, 1, MPI_INT64_T, MPI_SUM, comm);
+        in_place &= here;
         if (i < 0)
             cold = slowest;
         else
             t[i] = slowest;
     }
-    mal_set_redist(MAL_REDIST_RMA);
+    mal_set_redist(was);
     mal_free_array(a);
     if (rc != 0)
         return rc;
@@ -609,23 +630,19 @@ static int measure_executor(MPI_Comm comm, const reps_t *reps, mal_redist_t m, i
 {
     static const double even[2] = {1, 1}, skewed[2] = {1, 4};
     mal_array_t *a;
-    mal_status_t st = mal_alloc_window("mal_calibrate_executor", MPI_DOUBLE,
-                                       bytes / (int64_t)sizeof(double), 1, MAL_BLOCK, &a);
-    if (st != MAL_OK)
-        return libmal_failed("mal_alloc_window", st);
+    if (transfer_array("mal_calibrate_executor", bytes, &a) != 0)
+        return EXIT_FAILED;
     *link = strcmp(mal_memory_name(a), "direct") == 0 ? PREDICT_LINK_HOST : PREDICT_LINK_NET;
+    mal_redist_t was = mal_get_redist();
     mal_set_redist(m);
     double t[MAX_REPS];
     int rc = 0, warm = 0;
     for (int i = 0; i < 2 * reps->bulk + 1 && rc == 0; i++) {
-        MPI_Barrier(comm);
-        double t0 = MPI_Wtime();
-        st = mal_rebalance(i % 2 == 0 ? skewed : even);
-        double slowest = max_over_ranks(comm, MPI_Wtime() - t0);
-        mal_rebalance_stats_t s;
-        mal_last_rebalance(&s);
-        int64_t in = s.bytes_received, moved = 0;
-        MPI_Allreduce(&in, &moved, 1, MPI_INT64_T, MPI_SUM, comm);
+        double slowest;
+        int64_t moved = 0;
+        bool in_place;
+        mal_status_t st = timed_rebalance(comm, i % 2 == 0 ? skewed : even, &slowest, &moved,
+                                          &in_place);
         if (st != MAL_OK)
             rc = libmal_failed("mal_rebalance", st);
         else if (i == 0)
@@ -633,7 +650,7 @@ static int measure_executor(MPI_Comm comm, const reps_t *reps, mal_redist_t m, i
         else if (i % 2 == 0) /* the same move as the cold one */
             t[warm++] = (double)moved / slowest;
     }
-    mal_set_redist(MAL_REDIST_AUTO);
+    mal_set_redist(was);
     mal_free_array(a);
     *warm_bw = rc == 0 ? median(t, warm) : -1;
     return rc;

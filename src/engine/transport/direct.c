@@ -152,6 +152,19 @@ char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor,
     return engine_private_map(bytes, mapped);
 }
 
+/* Once every rank's local outcome `st` is agreed: every rank's `bytes` at `mine` into
+ * `all` (agreed too). */
+static mal_status_t gather_agreed(MPI_Comm comm, mal_status_t st, const void *mine, int bytes,
+                                  void *all)
+{
+    st = engine_agree_in(comm, st, 0, "buffer addresses");
+    if (st)
+        return st;
+    int rc = PMPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm);
+    return engine_agree_in(comm, engine_mpi_check(rc, "MPI_Allgather (buffer addresses)"), 0,
+                           "buffer addresses");
+}
+
 /* Every rank's process and base, after each has its memory (or failed to get it). */
 static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, int64_t bytes,
                             bool borrowed, engine_buffer_t *b)
@@ -163,14 +176,7 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
                           ? engine_fail(MAL_ERR_NOMEM, "no memory for a buffer of %lld bytes",
                                         (long long)bytes)
                           : MAL_OK;
-    st = engine_agree_in(comm, st, 0, "buffer allocation");
-    if (!st)
-        st = engine_agree_in(comm, engine_mpi_check(PMPI_Allgather(&mine, (int)sizeof mine,
-                                                                   MPI_BYTE, peers,
-                                                                   (int)sizeof mine, MPI_BYTE,
-                                                                   comm),
-                                                    "MPI_Allgather (buffer addresses)"),
-                             0, "buffer addresses");
+    st = gather_agreed(comm, st, &mine, (int)sizeof mine, peers);
     if (st) {
         if (base != NULL && !borrowed)
             munmap(base, mapped);
@@ -302,21 +308,14 @@ mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes
     MPI_Aint at = 0;
     MPI_Get_address(b->base, &at);
     near_identity_t me = {
-        .id = {.wants = allowed, .pid = getpid(), .host = engine_host_id(), .cookie = own_cookie(),
-               .cookie_at = (uint64_t)(uintptr_t)&cookie},
+        .id = {.wants = allowed, .pid = getpid(), .host = engine_host_id(),
+               .cookie = own_cookie(), .cookie_at = (uint64_t)(uintptr_t)&cookie},
         .mem = {.pid = getpid(), .base = (uint64_t)at, .size = (uint64_t)bytes,
                 .host = engine_host_id()}};
     near_identity_t *all = malloc((size_t)size * sizeof *all);
     mal_status_t st = all != NULL ? MAL_OK
                       : engine_fail(MAL_ERR_NOMEM, "no memory for %d peer addresses", size);
-    st = engine_agree_in(comm, st, 0, "buffer addresses");
-    if (!st)
-        st = engine_agree_in(comm, engine_mpi_check(PMPI_Allgather(&me, (int)sizeof me,
-                                                                   MPI_BYTE, all,
-                                                                   (int)sizeof me, MPI_BYTE,
-                                                                   comm),
-                                                    "MPI_Allgather (buffer addresses)"),
-                             0, "buffer addresses");
+    st = gather_agreed(comm, st, &me, (int)sizeof me, all);
     int found = 0;
     bool missed = true;
     b->near = st ? NULL : near_of(all, rank, size, &found, &missed);
