@@ -42,6 +42,7 @@ typedef struct {
     bool direct;
     const char *call;
     bool announce;
+    bool reconfiguring; /* a reconfiguration's new buffer: across hosts, mapped lazily */
 } alloc_at_t;
 
 /* First touch of every local page now, so faults never land in a timed rebalance. The
@@ -195,7 +196,7 @@ static mal_status_t alloc_over(const alloc_at_t *at, engine_buffer_t *buf, int64
     /* Several hosts: a window over libmal's memory where it is safe, else allocated. */
     bool own = false;
     if (!st && !direct && !(st = engine_window_allowed(comm, at->call)))
-        st = engine_window_own(comm, &b, bytes, at->direct, donor, &own);
+        st = engine_window_own(comm, &b, bytes, at->direct, donor, at->reconfiguring, &own);
     if (!st && !direct && !own)
         st = window_alloc(comm, (MPI_Aint)bytes, &b);
     /* Pairs on one host still copy by cross-memory attach where they can. */
@@ -221,7 +222,7 @@ mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_registry_t *reg,
     /* Every process that held the structure offers its spare as the donor: without one,
      * this process is joining (its mal_init), otherwise the call is an expansion's. */
     alloc_at_t at = {comm, reg, xfer->direct, donor ? "mal_expand" : "mal_init (joining)",
-                     false};
+                     false, true};
     return alloc_over(&at, buf, row_bytes, caps, donor);
 }
 
@@ -230,7 +231,7 @@ mal_status_t engine_buffer_regrow(MPI_Comm comm, engine_registry_t *reg,
                                   int64_t row_bytes, const int64_t *caps, bool symmetric)
 {
     /* Only a rebalance regrows, over mal_comm(): an initialised process's call. */
-    alloc_at_t at = {comm, reg, xfer->direct, "mal_expand", false};
+    alloc_at_t at = {comm, reg, xfer->direct, "mal_expand", false, false};
     if (buf->pending) { /* memory kept from a reconfiguration: reused where it fits */
         engine_buffer_t fresh = {.win = MPI_WIN_NULL};
         mal_status_t st = alloc_over(&at, &fresh, row_bytes, caps, buf);
@@ -435,7 +436,8 @@ static mal_status_t create_buffers(const engine_regctx_t *ctx, mal_array_t *a)
     bool symmetric = ctx->xfer->method == MAL_REDIST_SHMEM;
     /* The application's own allocation; its window is refused (platform.c) as the
      * expansion's that built the communicator. */
-    alloc_at_t at = {ctx->comm, ctx->reg, ctx->xfer->direct, "mal_expand", ctx->announce};
+    alloc_at_t at = {ctx->comm, ctx->reg, ctx->xfer->direct, "mal_expand", ctx->announce,
+                     false};
     /* Both populated now: a page first touched inside a move would put its fault on
      * the reconfiguration's critical path (docs/design.md, "Cold transfers"). The
      * spare holds at least the even share with headroom, so a return to balance from

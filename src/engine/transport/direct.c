@@ -140,7 +140,21 @@ char *engine_private_map(size_t bytes, size_t *mapped)
     return base;
 }
 
-char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor,
+/* Private memory of 4 KiB pages, none populated: what a move writes into it is faulted
+ * in while the data arrive (why: engine_private_map_or_borrow in memory.h). */
+static char *map_lazily(size_t bytes, size_t *mapped)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = bytes == 0 ? page : (bytes + page - 1) / page * page;
+    char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return NULL;
+    madvise(base, len, MADV_NOHUGEPAGE); /* even where THP is "always" */
+    *mapped = len;
+    return base;
+}
+
+char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor, bool lazy,
                                    size_t *mapped, bool *borrowed)
 {
     *borrowed = donor != NULL && donor->base != NULL &&
@@ -149,7 +163,7 @@ char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor,
         *mapped = donor->mapped;
         return donor->base;
     }
-    return engine_private_map(bytes, mapped);
+    return lazy ? map_lazily(bytes, mapped) : engine_private_map(bytes, mapped);
 }
 
 /* Once every rank's local outcome `st` is agreed: every rank's `bytes` at `mine` into
@@ -264,7 +278,7 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
     free(ids);
     size_t mapped = 0;
     bool borrowed = false;
-    char *base = engine_private_map_or_borrow((size_t)bytes, donor, &mapped, &borrowed);
+    char *base = engine_private_map_or_borrow((size_t)bytes, donor, false, &mapped, &borrowed);
     mal_status_t st = publish(comm, size, base, mapped, bytes, borrowed, b);
     *used = st == MAL_OK;
     return st;

@@ -68,8 +68,13 @@ mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes
 char *engine_private_map(size_t bytes, size_t *mapped);
 /* Memory for `bytes` on this rank: `donor`'s mapping when it is libmal's direct memory
  * (a buffer or kept) and large enough (*borrowed: the donor keeps it until the caller's
- * move commits, engine_buffer_settle), else engine_private_map's. */
-char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor,
+ * move commits, engine_buffer_settle), else engine_private_map's, or with `lazy` 4 KiB
+ * pages left unpopulated. Lazy is for memory a reconfiguration maps across hosts: an
+ * expansion onto another host spent 0.45 s of its 0.53 s in the newcomer populating 192
+ * MiB of huge pages the host no longer backed; unpopulated 4 KiB pages, faulted in while
+ * the data arrive over the network, made the whole expansion 0.15-0.17 s, as the plain
+ * MPI baseline's (docs/design.md, "Several hosts"). NULL without memory. */
+char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor, bool lazy,
                                    size_t *mapped, bool *borrowed);
 /* That memory grown to `bytes`, its pages kept (they may move: the new address is
  * returned), the new tail unpopulated. NULL, the old mapping untouched, on failure. */
@@ -82,10 +87,12 @@ char *engine_private_extend(char *base, size_t mapped, size_t bytes, size_t *out
  * through the window, which osc ucx's shared-memory transports serve wrongly for memory
  * MPI did not allocate (docs/design.md, "Windows over libmal's memory"). A process that
  * held the structure lends its spare's memory when the part fits (`donor`, as for
- * direct memory). *used = false, nothing allocated, otherwise: the caller allocates a
- * window. Errors are agreed. */
+ * direct memory); other memory is mapped `lazy` or populated (engine_private_map_or_borrow).
+ * *used = false, nothing allocated, otherwise: the caller allocates a window. Errors are
+ * agreed. */
 mal_status_t engine_window_own(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                               bool allowed, const engine_buffer_t *donor, bool *used);
+                               bool allowed, const engine_buffer_t *donor, bool lazy,
+                               bool *used);
 /* Collective over the communicator of such a buffer: its memory grown to `bytes` where
  * it is smaller (engine_private_extend: its pages kept), its window created anew, every
  * rank's address learnt anew. On failure the buffer holds nothing on any rank. */

@@ -52,10 +52,12 @@ static void unmap(engine_buffer_t *b)
 }
 
 mal_status_t engine_window_own(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                               bool allowed, const engine_buffer_t *donor, bool *used)
+                               bool allowed, const engine_buffer_t *donor, bool lazy,
+                               bool *used)
 {
     *used = false;
-    b->base = engine_private_map_or_borrow((size_t)bytes, donor, &b->mapped, &b->borrowed);
+    b->base = engine_private_map_or_borrow((size_t)bytes, donor, lazy, &b->mapped,
+                                           &b->borrowed);
     mal_status_t st = b->base != NULL ? MAL_OK
                       : engine_fail(MAL_ERR_NOMEM, "no memory for a buffer of %lld bytes",
                                     (long long)bytes);
