@@ -42,7 +42,7 @@ typedef struct {
     bool direct;
     const char *call;
     bool announce;
-    bool reconfiguring; /* a reconfiguration's new buffer: across hosts, mapped lazily */
+    bool reconfiguring; /* a reconfiguration's new buffer: mapped lazily */
 } alloc_at_t;
 
 /* First touch of every local page now, so faults never land in a timed rebalance. The
@@ -192,7 +192,7 @@ static mal_status_t alloc_over(const alloc_at_t *at, engine_buffer_t *buf, int64
         return st;
     int64_t bytes = caps[rank] * row_bytes;
     bool direct = false;
-    st = engine_direct_alloc(comm, &b, bytes, at->direct, donor, &direct);
+    st = engine_direct_alloc(comm, &b, bytes, at->direct, donor, at->reconfiguring, &direct);
     /* Several hosts: a window over libmal's memory where it is safe, else allocated. */
     bool own = false;
     if (!st && !direct && !(st = engine_window_allowed(comm, at->call)))

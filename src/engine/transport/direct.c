@@ -257,7 +257,8 @@ mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t byt
 }
 
 mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                 bool allowed, const engine_buffer_t *donor, bool *used)
+                                 bool allowed, const engine_buffer_t *donor, bool lazy,
+                                 bool *used)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
@@ -278,7 +279,7 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
     free(ids);
     size_t mapped = 0;
     bool borrowed = false;
-    char *base = engine_private_map_or_borrow((size_t)bytes, donor, false, &mapped, &borrowed);
+    char *base = engine_private_map_or_borrow((size_t)bytes, donor, lazy, &mapped, &borrowed);
     mal_status_t st = publish(comm, size, base, mapped, bytes, borrowed, b);
     *used = st == MAL_OK;
     return st;

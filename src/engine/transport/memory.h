@@ -44,12 +44,14 @@ typedef struct {
 /* ---- Direct memory (direct.c) ---- */
 /* Collective over `comm`: when `allowed` and every rank reaches every other one by
  * cross-memory attach (one host, permitted, proven), map `bytes` of private memory
- * (huge pages where the kernel has them, populated), or borrow `donor`'s (a direct
- * buffer or kept memory of this process, left untouched: b->borrowed) when it is large
- * enough, and learn every rank's address: *used = true. Otherwise *used = false and nothing is allocated (the caller creates
- * a window). Errors are agreed. */
+ * (huge pages where the kernel has them, populated; with `lazy`, 4 KiB pages left
+ * unpopulated: engine_private_map_or_borrow), or borrow `donor`'s (a direct buffer or
+ * kept memory of this process, left untouched: b->borrowed) when it is large enough,
+ * and learn every rank's address: *used = true. Otherwise *used = false and nothing is
+ * allocated (the caller creates a window). Errors are agreed. */
 mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
-                                 bool allowed, const engine_buffer_t *donor, bool *used);
+                                 bool allowed, const engine_buffer_t *donor, bool lazy,
+                                 bool *used);
 /* Collective over the communicator of direct buffer `b`: ranks whose memory is smaller
  * than `bytes` map new memory, the others keep theirs; every rank learns the new
  * addresses. On failure `b` holds nothing on any rank. */
@@ -69,11 +71,14 @@ char *engine_private_map(size_t bytes, size_t *mapped);
 /* Memory for `bytes` on this rank: `donor`'s mapping when it is libmal's direct memory
  * (a buffer or kept) and large enough (*borrowed: the donor keeps it until the caller's
  * move commits, engine_buffer_settle), else engine_private_map's, or with `lazy` 4 KiB
- * pages left unpopulated. Lazy is for memory a reconfiguration maps across hosts: an
- * expansion onto another host spent 0.45 s of its 0.53 s in the newcomer populating 192
- * MiB of huge pages the host no longer backed; unpopulated 4 KiB pages, faulted in while
- * the data arrive over the network, made the whole expansion 0.15-0.17 s, as the plain
- * MPI baseline's (docs/design.md, "Several hosts"). NULL without memory. */
+ * pages left unpopulated. Lazy is for memory a reconfiguration maps (a newcomer's part):
+ * an expansion onto another host spent 0.45 s of its 0.53 s in the newcomer populating
+ * 192 MiB of huge pages the host no longer backed, and one on one host (2 -> 4, 256 MiB)
+ * 0.32-0.48 s of its 0.41-0.57 s; unpopulated 4 KiB pages, faulted in by the transfer
+ * that writes them, made the expansions 0.14-0.18 and 0.16 s, as fast as or faster than
+ * the plain MPI baseline's (docs/design.md, "Several hosts"). The price: later copies
+ * read those pages 2x slower than huge pages by cross-memory attach (a shrink 4 -> 2
+ * after it: 0.03 s instead of 0.01-0.02). NULL without memory. */
 char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor, bool lazy,
                                    size_t *mapped, bool *borrowed);
 /* That memory grown to `bytes`, its pages kept (they may move: the new address is
