@@ -82,7 +82,8 @@ char *engine_private_map(size_t bytes, size_t *mapped);
 char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor, bool lazy,
                                    size_t *mapped, bool *borrowed);
 /* That memory grown to `bytes`, its pages kept (they may move: the new address is
- * returned), the new tail unpopulated. NULL, the old mapping untouched, on failure. */
+ * returned), the new tail of 4 KiB pages, unpopulated. NULL, the old mapping untouched,
+ * on failure. */
 char *engine_private_extend(char *base, size_t mapped, size_t bytes, size_t *out);
 
 /* ---- Windows over libmal's memory (window.c) ---- */
