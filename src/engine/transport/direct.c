@@ -210,9 +210,10 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
  * pages. Mapping the whole grown capacity anew instead (what this did until the cold
  * benchmark's fragmented condition showed the cost) took fresh pages for all of it on
  * the reconfiguration's critical path: in these VMs a page the hypervisor no longer
- * backs costs up to 30x one it does (docs/design.md, "Fresh pages"), and a spare grown
- * from 192 to 307 MiB asked for more fresh pages than the plain MPI_Alltoallv baseline
- * allocates for the whole part. NULL when the address space cannot be had. */
+ * backs costs up to 30x one it does (docs/design.md, "Fresh pages on the critical
+ * path"), and a spare grown from 192 to 307 MiB asked for more fresh pages than the
+ * plain MPI_Alltoallv baseline allocates for the whole part. NULL when the address
+ * space cannot be had. */
 char *engine_private_extend(char *base, size_t mapped, size_t bytes, size_t *out)
 {
     size_t len = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
