@@ -91,7 +91,7 @@ char *engine_private_extend(char *base, size_t mapped, size_t bytes, size_t *out
  * `bytes`, populated, and an MPI window created over it, when every rank reaches every
  * other rank of its host by cross-memory attach (`allowed`): those pairs never read
  * through the window, which osc ucx's shared-memory transports serve wrongly for memory
- * MPI did not allocate (docs/design.md, "Windows over libmal's memory"). A process that
+ * MPI did not allocate (docs/design.md, platform facts). A process that
  * held the structure lends its spare's memory when the part fits (`donor`, as for
  * direct memory); other memory is mapped `lazy` or populated (engine_private_map_or_borrow).
  * *used = false, nothing allocated, otherwise: the caller allocates a window. Errors are

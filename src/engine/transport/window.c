@@ -1,6 +1,6 @@
 /* Windows over libmal's memory: in a job on several hosts, a structure's buffer is the
- * same private memory a direct buffer is (huge pages, populated at allocation), with an
- * MPI window created over it.
+ * same private memory a direct buffer is (huge pages populated at allocation; a
+ * newcomer's, 4 KiB pages faulted in by the move), with an MPI window created over it.
  *
  * Why not MPI_Win_allocate there: its memory is what UCX gives (SysV shared segments of
  * 4 KiB pages), populated when the window is made, and a rebalance whose part outgrew
@@ -10,13 +10,14 @@
  *
  * Why created windows and not one dynamic window per communicator: Open MPI 4.1's osc
  * ucx crashed in MPI_Win_free (ucp_mem_unmap) after buffers had been attached and
- * detached (docs/design.md, "Windows over libmal's memory").
+ * detached (docs/design.md, platform facts, "Dynamic windows crash on free").
  *
  * Why only when every pair of one host is near: with osc ucx, created and dynamic
  * windows over memory MPI did not allocate returned wrong data whenever UCX served the
  * pair by its shared-memory transports (posix, sysv), and correct data over tcp and cma
- * (the same section). Pairs on one host must therefore never read through the window:
- * they copy directly, or the buffer is an allocated window (array.c). */
+ * (platform facts, "Windows over memory MPI did not allocate"). Pairs on one host must
+ * therefore never read through the window: they copy directly, or the buffer is an
+ * allocated window (array.c). */
 #define _GNU_SOURCE
 #include "core.h"
 #include "memory.h"
