@@ -3,7 +3,8 @@
 # warm benchmark at 256 MiB, one rank per host, once per setting, every method, the
 # settings rotated so that none always runs after the same one. Prints one line per
 # setting, pattern and method: the median time and the ratio to the best two-sided
-# method of the same setting. As root, on a quiet machine; makes and removes the hosts.
+# method of the same setting. As root, on a quiet machine; makes and removes the hosts;
+# a job still running after 300 s is ended (and reported as failed).
 # Usage: sh bench/link_settings.sh [BUILD_DIR] [PATTERN] [ROUNDS]
 # LINK_SETTINGS replaces the list: lines "name|VAR=value VAR=value".
 set -eu
@@ -26,16 +27,14 @@ seg256k-rndv-inf|UCX_TCP_TX_SEG_SIZE=256k UCX_TCP_RX_SEG_SIZE=256k UCX_RNDV_THRE
 seg256k-chunk4m|UCX_TCP_TX_SEG_SIZE=256k UCX_TCP_RX_SEG_SIZE=256k MAL_MAX_COUNT=4194304"}
 n=$(echo "$settings" | wc -l)
 for round in $(seq 1 "$rounds"); do
-    i=0
     echo "$settings" | awk -v r="$round" -v n="$n" '{ print (NR + r) % n, $0 }' | sort -n |
         cut -d' ' -f2- | while IFS='|' read -r name vars; do
         args=""
         for v in $vars; do args="$args -x ${v%%=*}"; done
         # shellcheck disable=SC2086
-        env $vars "$mh/mhrun" -n 2 $args "$build/bench/mal_bench_redist" --size 268435456 \
+        timeout 300 env $vars "$mh/mhrun" -n 2 $args "$build/bench/mal_bench_redist" --size 268435456 \
             --reps 5 --pattern "$pattern" >"$out/$name.$round" 2>&1 </dev/null ||
             echo "link_settings: $name round $round failed" >&2
-        i=$((i + 1))
     done
 done
 # Medians per setting, pattern and method; the ratio to the best two-sided median.

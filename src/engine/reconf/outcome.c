@@ -75,15 +75,16 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
                    const engine_moved_t *moved, const mal_decision_t *decision)
 {
     engine_moved_t executed = moved ? *moved : (engine_moved_t){.method = e->xfer.method};
-    PMPI_Allreduce(MPI_IN_PLACE, executed.by, 2, MPI_INT64_T, MPI_SUM, comm);
     double t[7] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
                    local->total_seconds, local->process_seconds, local->switch_seconds,
                    local->background_seconds};
-    int64_t bytes = local->bytes_moved;
     PMPI_Allreduce(MPI_IN_PLACE, t, 7, MPI_DOUBLE, MPI_MAX, comm);
-    PMPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_SUM, comm);
-    int64_t ahead = local->bytes_ahead;
-    PMPI_Allreduce(MPI_IN_PLACE, &ahead, 1, MPI_INT64_T, MPI_SUM, comm);
+    /* Bytes moved, of them copied ahead, and by each path: sums over the ranks. */
+    int64_t sums[4] = {local->bytes_moved, local->bytes_ahead, executed.by[0],
+                       executed.by[1]};
+    PMPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_INT64_T, MPI_SUM, comm);
+    executed.by[0] = sums[2];
+    executed.by[1] = sums[3];
     /* The processes that started the expansion know how (the joiners do not). */
     int how[3] = {local->pooled, local->spawned, local->async};
     PMPI_Allreduce(MPI_IN_PLACE, how, 3, MPI_INT, MPI_MAX, comm);
@@ -95,8 +96,8 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
     s.process_seconds = t[4];
     s.switch_seconds = t[5];
     s.background_seconds = t[6];
-    s.bytes_moved = bytes;
-    s.bytes_ahead = ahead;
+    s.bytes_moved = sums[0];
+    s.bytes_ahead = sums[1];
     s.pooled = how[0];
     s.spawned = how[1];
     s.async = how[2] != 0;

@@ -96,7 +96,6 @@ static mal_status_t buffer_alloc(const alloc_at_t *at, engine_buffer_t *buf, int
  * before, alike on every rank: alloc_over). */
 static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, engine_buffer_t *b)
 {
-    mal_status_t st = MAL_OK;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "same_disp_unit", "true");
@@ -105,7 +104,7 @@ static mal_status_t window_alloc(MPI_Comm comm, MPI_Aint bytes, engine_buffer_t 
      * displacements keep 64-bit offsets exact whatever the row size. */
     int rc = MPI_Win_allocate(bytes, 1, info, comm, &b->base, &b->win);
     MPI_Info_free(&info);
-    st = engine_mpi_check(rc, "MPI_Win_allocate");
+    mal_status_t st = engine_mpi_check(rc, "MPI_Win_allocate");
     if (!st)
         MPI_Win_set_errhandler(b->win, MPI_ERRORS_RETURN);
     return st;

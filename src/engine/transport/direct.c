@@ -185,7 +185,7 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
 {
     engine_peer_mem_t *peers = malloc((size_t)size * sizeof *peers);
     engine_peer_mem_t mine = {.pid = getpid(), .base = (uint64_t)(uintptr_t)base,
-                              .size = (uint64_t)bytes, .host = engine_host_id()};
+                              .size = (uint64_t)bytes};
     mal_status_t st = base == NULL || peers == NULL
                           ? engine_fail(MAL_ERR_NOMEM, "no memory for a buffer of %lld bytes",
                                         (long long)bytes)
@@ -299,9 +299,8 @@ typedef struct {
     engine_peer_mem_t mem;
 } near_identity_t;
 
-/* Every rank's address and host from `all`, with its process for the ranks of this
- * host that this rank reaches (pid 0 for the others). *missed: some rank of this host
- * is not reached. */
+/* The ranks of this host that this rank reaches, from `all` (every other entry zero:
+ * pid 0). *missed: some rank of this host is not reached. */
 static engine_peer_mem_t *near_of(const near_identity_t *all, int rank, int size,
                                   int *found, bool *missed)
 {
@@ -309,12 +308,10 @@ static engine_peer_mem_t *near_of(const near_identity_t *all, int rank, int size
     *found = 0;
     *missed = false;
     for (int r = 0; r < size && near != NULL; r++) {
-        near[r] = all[r].mem;
-        near[r].pid = 0;
         if (all[r].id.host != all[rank].id.host)
             continue;
         if (all[r].id.wants && all[rank].id.wants && (r == rank || reaches(&all[r].id))) {
-            near[r].pid = all[r].mem.pid;
+            near[r] = all[r].mem;
             *found += r != rank;
         } else
             *missed = true;
@@ -328,13 +325,11 @@ mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    MPI_Aint at = 0;
-    MPI_Get_address(b->base, &at);
     near_identity_t me = {
         .id = {.wants = allowed, .pid = getpid(), .host = engine_host_id(),
                .cookie = own_cookie(), .cookie_at = (uint64_t)(uintptr_t)&cookie},
-        .mem = {.pid = getpid(), .base = (uint64_t)at, .size = (uint64_t)bytes,
-                .host = engine_host_id()}};
+        .mem = {.pid = getpid(), .base = (uint64_t)(uintptr_t)b->base,
+                .size = (uint64_t)bytes}};
     near_identity_t *all = malloc((size_t)size * sizeof *all);
     mal_status_t st = all != NULL ? MAL_OK
                       : engine_fail(MAL_ERR_NOMEM, "no memory for %d peer addresses", size);
@@ -349,7 +344,7 @@ mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes
     *all_near = every == 1;
     if (!st && b->near == NULL)
         st = engine_fail(MAL_ERR_NOMEM, "no memory for %d peer addresses", size);
-    if (!st && found == 0 && !*all_near) { /* nobody to copy directly: no table */
+    if (!st && found == 0) { /* nobody to copy directly: no table */
         free(b->near);
         b->near = NULL;
     }

@@ -58,11 +58,11 @@ mal_status_t engine_direct_alloc(MPI_Comm comm, engine_buffer_t *b, int64_t byte
 mal_status_t engine_direct_regrow(MPI_Comm comm, engine_buffer_t *b, int64_t bytes);
 void engine_direct_free(engine_buffer_t *b);
 /* Collective over the communicator of window buffer `b` (this rank's `bytes` at
- * b->base): every rank's address, and the ranks of this host that this rank reaches by
- * cross-memory attach, in b->near (NULL when none is and not *all_near), when
- * `allowed` (the direct-memory setting); those pairs then move rows that way and the
- * others through the window (a job on several hosts). *all_near, the same on every
- * rank: every rank reaches every other rank of its host. Errors are agreed. */
+ * b->base): the ranks of this host that this rank reaches by cross-memory attach, with
+ * their addresses, in b->near (NULL when none is), when `allowed` (the direct-memory
+ * setting); those pairs then move rows that way and the others through the window (a
+ * job on several hosts). *all_near, the same on every rank: every rank reaches every
+ * other rank of its host. Errors are agreed. */
 mal_status_t engine_direct_near(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
                                 bool allowed, bool *all_near);
 /* Private memory for `bytes`, huge-page aligned and advised, populated: the memory of

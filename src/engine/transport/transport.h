@@ -20,7 +20,6 @@ typedef struct {
     int64_t pid;      /* 0: not reachable by cross-memory attach                  */
     uint64_t base;
     uint64_t size;
-    uint64_t host;    /* hash of its host name                                    */
 } engine_peer_mem_t;
 
 /* The two paths a row travels by: cross-memory attach between processes of one host,

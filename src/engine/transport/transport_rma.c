@@ -20,18 +20,19 @@ static mal_status_t rma_transfer(const engine_plan_t *plan, bool put, char *buf,
     int64_t chunk = engine_chunk_bytes(plan->count_limit);
     for (int64_t done = 0; done < bytes; done += chunk) {
         int n = (int)(bytes - done < chunk ? bytes - done : chunk);
-        MPI_Aint td = (MPI_Aint)(disp + done);
-        int rc = put ? MPI_Put(buf + done, n, MPI_BYTE, peer, td, n, MPI_BYTE, at->win)
-                     : MPI_Get(buf + done, n, MPI_BYTE, peer, td, n, MPI_BYTE, at->win);
+        int rc = put ? MPI_Put(buf + done, n, MPI_BYTE, peer, (MPI_Aint)(disp + done), n,
+                               MPI_BYTE, at->win)
+                     : MPI_Get(buf + done, n, MPI_BYTE, peer, (MPI_Aint)(disp + done), n,
+                               MPI_BYTE, at->win);
         if (rc != MPI_SUCCESS)
             return engine_mpi_check(rc, put ? "MPI_Put" : "MPI_Get");
     }
     return MAL_OK;
 }
 
-static const engine_remote_t *side_remote(const engine_plan_t *plan, engine_side_t side)
+static MPI_Win side_window(const engine_plan_t *plan, engine_side_t side)
 {
-    return side == ENGINE_SIDE_SRC ? &plan->src_at : &plan->dst_at;
+    return side == ENGINE_SIDE_SRC ? plan->src_at.win : plan->dst_at.win;
 }
 
 /* A passive-target epoch: lock_all NOCHECK (nobody takes exclusive locks on libmal's
@@ -40,11 +41,11 @@ static const engine_remote_t *side_remote(const engine_plan_t *plan, engine_side
  * move order it. */
 static mal_status_t rma_expose(engine_plan_t *plan, engine_side_t side)
 {
-    const engine_remote_t *at = side_remote(plan, side);
-    if (at->win == MPI_WIN_NULL)
+    MPI_Win win = side_window(plan, side);
+    if (win == MPI_WIN_NULL)
         return MAL_OK;
-    MPI_Win_lock_all(MPI_MODE_NOCHECK, at->win);
-    return engine_mpi_check(MPI_Win_sync(at->win), "MPI_Win_sync");
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    return engine_mpi_check(MPI_Win_sync(win), "MPI_Win_sync");
 }
 
 /* One-sided: every transfer of the plan is in flight; copy the rows that stay
@@ -61,13 +62,13 @@ static mal_status_t rma_pull(engine_plan_t *plan)
  * so remote puts are visible to local loads. */
 static mal_status_t rma_complete(engine_plan_t *plan, engine_side_t side, bool close)
 {
-    const engine_remote_t *at = side_remote(plan, side);
-    if (at->win == MPI_WIN_NULL)
+    MPI_Win win = side_window(plan, side);
+    if (win == MPI_WIN_NULL)
         return MAL_OK;
     if (!close)
-        return engine_mpi_check(MPI_Win_flush_all(at->win), "MPI_Win_flush_all");
-    MPI_Win_sync(at->win);
-    return engine_mpi_check(MPI_Win_unlock_all(at->win), "MPI_Win_unlock_all");
+        return engine_mpi_check(MPI_Win_flush_all(win), "MPI_Win_flush_all");
+    MPI_Win_sync(win);
+    return engine_mpi_check(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
 }
 
 const engine_transport_t engine_transport_rma = {

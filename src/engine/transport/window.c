@@ -57,6 +57,12 @@ mal_status_t engine_window_own(MPI_Comm comm, engine_buffer_t *b, int64_t bytes,
                                bool *used)
 {
     *used = false;
+    /* Nothing to map where some rank does not allow direct copies (MAL_MEMORY=window):
+     * the window would be allocated anyway. */
+    int mine = allowed, every = 0;
+    PMPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, comm);
+    if (!every)
+        return MAL_OK;
     b->base = engine_private_map_or_borrow((size_t)bytes, donor, lazy, &b->mapped,
                                            &b->borrowed);
     mal_status_t st = b->base != NULL ? MAL_OK
