@@ -146,6 +146,9 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
     mal_status_t st = engine_reconfig_prepare(&rc);
     /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
     st = engine_reconfig_move(&rc, st);
+    /* Until the newcomers arrive in the move's first collective, the parents wait on
+     * their start (a woken process reads its join message first): process time. */
+    spawn += rc.t_meet;
     mal_reconfig_stats_t s = {
         .action = MAL_ACTION_EXPAND, .spawn_mode = mode, .iteration = e->iteration,
         .procs_before = e->size, .procs_after = st ? e->size : n,
@@ -390,7 +393,7 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
     mal_reconfig_stats_t s = {
         .action = MAL_ACTION_SHRINK, .iteration = e->iteration, .procs_before = p,
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
-        .window_seconds = rc.t_windows, .redist_seconds = rc.t_redist,
+        .window_seconds = rc.t_meet + rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
     engine_report(e, e->comm, &s, &rc.moved,
                   e->pol.decision_fresh ? &e->pol.decision : NULL);

@@ -68,6 +68,8 @@ typedef struct {
     int windows_created;        /* rebalance: spare buffers (re)allocated           */
     int64_t bytes_ahead;        /* of bytes_in, copied ahead in the background      */
     bool changed;               /* some structure's layout changed                 */
+    double t_meet;              /* seconds in U's first agreement: an expansion's
+                                 * parents wait there for the newcomers to arrive   */
     double t_windows, t_redist; /* seconds                                         */
 } engine_reconfig_t;
 

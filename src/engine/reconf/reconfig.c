@@ -165,12 +165,14 @@ static void skip_prepulled(engine_reconfig_t *rc)
 mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
 {
     double t0 = MPI_Wtime();
-    engine_plan_method(rc);
+    engine_plan_method(rc); /* U's first collective */
+    double met = MPI_Wtime();
+    rc->t_meet = met - t0;
     mal_status_t st = plan_agreed(rc, local);
     bool agreed = !st;
     st = targets_agreed(rc, st);
     double t1 = MPI_Wtime();
-    rc->t_windows = t1 - t0;
+    rc->t_windows = t1 - met;
     /* Every rank takes the same branch: a rebalance's layouts agree once planned (a
      * failed spare still takes part in the last agreement), across communicators the
      * targets were agreed. */
@@ -249,9 +251,11 @@ static void adopt_layout(engine_move_t *m)
     a->current = 0;
 }
 
-/* Direct memory of the old buffer on a process that stays: kept (not a buffer any
- * more) for the structure's next allocation, with its capacity over the new
- * communicator for the model (every process of it that held the structure knows them). */
+/* libmal's memory under the old buffer (direct, or a window over it) on a process that
+ * stays or parks: kept (not a buffer any more) for the structure's next allocation, with
+ * its capacity over the new communicator for the model (every process of it that held
+ * the structure knows them). A parked process woken across hosts then receives its part
+ * in pages it populated before, not in fresh ones (README, "Several hosts"). */
 static engine_buffer_t keep_memory(engine_reconfig_t *rc, engine_buffer_t *b)
 {
     engine_buffer_t kept = {.win = MPI_WIN_NULL, .base = b->base, .mapped = b->mapped,
@@ -260,6 +264,10 @@ static engine_buffer_t keep_memory(engine_reconfig_t *rc, engine_buffer_t *b)
     for (int u = 0; kept.caps != NULL && u < rc->old_procs; u++)
         if (rc->n_of_u[u] >= 0)
             kept.caps[rc->n_of_u[u]] = b->caps[u];
+    if (b->own) { /* its window is freed with the others, in registry order */
+        b->lent = true;
+        return kept;
+    }
     free(b->peers);
     free(b->caps);
     *b = (engine_buffer_t){.win = MPI_WIN_NULL};
@@ -280,8 +288,9 @@ void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
         /* The target may have borrowed the spare's memory: it is the target's now. */
         engine_buffer_settle(&m->target, &a->buf[1 - a->current]);
         /* A leaver that parks in the pool keeps its memory for its next part. */
+        const engine_buffer_t *old = &a->buf[a->current];
         if (had_old && (rc->n != MPI_COMM_NULL || rc->park_leavers) &&
-            a->buf[a->current].peers != NULL)
+            (old->peers != NULL || old->own))
             kept = keep_memory(rc, &a->buf[a->current]);
         if (had_old) /* collective over the old communicator, in registry order */
             for (int b = 0; b < 2; b++)
