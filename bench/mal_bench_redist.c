@@ -65,8 +65,8 @@ static double symmetric_heap_bytes(void)
 }
 
 /* The all-to-one pattern gathers the dense data on one PE with its headroom, and a
- * move needs both buffers: about 2.25x --size per PE (README, "The OpenSHMEM
- * transport"). Plain mpiexec leaves the heap at 256 MiB, below the default 256 MiB
+ * move needs both buffers: about 2.25x --size per PE (docs/guide/library.md,
+ * "The OpenSHMEM transport"). Plain mpiexec leaves the heap at 256 MiB, below the default 256 MiB
  * run's need: the default table then leaves shmem out instead of aborting. Matrices
  * (--sparse) are sized only once read: they are assumed to fit. */
 static bool heap_holds(const options_t *o)

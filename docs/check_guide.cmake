@@ -1,7 +1,8 @@
 # The guide cannot drift from the code it describes (ctest docs.guide):
-# - links: every link of the guide's pages (and README's links into docs/) is relative,
-#   points to a file of the repository, and an #anchor into a markdown page names one of
-#   its headings (as GitHub makes anchors of them);
+# - links: every link of the guide's pages, the report's schema, the benchmarks' and the
+#   developers' pages and the README is relative, points to a file of the repository, and
+#   an #anchor into a markdown page names one of its headings (as GitHub makes anchors);
+# - the README: at most 250 lines, and its example is examples/minimal.c, whole;
 # - the Jacobi walk-through (docs/guide/malleable.md): every '+' line of its diffs is a
 #   line of examples/jacobi.c;
 # - troubleshooting (docs/guide/troubleshooting.md): every message quoted in a ```text
@@ -93,23 +94,33 @@ function(check_links page)
 endfunction()
 
 file(GLOB pages ${SOURCE}/docs/guide/*.md)
-list(APPEND pages ${SOURCE}/docs/report.md)
+list(APPEND pages ${SOURCE}/docs/report.md ${SOURCE}/docs/benchmarks.md
+  ${SOURCE}/docs/development.md ${SOURCE}/README.md)
 foreach(page IN LISTS pages)
   check_links(${page})
 endforeach()
-# README's links into docs/ (its other links are its own business).
+# The README is read in five minutes: at most 250 lines, it links the guide, and its
+# example is examples/minimal.c from the first #include to the end, which ctest runs
+# (mpi.minimal.n2).
+file(STRINGS ${SOURCE}/README.md readme_lines)
+list(LENGTH readme_lines readme_count)
+if(readme_count GREATER 250)
+  list(APPEND problems "README.md: ${readme_count} lines, more than 250: move the detail to docs/")
+endif()
 file(READ ${SOURCE}/README.md readme)
 string(REPLACE ";" "<semicolon>" readme "${readme}")
 string(REPLACE "](" "<link>" readme "${readme}")
-string(REGEX MATCHALL "<link>docs/[^)]*\\)" links "${readme}")
-foreach(link IN LISTS links)
-  string(REGEX REPLACE "^<link>(docs/[^)#]*).*$" "\\1" path "${link}")
-  if(NOT EXISTS ${SOURCE}/${path})
-    list(APPEND problems "README.md: ${path}: no such file")
-  endif()
-endforeach()
 if(NOT readme MATCHES "<link>docs/guide/README.md\\)")
   list(APPEND problems "README.md does not link the guide (docs/guide/README.md)")
+endif()
+file(READ ${SOURCE}/examples/minimal.c example)
+string(FIND "${example}" "#include" at)
+string(SUBSTRING "${example}" ${at} -1 example)
+string(STRIP "${example}" example)
+string(REPLACE ";" "<semicolon>" example "${example}")
+string(FIND "${readme}" "```c\n${example}\n```" quoted)
+if(quoted LESS 0)
+  list(APPEND problems "README.md does not quote examples/minimal.c whole (from its first #include)")
 endif()
 
 # The Jacobi diff: '+' lines are jacobi.c's lines (leading and trailing blanks aside).

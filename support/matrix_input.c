@@ -450,7 +450,7 @@ done:
     return rc;
 }
 #else
-/* A build without CHOLMOD (MAL_WITH_CHOLMOD, see README "Install") reads no file. */
+/* A build without CHOLMOD (MAL_WITH_CHOLMOD, see docs/guide/install.md) reads no file. */
 static int read_with_cholmod(FILE *f, const char *name, bool pattern, mi_source_t *src,
                              char *err, size_t errlen)
 {

@@ -7,7 +7,7 @@
 # project's MPI settings (tools/mal-env.sh). Between the demos and the benchmark, Jacobi
 # expands 2 -> 4 once synchronously and once asynchronously (--async); the summary at the
 # end gives the stall of each, the time the application could not iterate. MAL_COLD_REPS sets the fresh runs per cell
-# of the cold table (default 1; the README's figures use 3). Extra arguments go to the bandwidth benchmark,
+# of the cold table (default 1; docs/benchmarks.md's figures use 3). Extra arguments go to the bandwidth benchmark,
 # e.g. tools/main.sh --size 1073741824 --csv redist.csv, or --sparse poisson:1000 for a
 # CSR matrix; MAL_PLAN overrides the plan of both demos. With OpenSHMEM built
 # (MAL_WITH_SHMEM), Jacobi also rebalances on the SHMEM transport, and the benchmark runs

@@ -1,5 +1,5 @@
 # The project's MPI run settings, in one place: sourced by tools/malrun, which ctest,
-# the benchmarks and the README use. Every value is a default: set the variable in your
+# the benchmarks and docs/benchmarks.md use. Every value is a default: set the variable in your
 # environment to override it.
 #
 # Why each one (see docs/design.md, platform facts):
@@ -18,7 +18,7 @@
 #   under osc rdma until libmal pinned the UCX library of its hook (src/engine/transport/shmem.c);
 #   osc ucx above avoids it anyway. The symmetric heap is 256 MiB
 #   unless SMA_SYMMETRIC_SIZE says otherwise: too small for the benchmark, whose all-to-one
-#   pattern needs about 2.25x its --size per PE at 2 PEs (see README). 8G covers
+#   pattern needs about 2.25x its --size per PE at 2 PEs (docs/guide/library.md). 8G covers
 #   --size 1073741824 and more. It is reserved, not touched: only the pages libmal uses
 #   become resident.
 # - Symbols bound at load time (LD_BIND_NOW): once, in CI, an OpenSHMEM finalize crashed
@@ -27,8 +27,8 @@
 #   leaves that thread no lookup to do; it costs ~20 ms per launch.
 # - UCX's tcp transport in 256 KiB segments (its default is 8 KiB): across the two
 #   emulated hosts MPI_Get/MPI_Put of 77 MiB took 57-80 ms with the default and 12-15 ms
-#   with it (rma; alltoallv and p2p unchanged at 37 ms; bench/link_settings.sh, README
-#   "Several hosts"). Only the tcp transport reads them; malrun forwards them to other
+#   with it (rma; alltoallv and p2p unchanged at 37 ms; bench/link_settings.sh,
+#   docs/benchmarks.md, "Several hosts: figures"). Only the tcp transport reads them; malrun forwards them to other
 #   hosts (mpiexec passes UCX_* variables on only with -x).
 : "${LD_BIND_NOW:=1}"
 : "${OMPI_ALLOW_RUN_AS_ROOT:=1}"

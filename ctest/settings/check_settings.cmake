@@ -1,7 +1,7 @@
 # The settings reference cannot drift from the code (run by the test settings.reference):
-# - README.md's section between <!-- settings:begin --> and <!-- settings:end --> is what
+# - docs/guide/library.md's section between <!-- settings:begin --> and <!-- settings:end --> is what
 #   settings_table --markdown prints (with -DWRITE=ON this script rewrites it instead:
-#   cmake --build build --target readme-settings);
+#   cmake --build build --target settings-reference);
 # - every member of mal_config_t in include/mal.h is a row of the table;
 # - every getenv("MAL_...") in src/ names a variable of the table.
 # Arguments: -DTABLE=<settings_table> -DSOURCE=<project source dir> [-DWRITE=ON]
@@ -13,11 +13,12 @@ execute_process(COMMAND ${TABLE} --markdown OUTPUT_VARIABLE markdown RESULT_VARI
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "settings_table --markdown failed (${rc})")
 endif()
-file(READ ${SOURCE}/README.md readme)
+set(page docs/guide/library.md)
+file(READ ${SOURCE}/${page} readme)
 string(FIND "${readme}" "${begin_mark}" begin)
 string(FIND "${readme}" "${end_mark}" end)
 if(begin LESS 0 OR end LESS begin)
-  message(FATAL_ERROR "README.md has no ${begin_mark} ... ${end_mark} section")
+  message(FATAL_ERROR "${page} has no ${begin_mark} ... ${end_mark} section")
 endif()
 string(LENGTH "${begin_mark}" mark_len)
 math(EXPR body_start "${begin} + ${mark_len}")
@@ -27,13 +28,13 @@ if(NOT documented STREQUAL markdown)
   if(WRITE)
     string(SUBSTRING "${readme}" 0 ${body_start} head)
     string(SUBSTRING "${readme}" ${end} -1 tail)
-    file(WRITE ${SOURCE}/README.md "${head}${markdown}${tail}")
-    message(STATUS "README.md: settings reference rewritten from the table")
+    file(WRITE ${SOURCE}/${page} "${head}${markdown}${tail}")
+    message(STATUS "${page}: settings reference rewritten from the table")
   else()
     file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/settings_reference.md "${markdown}")
-    message(FATAL_ERROR "README.md's settings reference differs from the table in "
+    message(FATAL_ERROR "${page}'s settings reference differs from the table in "
       "src/engine/core/settings.c; the table prints:\n${markdown}\n"
-      "Update it with: cmake --build <build> --target readme-settings")
+      "Update it with: cmake --build <build> --target settings-reference")
   endif()
 endif()
 
@@ -84,5 +85,5 @@ endforeach()
 if(unknown)
   message(FATAL_ERROR "environment variables read but not in the settings table: ${unknown}")
 endif()
-message(STATUS "settings: README matches the table; ${nmembers} mal_config_t fields and every "
+message(STATUS "settings: ${page} matches the table; ${nmembers} mal_config_t fields and every "
   "MAL_* variable of src/ are in it")

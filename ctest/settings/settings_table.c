@@ -1,6 +1,6 @@
-/* Prints libmal's settings table (src/engine/core/settings.c): --markdown the README's
+/* Prints libmal's settings table (src/engine/core/settings.c): --markdown the settings
  * reference, --fields the mal_config_t members it covers, --env the environment variables
- * it reads. check_settings.cmake compares them with README.md, include/mal.h and the
+ * it reads. check_settings.cmake compares them with docs/guide/library.md, include/mal.h and the
  * getenv calls of src/. */
 #include "settings.h"
 

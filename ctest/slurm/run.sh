@@ -1,5 +1,6 @@
 #!/bin/sh
-# The Jacobi example grows to what it was given and is refused beyond it (README, "Slurm").
+# The Jacobi example grows to what it was given and is refused beyond it (docs/guide/running.md,
+# "Slurm").
 #
 #   run.sh salloc|sbatch MALRUN JACOBI    a one-node Slurm of its own (munge, slurmctld,
 #                                         slurmd from Debian's packages, as root), then

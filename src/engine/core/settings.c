@@ -50,11 +50,11 @@ static const setting_t table[SETTING_COUNT_] = {
         .values = "a file (`host slots=N` lines)",
         .fallback_doc = "the Slurm allocation, else `MPI_UNIVERSE_SIZE`",
         .effect = "hosts and slots the job may grow into: new processes fill them host by "
-                  "host, an expansion beyond them is refused (see \"Slurm\")"},
+                  "host, an expansion beyond them is refused (see [Slurm](running.md#slurm))"},
     [SETTING_ALLOCATION] = {.env = "MAL_ALLOCATION", .type = SETTING_FLAG,
         .values = "`auto\\|off`", .fallback_doc = "`auto`",
         .effect = "`off`: no limit and no placement from the allocation, hostfile or "
-                  "`MPI_UNIVERSE_SIZE` (see \"Slurm\")"},
+                  "`MPI_UNIVERSE_SIZE` (see [Slurm](running.md#slurm))"},
     [SETTING_SPAWN_PROGRAM] = {FIELD(spawn_program), .type = SETTING_TEXT,
         .values = "a path", .fallback_doc = "this program (`/proc/self/exe`)",
         .effect = "program an expansion spawns"},
@@ -321,7 +321,7 @@ mal_status_t settings_check(const mal_config_t *cfg)
     return st;
 }
 
-/* ---- the README's reference ------------------------------------------------------------- */
+/* ---- the settings reference (docs/guide/library.md) ------------------------------------- */
 
 static void values_cell(FILE *out, const setting_t *s)
 {

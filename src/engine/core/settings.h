@@ -1,8 +1,9 @@
 /* The settings of libmal, in one table: every field of mal_config_t and every environment
  * variable libmal reads, with its default, its parser and its check. mal_init resolves
  * the configuration through it (a field set in the configuration wins, else the
- * environment, else the default), and the README's settings reference is printed from it
- * (ctest/settings/settings_table.c; the test settings.readme compares the two). */
+ * environment, else the default), and the settings reference of docs/guide/library.md is
+ * printed from it (ctest/settings/settings_table.c; the test settings.reference compares
+ * the two). */
 #ifndef MAL_SETTINGS_H
 #define MAL_SETTINGS_H
 
@@ -28,7 +29,7 @@ typedef enum {
     SETTING_FLAG    /* environment only: on when set                                   */
 } setting_type_t;
 
-/* One row of the table; the order of the README's reference. */
+/* One row of the table; the order of the settings reference. */
 typedef enum {
     SETTING_REDIST,
     SETTING_MEMORY,
@@ -73,9 +74,9 @@ typedef struct {
     int64_t fallback;         /* numbers and choices: the value when nothing is set   */
     double initial;           /* numbers, choices, switches: mal_config_init's value  */
     const char *unit;         /* what a number is, in messages ("an integer")        */
-    const char *values;       /* the README's accepted values                        */
-    const char *fallback_doc; /* the README's default                                */
-    const char *effect;       /* the README's meaning                                */
+    const char *values;       /* the reference's accepted values                     */
+    const char *fallback_doc; /* the reference's default                             */
+    const char *effect;       /* the reference's meaning                             */
     bool test_knob;           /* for the tests, not for users                         */
 } setting_t;
 
@@ -121,7 +122,7 @@ mal_status_t settings_check(const mal_config_t *cfg);
 /* mal_config_init: every field at its initial value (NULL for strings). */
 void settings_defaults(mal_config_t *cfg);
 
-/* The README's reference: a Markdown table of every row. */
+/* The settings reference (docs/guide/library.md): a Markdown table of every row. */
 void settings_markdown(FILE *out);
 
 #endif

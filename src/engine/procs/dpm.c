@@ -1,7 +1,7 @@
 /* Dynamic process management: what to spawn, spawning, joining, and leaving MPI.
  *
  * How processes come and go here follows what was measured on Open MPI 4.1 (docs/design.md,
- * platform facts, and the experiments noted in the README):
+ * platform facts, and the experiments noted in docs/guide/library.md):
  * - MPI_Comm_spawn is called by rank 0 over MPI_COMM_SELF, never over the whole
  *   communicator: when a spawn fails (no free slot, unknown host) Open MPI returns the
  *   error on the root only and leaves the other ranks inside the call for ever. Rank 0

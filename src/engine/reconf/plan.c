@@ -211,8 +211,8 @@ static bool spare_fits(const mal_array_t *a, int spare, const int64_t *new_bound
  * whoever writes them, and a pull leaves every one to the growing rank while a split
  * shares them with the ranks that push (measured, 2 ranks, 256 MiB, one host, cold,
  * medians of 5: all-to-one 27.9 ms split against 53.6 ms pulled; where no part outgrows
- * its memory, pulling was as fast or faster: one-to-all 13.4 against 14.3 ms; README,
- * "Cold"). The same on every rank: layouts and capacities agree. */
+ * its memory, pulling was as fast or faster: one-to-all 13.4 against 14.3 ms;
+ * docs/benchmarks.md, "Cold"). The same on every rank: layouts and capacities agree. */
 static void split_growth(engine_reconfig_t *rc, const engine_move_t *m)
 {
     if (!rc->moved.automatic || rc->moved.method != MAL_REDIST_RMA_GET || !rebalancing(rc) ||

@@ -255,7 +255,8 @@ static void adopt_layout(engine_move_t *m)
  * stays or parks: kept (not a buffer any more) for the structure's next allocation, with
  * its capacity over the new communicator for the model (every process of it that held
  * the structure knows them). A parked process woken across hosts then receives its part
- * in pages it populated before, not in fresh ones (README, "Several hosts"). */
+ * in pages it populated before, not in fresh ones (docs/benchmarks.md,
+ * "Several hosts: figures"). */
 static engine_buffer_t keep_memory(engine_reconfig_t *rc, engine_buffer_t *b)
 {
     engine_buffer_t kept = {.win = MPI_WIN_NULL, .base = b->base, .mapped = b->mapped,
