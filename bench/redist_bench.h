@@ -1,5 +1,6 @@
 /* What mal_bench_redist's warm table (mal_bench_redist.c) and its cold mode
- * (redist_cold.c) share: options, patterns, the closed-form data and its checks. */
+ * (redist_cold.c) share: options, patterns, the closed-form data and its checks
+ * (redist_common.c), and the cold mode's entry points. */
 #ifndef REDIST_BENCH_H
 #define REDIST_BENCH_H
 
@@ -37,6 +38,7 @@ typedef struct {
     const char *cold_run;   /* --cold-run FILE: one cold measurement (internal)   */
     int memory_states;      /* --memory-state: MEMORY_FRESH and/or _FRAGMENTED    */
     long long fragment_keep_mib; /* --fragment-keep: free memory left whole       */
+    const cli_t *cli;       /* the program's name, version and usage (support/cli) */
 } options_t;
 
 /* The memory conditions of the cold table (bits of options_t.memory_states). */
@@ -74,12 +76,8 @@ typedef struct {
     int n;
 } bound_t;
 
-extern int rank, nranks;
-
-/* The program's name, version and usage, for support/cli. */
-extern const cli_t redist_cli;
-
-void weights_of(shape_t s, double *w);
+/* The weights of shape s over n ranks. */
+void weights_of(shape_t s, double *w, int n);
 double median(double *v, int n);
 double value(long long g, long long c, int rep);
 double sparse_value(long long g, long long k, int rep);
@@ -90,9 +88,6 @@ long long count_bad_sparse(const data_t *d, int rep);
 double max_over_ranks(double t);
 int check(mal_status_t st, const char *what);
 void sample_memcpy(bound_t *b, long long moved);
-/* Opens the matrix into d->src, allocates it in libmal and gives each rank its even
- * block of rows. */
-void setup_sparse(data_t *d, const char *spec);
 
 /* Cold mode (redist_cold.c). */
 int cold_driver(const options_t *o);

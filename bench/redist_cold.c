@@ -19,6 +19,8 @@
 #include "plain_redist.h"
 #include "redist_bench.h"
 
+static int rank, nranks; /* world rank and mal_comm() size, set by cold_run */
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +392,7 @@ static void baseline(const options_t *o, const double *from, const double *to,
 
 int cold_run(const options_t *o)
 {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     mal_config_t cfg;
     mal_config_init(&cfg);
     if (o->headroom >= 0)
@@ -401,8 +404,8 @@ int cold_run(const options_t *o)
     MPI_Comm_size(mal_comm(), &nranks);
     const pattern_t *p = &patterns[o->pattern];
     double *from = malloc(2 * (size_t)nranks * sizeof *from), *to = from + nranks;
-    weights_of(p->from, from);
-    weights_of(p->to, to);
+    weights_of(p->from, from, nranks);
+    weights_of(p->to, to, nranks);
     bound_t bound = {.samples = malloc((size_t)o->reps * sizeof *bound.samples)};
     cold_result_t res = {0};
     if (o->method == COLD_BASELINE)
@@ -688,7 +691,7 @@ int cold_driver(const options_t *o)
         return CLI_EXIT_USAGE;
     }
     /* Opened first: a file that cannot be written fails the run before it measures. */
-    FILE *csv = o->csv ? cli_open_output(&redist_cli, o->csv, "w", o->csv_out) : NULL;
+    FILE *csv = o->csv ? cli_open_output(o->cli, o->csv, "w", o->csv_out) : NULL;
     if (o->csv && csv == NULL)
         return CLI_EXIT_FAILURE;
     char file[] = "/tmp/mal_bench_cold.XXXXXX";
@@ -725,7 +728,7 @@ int cold_driver(const options_t *o)
     }
     if (bad)
         printf("VERIFICATION FAILED: %lld elements wrong\n", bad);
-    if (csv && cli_close_output(&redist_cli, o->csv, csv) != 0)
+    if (csv && cli_close_output(o->cli, o->csv, csv) != 0)
         failed = 1;
     for (int i = 0; i < 2 * NPATTERNS * NCOLD; i++)
         free(cells[i].alloc);
