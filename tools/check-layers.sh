@@ -1,70 +1,107 @@
 #!/bin/sh
-# Checks that the files of src/ form no cycle, by calls or by includes.
+# Checks that the files of src/ form no cycle, by calls or by includes, and that the
+# engine's layers call and include only downward. Every file is known by its path under
+# src/ (engine/api/reconf.c and engine/reconf/reconf.h are different files).
 #
-#   sh tools/check-layers.sh LIBMAL_STATIC_ARCHIVE [SRC_DIR]
+#   sh tools/check-layers.sh OBJECT_ROOT [SRC_DIR]
 #
-# Calls: every object of the archive is a node; an edge A -> B means A.o uses a symbol
-# B.o defines (nm). Includes: every header and source under SRC_DIR is a node; an edge
-# A -> B means A includes "B". coreutils' tsort finds the cycles of each graph. With
-# MAL_LAYERS_VERBOSE=1 the call graph is printed as "user -> provider: symbols".
+# OBJECT_ROOT is the build's src/CMakeFiles: the objects of the static library
+# (mal_static.dir) and of the pure modules (mal_partition, mal_predict, mal_policy), each
+# at its source's path (engine/core/agree.c.o).
+# Calls: every object is a node; an edge A -> B means A uses a symbol B defines (nm).
+# Includes: every header and source under SRC_DIR is a node; an edge A -> B means A
+# includes "B", found as the compiler finds it: beside A, else the one file of that name
+# under SRC_DIR (a name found twice elsewhere is reported as ambiguous). coreutils' tsort
+# finds the cycles of each graph. With MAL_LAYERS_VERBOSE=1 the call graph is printed as
+# "user -> provider: symbols".
 # Layers: a file of src/engine/<layer>/ may call only files of layers before its own in
 # MAL_LAYERS below (and the pure modules, src/partition, src/predict, src/policy, which
 # come first); a call the other way is reported as upward even where it closes no cycle.
 # Includes follow the same order: a file (source or header) of one layer may include only
 # headers of its own layer or of layers before it, a header's layer being its folder; an
 # include of a later layer's header is reported as upward.
-# Exit status: 0 without a cycle, an upward call or an upward include, 1 otherwise (the
-# files are printed), 2 on bad usage.
+# Exit status: 0 without a cycle, an upward call or include and an ambiguous include, 1
+# otherwise (the files are printed), 2 on bad usage.
 set -eu
 
-if [ $# -lt 1 ] || [ ! -f "$1" ]; then
-    echo "usage: check-layers.sh LIBMAL_STATIC_ARCHIVE [SRC_DIR]" >&2
+if [ $# -lt 1 ] || [ ! -d "$1/mal_static.dir" ]; then
+    echo "usage: check-layers.sh OBJECT_ROOT [SRC_DIR] (OBJECT_ROOT: build/src/CMakeFiles)" >&2
     exit 2
 fi
-archive=$1
-src=${2:-$(dirname "$0")/../src}
+objects=$1
+src=$(cd "${2:-$(dirname "$0")/../src}" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# "symbol file" for every symbol an object defines, and for every one it uses.
-nm -A --defined-only -g "$archive" 2>/dev/null |
-    awk '$(NF-1) ~ /^[TDBRCV]$/ { split($1, p, ":"); f = p[2]; sub(/\.c\.o$/, "", f);
-                                  print $NF, f }' | sort -u >"$work/defs"
-nm -A -u "$archive" 2>/dev/null |
-    awk '{ split($1, p, ":"); f = p[2]; sub(/\.c\.o$/, "", f); print $NF, f }' |
-    sort -u >"$work/uses"
+# "symbol file" for every symbol an object defines, and for every one it uses; a file is
+# its object's path under its target's folder, without .c.o.
+symbols() { # NM_OPTIONS
+    for dir in mal_static mal_partition mal_predict mal_policy; do
+        [ -d "$objects/$dir.dir" ] || continue
+        (cd "$objects/$dir.dir" && find . -name '*.c.o' | sed 's|^\./||' | sort |
+            while read -r obj; do
+                nm "$@" "$obj" 2>/dev/null | awk -v f="${obj%.c.o}" '{ print $NF, f }'
+            done)
+    done
+}
+# Only the symbols of code and data (not the local and debugging ones nm -g still lists).
+for dir in mal_static mal_partition mal_predict mal_policy; do
+    [ -d "$objects/$dir.dir" ] || continue
+    (cd "$objects/$dir.dir" && find . -name '*.c.o' | sed 's|^\./||' |
+        while read -r obj; do
+            nm --defined-only -g "$obj" 2>/dev/null |
+                awk -v f="${obj%.c.o}" '$(NF-1) ~ /^[TDBRCV]$/ { print $NF, f }'
+        done)
+done | sort -u >"$work/defs"
+symbols -u | sort -u >"$work/uses"
 join "$work/uses" "$work/defs" | awk '$2 != $3 { print $2, $3, $1 }' | sort >"$work/calls"
 awk '{ print $1, $2 }' "$work/calls" | sort -u >"$work/call_edges"
 
-# "includer included" for every quoted include between files under src/.
-find "$src" -name '*.[ch]' | while read -r file; do
-    base=$(basename "$file")
-    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file" |
+# "includer included" for every quoted include between files under src/, by path.
+(cd "$src" && find . -name '*.[ch]' | sed 's|^\./||' | sort) >"$work/files"
+while read -r file; do
+    dir=$(dirname "$file")
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$src/$file" |
         while read -r inc; do
-            inc=$(basename "$inc")
-            if [ -n "$(find "$src" -name "$inc" | head -n 1)" ] && [ "$inc" != "$base" ]; then
-                echo "$base $inc"
+            if [ -f "$src/$dir/$inc" ]; then
+                echo "$file $(cd "$src/$dir" && realpath --relative-to="$src" "$inc")"
+                continue
             fi
+            found=$(grep -E "(^|/)$(basename "$inc")\$" "$work/files" || true)
+            case $(echo "$found" | grep -c .) in
+            0) ;; # a header outside src/ (include/, MPI's)
+            1) echo "$file $found" ;;
+            *) echo "$file $inc AMBIGUOUS" ;;
+            esac
         done
-done | sort -u >"$work/include_edges"
+done <"$work/files" | sort -u >"$work/include_lines"
+grep -v ' AMBIGUOUS$' "$work/include_lines" | awk '$1 != $2' >"$work/include_edges" || true
+status=0
+if grep -q ' AMBIGUOUS$' "$work/include_lines"; then
+    echo "layers: AMBIGUOUS includes (a name found in several folders, none beside the includer):"
+    grep ' AMBIGUOUS$' "$work/include_lines" | sed 's/ AMBIGUOUS$//; s/^/  /; s/ / includes /'
+    status=1
+fi
 
 if [ "${MAL_LAYERS_VERBOSE:-0}" = 1 ]; then
     awk '{ k = $1 " -> " $2; s[k] = s[k] " " $3 } END { for (k in s) print k ":" s[k] }' \
         "$work/calls" | sort
 fi
 
-# The layer of every source and header: its folder's position in the order (pure modules
-# and other folders 0). Includes name a file by its base name, nm by its stem (array.c.o).
+# The layer of every source and header: its folder's position in the order when it is
+# src/engine/<layer>/, else 0 (the pure modules, pmpi).
 layers=${MAL_LAYERS:-"core transport registry monitor reconf procs decide api"}
-find "$src" -name '*.[ch]' | while read -r file; do
-    dir=$(basename "$(dirname "$file")")
-    rank=0 i=1
+while read -r file; do
+    rank=0 i=1 dir=none
+    case $file in
+    engine/*/*) dir=$(echo "$file" | cut -d/ -f2) ;;
+    esac
     for l in $layers; do
         [ "$l" = "$dir" ] && rank=$i
         i=$((i + 1))
     done
-    echo "$(basename "$file") $rank $dir"
-done | sort >"$work/layer_of_file"
+    echo "$file $rank $dir"
+done <"$work/files" | sort >"$work/layer_of_file"
 awk '$1 ~ /\.c$/ { sub(/\.c$/, "", $1); print }' "$work/layer_of_file" | sort >"$work/layer_of"
 
 # Edges ("from to") whose source's layer comes before the target's, as "from (layer)
@@ -81,7 +118,6 @@ upward() { # EDGES LAYERS VERB WHAT OUT
     echo "layers: every $4 goes down the order ($(wc -l <"$1") checked): $layers"
 }
 
-status=0
 upward "$work/call_edges" "$work/layer_of" "->" call "$work/upward" || status=1
 upward "$work/include_edges" "$work/layer_of_file" includes include \
     "$work/upward_includes" || status=1

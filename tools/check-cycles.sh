@@ -1,0 +1,81 @@
+#!/bin/sh
+# Checks that no files of the tree call or include each other in a cycle: the library
+# (tools/check-layers.sh checks its layers too), the examples, the tools, the benchmarks,
+# support/ and the tests.
+#
+#   sh tools/check-cycles.sh BUILD_DIR [SOURCE_DIR]
+#
+# Calls: within each target of the build (each CMakeFiles/<target>.dir), an edge A -> B
+# means A's object uses a symbol B's object defines (nm). Includes: between the sources
+# and headers of src/, bench/, apps/, examples/, support/ and ctest/, an edge A -> B
+# means A includes "B", found beside A, else as the one file of that name in those
+# folders. coreutils' tsort finds the cycles. Exit status 0 without a cycle, 1 with one
+# (its files are printed), 2 on bad usage.
+set -eu
+
+if [ $# -lt 1 ] || [ ! -d "$1/CMakeFiles" ]; then
+    echo "usage: check-cycles.sh BUILD_DIR [SOURCE_DIR]" >&2
+    exit 2
+fi
+build=$(cd "$1" && pwd)
+top=$(cd "${2:-$(dirname "$0")/..}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+
+# A graph's verdict: "WHAT: N edges between M files, no cycle", or the cycle's files.
+verdict() { # EDGES WHAT
+    nodes=$(awk '{ print $1; print $2 }' "$1" | sort -u | wc -l)
+    if tsort "$1" >/dev/null 2>"$work/loops"; then
+        echo "$2: $(wc -l <"$1") edges between $nodes files, no cycle"
+        return 0
+    fi
+    files=$(grep -v 'input contains a loop' "$work/loops" | sed 's/^tsort: //' |
+        sort -u | tr '\n' ' ')
+    echo "$2: CYCLE through $(echo $files | wc -w) files: $files"
+    return 1
+}
+
+# Calls, target by target.
+targets=0 edges=0
+find "$build" -type d -name '*.dir' -path '*/CMakeFiles/*' | sort >"$work/targets"
+while read -r dir; do
+    (cd "$dir" && find . -name '*.o' | sed 's|^\./||' | sort) >"$work/objects"
+    [ "$(wc -l <"$work/objects")" -gt 1 ] || continue
+    : >"$work/defs"
+    : >"$work/uses"
+    while read -r obj; do
+        nm --defined-only -g "$dir/$obj" 2>/dev/null |
+            awk -v f="$obj" '$(NF-1) ~ /^[TDBRCV]$/ { print $NF, f }' >>"$work/defs"
+        nm -u "$dir/$obj" 2>/dev/null | awk -v f="$obj" '{ print $NF, f }' >>"$work/uses"
+    done <"$work/objects"
+    sort -u -o "$work/defs" "$work/defs"
+    sort -u -o "$work/uses" "$work/uses"
+    join "$work/uses" "$work/defs" | awk '$2 != $3 { print $2, $3 }' | sort -u \
+        >"$work/call_edges"
+    targets=$((targets + 1))
+    edges=$((edges + $(wc -l <"$work/call_edges")))
+    name=${dir#"$build"/}
+    verdict "$work/call_edges" "calls in $name" >"$work/one" || { cat "$work/one"; status=1; }
+done <"$work/targets"
+echo "calls: $edges edges in $targets targets of several objects$([ $status = 0 ] && echo ", no cycle")"
+
+# Includes, across the folders of code.
+(cd "$top" && find src bench apps examples support ctest -name '*.[ch]' 2>/dev/null | sort) \
+    >"$work/files"
+while read -r file; do
+    dir=$(dirname "$file")
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$top/$file" |
+        while read -r inc; do
+            if [ -f "$top/$dir/$inc" ]; then
+                echo "$file $(cd "$top/$dir" && realpath --relative-to="$top" "$inc")"
+            else
+                found=$(grep -E "(^|/)$(basename "$inc")\$" "$work/files" || true)
+                if [ "$(echo "$found" | grep -c .)" = 1 ]; then
+                    echo "$file $found"
+                fi
+            fi
+        done
+done <"$work/files" | awk '$1 != $2' | sort -u >"$work/include_edges"
+verdict "$work/include_edges" "includes" || status=1
+exit $status
