@@ -312,8 +312,13 @@ MAL_API void mal_version_numbers(int *major, int *minor, int *patch);
 
 /** Run-time configuration. Fill it with mal_config_init() before changing fields.
  *  Strings are copied by mal_init(). A process spawned by libmal ignores the
- *  configuration it passes to mal_init() and inherits its parents' (except log_errors). */
+ *  configuration it passes to mal_init() and inherits its parents' (except log_errors).
+ *  Later versions of libmal only ever add fields at the end: a program built against an
+ *  older mal.h keeps working, the fields it does not know taking their defaults. */
 typedef struct {
+    /** The size of this structure as the program was compiled, which tells mal_init()
+     *  which fields the program knows. Set by mal_config_init(); never set it by hand. */
+    size_t size;
     /** Redistribution method; MAL_REDIST_DEFAULT lets the MAL_REDIST environment variable
      *  (rma|rma-get|alltoallv|p2p|shmem|auto) choose, falling back to MAL_REDIST_AUTO. Any other value wins
      *  over the environment. Default: MAL_REDIST_DEFAULT. */
@@ -434,9 +439,27 @@ typedef struct {
  * @brief Fill @p config with the defaults documented at ::mal_config_t.
  * @param[out] config The configuration to fill.
  * @return MAL_ERR_ARG if @p config is NULL, else MAL_OK.
- * @note Local; callable before mal_init().
+ * @note Local; callable before mal_init(). A macro over mal_config_init_size(), which
+ *       records the size of ::mal_config_t the program was compiled with;
+ *       `(mal_config_init)(config)` calls the function, which records this library's.
  */
 MAL_API mal_status_t mal_config_init(mal_config_t *config);
+
+/**
+ * @brief Fill the first @p size bytes of @p config with the defaults documented at
+ *        ::mal_config_t, and set config->size to @p size.
+ * @param[out] config The configuration to fill.
+ * @param size The size of ::mal_config_t the caller was compiled with.
+ * @return MAL_ERR_ARG if @p config is NULL, or if @p size is smaller than the first
+ *         version's structure or larger than this library's (a program built against a
+ *         newer mal.h), else MAL_OK.
+ * @note Local; callable before mal_init(). mal_config_init() calls it with
+ *       sizeof(mal_config_t).
+ */
+MAL_API mal_status_t mal_config_init_size(mal_config_t *config, size_t size);
+
+/** @brief mal_config_init() records the size the program was compiled with. */
+#define mal_config_init(config) mal_config_init_size((config), sizeof(mal_config_t))
 
 /**
  * @brief Initialise libmal over a duplicate of @p comm, or join a running application.

@@ -138,10 +138,39 @@ static void test_init_disagreement(mal_config_t cfg)
     CHECK(!mal_is_initialized() && mal_comm() == MPI_COMM_NULL, "failed init left state");
 }
 
+/* The configuration's size: recorded by mal_config_init as the program was compiled,
+ * checked by mal_init; a structure not filled by it, or from a newer mal.h, is refused;
+ * the fields past a smaller size take their defaults. */
+static void test_config_size(void)
+{
+    mal_config_t cfg;
+    CHECK(mal_config_init(&cfg) == MAL_OK && cfg.size == sizeof cfg, "size %zu recorded",
+          cfg.size);
+    CHECK((mal_config_init)(&cfg) == MAL_OK && cfg.size == sizeof cfg, "the function");
+    EXPECT(mal_config_init_size(&cfg, 4), MAL_ERR_ARG, "mal_config_init", "at least");
+    EXPECT(mal_config_init_size(&cfg, sizeof cfg + 8), MAL_ERR_ARG, "mal_config_init",
+           "newer mal.h");
+    mal_config_t zeroed = {0}; /* not filled by mal_config_init */
+    EXPECT(mal_init(MPI_COMM_WORLD, &zeroed), MAL_ERR_ARG, "mal_init", "mal_config_init");
+    zeroed.size = sizeof zeroed + 16;
+    EXPECT(mal_init(MPI_COMM_WORLD, &zeroed), MAL_ERR_ARG, "mal_init", "newer mal.h");
+    CHECK(!mal_is_initialized(), "a refused configuration initialised libmal");
+    /* The smallest structure this libmal reads: its last field's end. Bytes past it are
+     * not the caller's and must not be read: filled with garbage here. */
+    size_t first = offsetof(mal_config_t, async) + sizeof cfg.async;
+    memset(&cfg, 0x5a, sizeof cfg);
+    CHECK(mal_config_init_size(&cfg, first) == MAL_OK && cfg.size == first &&
+          cfg.async == -1, "a configuration of %zu bytes", first);
+    for (size_t b = first; b < sizeof cfg; b++)
+        CHECK(((unsigned char *)&cfg)[b] == 0x5a, "byte %zu past the caller's size written",
+              b);
+}
+
 static void test_bad_init(void)
 {
     mal_config_t cfg;
     EXPECT(mal_config_init(NULL), MAL_ERR_ARG, "mal_config_init", "config");
+    test_config_size();
     mal_config_init(&cfg);
     cfg.log_errors = false;
     cfg.summary = false;

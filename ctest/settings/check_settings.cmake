@@ -53,7 +53,7 @@ string(REGEX MATCHALL "[A-Za-z_][A-Za-z_0-9]*[ \t]*#" members "${body}")
 set(missing "")
 foreach(m IN LISTS members)
   string(REGEX REPLACE "[ \t]*#" "" m "${m}")
-  if(NOT m IN_LIST fields)
+  if(NOT m IN_LIST fields AND NOT m STREQUAL "size") # size: the structure's, not a setting
     list(APPEND missing ${m})
   endif()
 endforeach()

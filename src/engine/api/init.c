@@ -15,13 +15,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-mal_status_t mal_config_init(mal_config_t *config)
+/* The end of the structure of the first mal.h that had a size: every later one starts
+ * with those fields, so a configuration is at least that long. */
+#define CONFIG_FIRST_SIZE (offsetof(mal_config_t, async) + sizeof(int))
+
+/* Whether a structure of `size` bytes is one this library can read. */
+static mal_status_t config_size_check(size_t size, const char *call)
+{
+    if (size < CONFIG_FIRST_SIZE)
+        return engine_fail(MAL_ERR_ARG, "%s: a mal_config_t of %zu bytes: at least %zu "
+                           "expected (fill it with mal_config_init first)", call, size,
+                           (size_t)CONFIG_FIRST_SIZE);
+    if (size > sizeof(mal_config_t))
+        return engine_fail(MAL_ERR_ARG, "%s: a mal_config_t of %zu bytes, this libmal's "
+                           "has %zu: the program was built against a newer mal.h", call,
+                           size, sizeof(mal_config_t));
+    return MAL_OK;
+}
+
+mal_status_t mal_config_init_size(mal_config_t *config, size_t size)
 {
     engine_enter("mal_config_init");
     if (config == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_config_init: config is NULL");
-    settings_defaults(config);
+    mal_status_t st = config_size_check(size, "mal_config_init");
+    if (st)
+        return st;
+    mal_config_t defaults;
+    settings_defaults(&defaults);
+    defaults.size = size;
+    memcpy(config, &defaults, size); /* only the fields the caller knows */
     return MAL_OK;
+}
+
+mal_status_t (mal_config_init)(mal_config_t *config)
+{
+    return mal_config_init_size(config, sizeof(mal_config_t));
 }
 
 mal_status_t engine_resolve_method(mal_redist_t requested, mal_redist_t *method,
@@ -174,8 +203,12 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     engine_enter("mal_init"); /* after mal_config_init, which names itself */
     if (e->initialized)
         return engine_fail(MAL_ERR_ALREADY_INITIALIZED, "mal_init called twice");
+    /* The fields the program knows; the others keep their defaults. */
+    mal_status_t bad = config != NULL ? config_size_check(config->size, "mal_init") : MAL_OK;
+    if (bad)
+        return bad;
     if (config != NULL)
-        cfg = *config;
+        memcpy(&cfg, config, config->size);
     engine_set_logging(cfg.log_errors);
     /* A process libmal spawned has started: SIGTERM means what it always does again. */
     engine_spawn_guard_end();

@@ -371,7 +371,7 @@ void settings_markdown(FILE *out)
 
 void settings_defaults(mal_config_t *cfg)
 {
-    *cfg = (mal_config_t){0}; /* strings and argument vectors: NULL */
+    *cfg = (mal_config_t){.size = sizeof *cfg}; /* strings and argument vectors: NULL */
     for (int id = 0; id < SETTING_COUNT_; id++) {
         const setting_t *s = &table[id];
         void *p = (char *)cfg + s->offset;
