@@ -15,6 +15,7 @@
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
+#include "wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,101 +23,25 @@
 
 #define JOIN_MAGIC INT64_C(0x6d616c6a6f696e31) /* "maljoin1" */
 
-typedef struct {
-    unsigned char *data;
-    size_t len, cap;
-    bool failed;
-} pack_t;
-
-static void put(pack_t *p, const void *src, size_t n)
-{
-    if (p->failed)
-        return;
-    if (p->len + n > p->cap) {
-        size_t cap = 2 * (p->cap + n);
-        unsigned char *bigger = realloc(p->data, cap);
-        if (bigger == NULL) {
-            p->failed = true;
-            return;
-        }
-        p->data = bigger;
-        p->cap = cap;
-    }
-    memcpy(p->data + p->len, src, n);
-    p->len += n;
-}
-
-static void put_i64(pack_t *p, int64_t v)
-{
-    put(p, &v, sizeof v);
-}
-
-/* A string as its length and bytes; length -1 for NULL. */
-static void put_str(pack_t *p, const char *s)
-{
-    put_i64(p, s ? (int64_t)strlen(s) : -1);
-    if (s)
-        put(p, s, strlen(s));
-}
-
-typedef struct {
-    const unsigned char *data;
-    size_t len, pos;
-    bool failed;
-} unpack_t;
-
-static void get(unpack_t *u, void *dst, size_t n)
-{
-    if (u->failed || u->len - u->pos < n) {
-        u->failed = true;
-        memset(dst, 0, n);
-        return;
-    }
-    memcpy(dst, u->data + u->pos, n);
-    u->pos += n;
-}
-
-static int64_t get_i64(unpack_t *u)
-{
-    int64_t v;
-    get(u, &v, sizeof v);
-    return v;
-}
-
-static char *get_str(unpack_t *u)
-{
-    int64_t n = get_i64(u);
-    if (n < 0 || u->failed || (size_t)n > u->len - u->pos)
-        return NULL;
-    char *s = malloc((size_t)n + 1);
-    if (s == NULL) {
-        u->failed = true;
-        return NULL;
-    }
-    get(u, s, (size_t)n);
-    s[n] = '\0';
-    return s;
-}
-
 /* The allocation: rank 0's view, so that every process judges expansions alike. */
-static void pack_room(pack_t *p, const engine_settings_t *s)
+static void pack_room(engine_wire_t *p, const engine_settings_t *s)
 {
-    put_str(p, s->room_source);
-    put_i64(p, s->room.slots);
-    put_i64(p, s->room_unconfirmed);
-    put_i64(p, s->room.nhosts);
+    engine_wire_put_str(p, s->room_source);
+    engine_wire_put_i64(p, s->room.slots);
+    engine_wire_put_i64(p, s->room_unconfirmed);
+    engine_wire_put_i64(p, s->room.nhosts);
     for (int h = 0; h < s->room.nhosts; h++) {
-        put_str(p, s->room.hosts[h].name);
-        put_i64(p, s->room.hosts[h].slots);
+        engine_wire_put_str(p, s->room.hosts[h].name);
+        engine_wire_put_i64(p, s->room.hosts[h].slots);
     }
 }
 
-static void unpack_room(unpack_t *u, engine_settings_t *s)
+static void unpack_room(engine_wire_reader_t *u, engine_settings_t *s)
 {
-    s->room_source = get_str(u);
-    s->room.slots = get_i64(u);
-    s->room_unconfirmed = get_i64(u) != 0;
-    int64_t n = get_i64(u);
+    s->room_source = engine_wire_get_str(u);
+    s->room.slots = engine_wire_get_i64(u);
+    s->room_unconfirmed = engine_wire_get_i64(u) != 0;
+    int64_t n = engine_wire_get_i64(u);
     if (u->failed || n < 0 || n > ALLOC_MAX_HOSTS) {
         u->failed = true;
         return;
@@ -124,58 +49,58 @@ static void unpack_room(unpack_t *u, engine_settings_t *s)
     s->room.hosts = n > 0 ? calloc((size_t)n, sizeof *s->room.hosts) : NULL;
     u->failed |= n > 0 && s->room.hosts == NULL;
     for (int64_t h = 0; !u->failed && h < n; h++) {
-        char *name = get_str(u);
+        char *name = engine_wire_get_str(u);
         snprintf(s->room.hosts[h].name, sizeof s->room.hosts[h].name, "%s",
                  name != NULL ? name : "");
         free(name);
-        s->room.hosts[h].slots = (int)get_i64(u);
+        s->room.hosts[h].slots = (int)engine_wire_get_i64(u);
         s->room.nhosts = (int)h + 1;
     }
 }
 
-static void pack_settings(pack_t *p, const engine_state_t *e)
+static void pack_settings(engine_wire_t *p, const engine_state_t *e)
 {
     const engine_settings_t *s = &e->procs.settings;
-    put(p, &e->config.headroom, sizeof e->config.headroom);
-    put_i64(p, e->config.min_rows);
-    put_i64(p, e->xfer.method);
-    put_i64(p, e->xfer.count_limit);
-    put_i64(p, e->xfer.direct);
-    put_i64(p, s->spawn_mode);
-    put_i64(p, s->summary);
-    put_i64(p, s->sample_interval);
-    put_i64(p, s->grace);
-    put_i64(p, s->pool);
-    put_i64(p, s->prefetch);
-    put_i64(p, s->async);
-    put(p, &s->params, sizeof s->params);
-    put_str(p, s->calibration);
-    put_i64(p, s->policy_on);
-    put_str(p, s->plan);
-    put_str(p, s->report);
-    put_str(p, s->hosts);
+    engine_wire_put(p, &e->config.headroom, sizeof e->config.headroom);
+    engine_wire_put_i64(p, e->config.min_rows);
+    engine_wire_put_i64(p, e->xfer.method);
+    engine_wire_put_i64(p, e->xfer.count_limit);
+    engine_wire_put_i64(p, e->xfer.direct);
+    engine_wire_put_i64(p, s->spawn_mode);
+    engine_wire_put_i64(p, s->summary);
+    engine_wire_put_i64(p, s->sample_interval);
+    engine_wire_put_i64(p, s->grace);
+    engine_wire_put_i64(p, s->pool);
+    engine_wire_put_i64(p, s->prefetch);
+    engine_wire_put_i64(p, s->async);
+    engine_wire_put(p, &s->params, sizeof s->params);
+    engine_wire_put_str(p, s->calibration);
+    engine_wire_put_i64(p, s->policy_on);
+    engine_wire_put_str(p, s->plan);
+    engine_wire_put_str(p, s->report);
+    engine_wire_put_str(p, s->hosts);
     pack_room(p, s);
-    put_str(p, s->program);
+    engine_wire_put_str(p, s->program);
     int64_t argc = 0;
     while (s->argv[argc] != NULL)
         argc++;
-    put_i64(p, argc);
+    engine_wire_put_i64(p, argc);
     for (int64_t i = 0; i < argc; i++)
-        put_str(p, s->argv[i]);
+        engine_wire_put_str(p, s->argv[i]);
 }
 
 /* Matrices first: the structures name theirs by position in this list. */
-static void pack_matrices(pack_t *p, const engine_registry_t *reg)
+static void pack_matrices(engine_wire_t *p, const engine_registry_t *reg)
 {
     int64_t count = 0;
     for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next)
         count++;
-    put_i64(p, count);
+    engine_wire_put_i64(p, count);
     for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next) {
-        put_str(p, m->name);
-        put_i64(p, m->global_rows);
-        put_i64(p, m->global_cols);
-        put_i64(p, m->value_bytes);
+        engine_wire_put_str(p, m->name);
+        engine_wire_put_i64(p, m->global_rows);
+        engine_wire_put_i64(p, m->global_cols);
+        engine_wire_put_i64(p, m->value_bytes);
     }
 }
 
@@ -190,51 +115,51 @@ static int64_t matrix_index(const engine_registry_t *reg, const mal_csr_t *targe
 
 /* Where a read-mostly structure's rows are (offsets and direct memory of every owner),
  * so that a process spawned into the pool for an expansion copies its part ahead. */
-static void pack_sources(pack_t *p, const mal_array_t *a, int nprocs)
+static void pack_sources(engine_wire_t *p, const mal_array_t *a, int nprocs)
 {
     const engine_buffer_t *cur = &a->buf[a->current];
     bool direct = a->read_mostly && a->layout == ENGINE_LAYOUT_OWN && cur->peers != NULL &&
                   a->offsets != NULL;
-    put_i64(p, direct);
+    engine_wire_put_i64(p, direct);
     if (!direct)
         return;
-    put(p, a->offsets, (size_t)nprocs * sizeof *a->offsets);
-    put(p, cur->peers, (size_t)nprocs * sizeof *cur->peers);
+    engine_wire_put(p, a->offsets, (size_t)nprocs * sizeof *a->offsets);
+    engine_wire_put(p, cur->peers, (size_t)nprocs * sizeof *cur->peers);
 }
 
 /* `nprocs`: the current process count (every structure has nprocs + 1 bounds). */
-static void pack_arrays(pack_t *p, const engine_registry_t *reg, int nprocs)
+static void pack_arrays(engine_wire_t *p, const engine_registry_t *reg, int nprocs)
 {
     int64_t count = 0;
     for (mal_array_t *a = reg->arrays; a != NULL; a = a->next)
         count++;
-    put_i64(p, count);
+    engine_wire_put_i64(p, count);
     for (mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
-        put_str(p, a->name);
-        put_i64(p, a->distribution);
-        put_i64(p, a->global_rows);
-        put_i64(p, a->row_len);
-        put_i64(p, a->row_bytes);
-        put_i64(p, a->layout);
-        put_i64(p, a->part);
-        put_i64(p, a->read_mostly);
-        put_i64(p, matrix_index(reg, a->matrix));
-        put(p, a->bounds, ((size_t)nprocs + 1) * sizeof *a->bounds);
+        engine_wire_put_str(p, a->name);
+        engine_wire_put_i64(p, a->distribution);
+        engine_wire_put_i64(p, a->global_rows);
+        engine_wire_put_i64(p, a->row_len);
+        engine_wire_put_i64(p, a->row_bytes);
+        engine_wire_put_i64(p, a->layout);
+        engine_wire_put_i64(p, a->part);
+        engine_wire_put_i64(p, a->read_mostly);
+        engine_wire_put_i64(p, matrix_index(reg, a->matrix));
+        engine_wire_put(p, a->bounds, ((size_t)nprocs + 1) * sizeof *a->bounds);
         pack_sources(p, a, nprocs);
     }
 }
 
-static void pack_values(pack_t *p, const engine_registry_t *reg)
+static void pack_values(engine_wire_t *p, const engine_registry_t *reg)
 {
     int64_t count = 0;
     for (engine_value_t *v = reg->values; v != NULL; v = v->next)
         count += v->ptr != NULL;
-    put_i64(p, count);
+    engine_wire_put_i64(p, count);
     for (engine_value_t *v = reg->values; v != NULL; v = v->next)
         if (v->ptr != NULL) {
-            put_str(p, v->name);
-            put_i64(p, (int64_t)v->bytes);
-            put(p, v->ptr, v->bytes);
+            engine_wire_put_str(p, v->name);
+            engine_wire_put_i64(p, (int64_t)v->bytes);
+            engine_wire_put(p, v->ptr, v->bytes);
         }
 }
 
@@ -280,38 +205,38 @@ void engine_send_join_abort(MPI_Comm pair)
 
 /* The pool as the receivers will know it: the parked processes after the first `skip`
  * (the ones being woken), with the counters. */
-static void pack_pool(pack_t *p, const engine_procs_t *procs, int skip)
+static void pack_pool(engine_wire_t *p, const engine_procs_t *procs, int skip)
 {
-    put_i64(p, procs->nparked - skip);
+    engine_wire_put_i64(p, procs->nparked - skip);
     for (int i = skip; i < procs->nparked; i++) {
-        put_i64(p, procs->parked[i].holds);
-        put_i64(p, procs->parked[i].generation);
+        engine_wire_put_i64(p, procs->parked[i].holds);
+        engine_wire_put_i64(p, procs->parked[i].generation);
     }
-    put_i64(p, procs->reused + skip);
-    put_i64(p, procs->released);
+    engine_wire_put_i64(p, procs->reused + skip);
+    engine_wire_put_i64(p, procs->released);
 }
 
 mal_status_t engine_pack_join_info(const engine_state_t *e, const engine_join_msg_t *msg,
                                    engine_bytes_t *out)
 {
-    pack_t p = {0};
-    put_i64(&p, JOIN_MAGIC);
-    put_i64(&p, msg->park);
-    put_i64(&p, msg->remaining);
-    put_i64(&p, e->size);
-    put_i64(&p, msg->new_procs);
-    put_i64(&p, msg->park ? msg->first : -1);
-    put_i64(&p, e->iteration);
-    put_i64(&p, (int64_t)e->pol.next_action);
-    put_i64(&p, e->procs.spawned + msg->spawning);
+    engine_wire_t p = {0};
+    engine_wire_put_i64(&p, JOIN_MAGIC);
+    engine_wire_put_i64(&p, msg->park);
+    engine_wire_put_i64(&p, msg->remaining);
+    engine_wire_put_i64(&p, e->size);
+    engine_wire_put_i64(&p, msg->new_procs);
+    engine_wire_put_i64(&p, msg->park ? msg->first : -1);
+    engine_wire_put_i64(&p, e->iteration);
+    engine_wire_put_i64(&p, (int64_t)e->pol.next_action);
+    engine_wire_put_i64(&p, e->procs.spawned + msg->spawning);
     pack_settings(&p, e);
     pack_pool(&p, &e->procs, msg->woken);
     /* The registry's generation is a count each process keeps: a joiner adopts the
      * sender's, so that every active process judges the pool's staleness alike. */
-    put_i64(&p, e->reg.generation);
-    put_i64(&p, msg->weights != NULL);
+    engine_wire_put_i64(&p, e->reg.generation);
+    engine_wire_put_i64(&p, msg->weights != NULL);
     if (msg->weights != NULL)
-        put(&p, msg->weights, (size_t)msg->new_procs * sizeof *msg->weights);
+        engine_wire_put(&p, msg->weights, (size_t)msg->new_procs * sizeof *msg->weights);
     pack_matrices(&p, &e->reg);
     pack_arrays(&p, &e->reg, e->size);
     pack_values(&p, &e->reg);
@@ -350,45 +275,45 @@ mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
 /* ---- the joining process ---------------------------------------------------------- */
 
 
-static void unpack_settings(unpack_t *u, engine_state_t *e)
+static void unpack_settings(engine_wire_reader_t *u, engine_state_t *e)
 {
     engine_settings_t *s = &e->procs.settings;
-    get(u, &e->config.headroom, sizeof e->config.headroom);
+    engine_wire_get(u, &e->config.headroom, sizeof e->config.headroom);
     e->reg.headroom = e->config.headroom;
-    e->config.min_rows = get_i64(u);
-    e->xfer.method = (mal_redist_t)get_i64(u);
-    e->xfer.count_limit = get_i64(u);
-    e->xfer.direct = get_i64(u) != 0;
-    s->spawn_mode = (mal_spawn_mode_t)get_i64(u);
-    s->summary = get_i64(u) != 0;
-    s->sample_interval = (int)get_i64(u);
-    s->grace = (int)get_i64(u);
-    s->pool = get_i64(u) != 0;
-    s->prefetch = (int)get_i64(u);
-    s->async = get_i64(u) != 0;
-    get(u, &s->params, sizeof s->params);
-    s->calibration = get_str(u);
-    s->policy_on = get_i64(u) != 0;
-    s->plan = get_str(u);
-    s->report = get_str(u);
-    s->hosts = get_str(u);
+    e->config.min_rows = engine_wire_get_i64(u);
+    e->xfer.method = (mal_redist_t)engine_wire_get_i64(u);
+    e->xfer.count_limit = engine_wire_get_i64(u);
+    e->xfer.direct = engine_wire_get_i64(u) != 0;
+    s->spawn_mode = (mal_spawn_mode_t)engine_wire_get_i64(u);
+    s->summary = engine_wire_get_i64(u) != 0;
+    s->sample_interval = (int)engine_wire_get_i64(u);
+    s->grace = (int)engine_wire_get_i64(u);
+    s->pool = engine_wire_get_i64(u) != 0;
+    s->prefetch = (int)engine_wire_get_i64(u);
+    s->async = engine_wire_get_i64(u) != 0;
+    engine_wire_get(u, &s->params, sizeof s->params);
+    s->calibration = engine_wire_get_str(u);
+    s->policy_on = engine_wire_get_i64(u) != 0;
+    s->plan = engine_wire_get_str(u);
+    s->report = engine_wire_get_str(u);
+    s->hosts = engine_wire_get_str(u);
     unpack_room(u, s);
-    s->program = get_str(u);
-    int64_t argc = get_i64(u);
+    s->program = engine_wire_get_str(u);
+    int64_t argc = engine_wire_get_i64(u);
     s->argv = u->failed || argc < 0 ? NULL : calloc((size_t)argc + 1, sizeof *s->argv);
     for (int64_t i = 0; s->argv != NULL && i < argc; i++)
-        s->argv[i] = get_str(u);
+        s->argv[i] = engine_wire_get_str(u);
     if (s->plan == NULL || s->program == NULL || s->argv == NULL)
         u->failed = true;
 }
 
-static void unpack_matrices(unpack_t *u, engine_registry_t *reg)
+static void unpack_matrices(engine_wire_reader_t *u, engine_registry_t *reg)
 {
-    int64_t count = get_i64(u);
+    int64_t count = engine_wire_get_i64(u);
     mal_csr_t **tail = &reg->matrices;
     for (int64_t i = 0; i < count && !u->failed; i++) {
         mal_csr_t *m = calloc(1, sizeof *m);
-        char *name = get_str(u);
+        char *name = engine_wire_get_str(u);
         if (m == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX) {
             free(m);
             free(name);
@@ -397,9 +322,9 @@ static void unpack_matrices(unpack_t *u, engine_registry_t *reg)
         }
         strcpy(m->name, name);
         free(name);
-        m->global_rows = get_i64(u);
-        m->global_cols = get_i64(u);
-        m->value_bytes = get_i64(u);
+        m->global_rows = engine_wire_get_i64(u);
+        m->global_cols = engine_wire_get_i64(u);
+        m->value_bytes = engine_wire_get_i64(u);
         m->adoptable = true;
         *tail = m;
         tail = &m->next;
@@ -415,7 +340,7 @@ static mal_csr_t *matrix_at(const engine_registry_t *reg, int64_t index)
 }
 
 /* Point a structure at its matrix, and a matrix at its parts. */
-static void link_matrix(unpack_t *u, const engine_registry_t *reg, mal_array_t *a,
+static void link_matrix(engine_wire_reader_t *u, const engine_registry_t *reg, mal_array_t *a,
                         int64_t index)
 {
     a->matrix = matrix_at(reg, index);
@@ -432,9 +357,9 @@ static void link_matrix(unpack_t *u, const engine_registry_t *reg, mal_array_t *
     a->adoptable = false; /* handed back by mal_alloc_csr, not mal_alloc_window */
 }
 
-static void unpack_sources(unpack_t *u, mal_array_t *a, int64_t old_procs)
+static void unpack_sources(engine_wire_reader_t *u, mal_array_t *a, int64_t old_procs)
 {
-    if (get_i64(u) == 0 || u->failed)
+    if (engine_wire_get_i64(u) == 0 || u->failed)
         return;
     a->offsets = malloc((size_t)old_procs * sizeof *a->offsets);
     a->prepulled.peers = malloc((size_t)old_procs * sizeof *a->prepulled.peers);
@@ -442,14 +367,14 @@ static void unpack_sources(unpack_t *u, mal_array_t *a, int64_t old_procs)
         u->failed = true;
         return;
     }
-    get(u, a->offsets, (size_t)old_procs * sizeof *a->offsets);
-    get(u, a->prepulled.peers, (size_t)old_procs * sizeof *a->prepulled.peers);
+    engine_wire_get(u, a->offsets, (size_t)old_procs * sizeof *a->offsets);
+    engine_wire_get(u, a->prepulled.peers, (size_t)old_procs * sizeof *a->prepulled.peers);
 }
 
-static mal_array_t *unpack_array(unpack_t *u, const engine_registry_t *reg, int64_t old_procs)
+static mal_array_t *unpack_array(engine_wire_reader_t *u, const engine_registry_t *reg, int64_t old_procs)
 {
     mal_array_t *a = calloc(1, sizeof *a);
-    char *name = get_str(u);
+    char *name = engine_wire_get_str(u);
     if (a == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX) {
         free(a);
         free(name);
@@ -458,19 +383,19 @@ static mal_array_t *unpack_array(unpack_t *u, const engine_registry_t *reg, int6
     }
     strcpy(a->name, name);
     free(name);
-    a->distribution = (mal_distribution_t)get_i64(u);
-    a->global_rows = get_i64(u);
-    a->row_len = get_i64(u);
-    a->row_bytes = get_i64(u);
-    a->layout = (engine_layout_t)get_i64(u);
-    a->part = (csr_part_t)get_i64(u);
-    a->read_mostly = get_i64(u) != 0;
-    int64_t matrix = get_i64(u);
+    a->distribution = (mal_distribution_t)engine_wire_get_i64(u);
+    a->global_rows = engine_wire_get_i64(u);
+    a->row_len = engine_wire_get_i64(u);
+    a->row_bytes = engine_wire_get_i64(u);
+    a->layout = (engine_layout_t)engine_wire_get_i64(u);
+    a->part = (csr_part_t)engine_wire_get_i64(u);
+    a->read_mostly = engine_wire_get_i64(u) != 0;
+    int64_t matrix = engine_wire_get_i64(u);
     a->bounds = malloc(((size_t)old_procs + 1) * sizeof *a->bounds);
     if (a->bounds == NULL)
         u->failed = true;
     else
-        get(u, a->bounds, ((size_t)old_procs + 1) * sizeof *a->bounds);
+        engine_wire_get(u, a->bounds, ((size_t)old_procs + 1) * sizeof *a->bounds);
     a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
     a->adoptable = true;
     unpack_sources(u, a, old_procs);
@@ -479,9 +404,9 @@ static mal_array_t *unpack_array(unpack_t *u, const engine_registry_t *reg, int6
 }
 
 /* Structures in the sender's registry order, which every later collective follows. */
-static void unpack_arrays(unpack_t *u, engine_registry_t *reg, int64_t old_procs)
+static void unpack_arrays(engine_wire_reader_t *u, engine_registry_t *reg, int64_t old_procs)
 {
-    int64_t count = get_i64(u);
+    int64_t count = engine_wire_get_i64(u);
     mal_array_t **tail = &reg->arrays;
     for (int64_t i = 0; i < count && !u->failed; i++) {
         mal_array_t *a = unpack_array(u, reg, old_procs);
@@ -492,13 +417,13 @@ static void unpack_arrays(unpack_t *u, engine_registry_t *reg, int64_t old_procs
     }
 }
 
-static void unpack_values(unpack_t *u, engine_registry_t *reg)
+static void unpack_values(engine_wire_reader_t *u, engine_registry_t *reg)
 {
-    int64_t count = get_i64(u);
+    int64_t count = engine_wire_get_i64(u);
     for (int64_t i = 0; i < count && !u->failed; i++) {
         engine_value_t *v = calloc(1, sizeof *v);
-        char *name = get_str(u);
-        int64_t bytes = get_i64(u);
+        char *name = engine_wire_get_str(u);
+        int64_t bytes = engine_wire_get_i64(u);
         if (v == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX || bytes <= 0 ||
             (v->carried = malloc((size_t)bytes)) == NULL) {
             free(v);
@@ -509,48 +434,48 @@ static void unpack_values(unpack_t *u, engine_registry_t *reg)
         strcpy(v->name, name);
         free(name);
         v->bytes = (size_t)bytes;
-        get(u, v->carried, v->bytes);
+        engine_wire_get(u, v->carried, v->bytes);
         v->next = reg->values;
         reg->values = v;
     }
 }
 
-static void unpack_pool(unpack_t *u, engine_procs_t *procs)
+static void unpack_pool(engine_wire_reader_t *u, engine_procs_t *procs)
 {
-    int64_t n = get_i64(u);
+    int64_t n = engine_wire_get_i64(u);
     procs->parked = n > 0 && !u->failed ? calloc((size_t)n, sizeof *procs->parked) : NULL;
     if (n < 0 || (n > 0 && procs->parked == NULL))
         u->failed = true;
     for (int64_t i = 0; i < n && !u->failed; i++) {
-        procs->parked[i].holds = get_i64(u) != 0;
-        procs->parked[i].generation = get_i64(u);
+        procs->parked[i].holds = engine_wire_get_i64(u) != 0;
+        procs->parked[i].generation = engine_wire_get_i64(u);
     }
     procs->nparked = u->failed ? 0 : (int)n;
-    procs->reused = get_i64(u);
-    procs->released = get_i64(u);
+    procs->reused = engine_wire_get_i64(u);
+    procs->released = engine_wire_get_i64(u);
 }
 
-static void unpack_join_info(unpack_t *u, engine_state_t *e, engine_join_header_t *h)
+static void unpack_join_info(engine_wire_reader_t *u, engine_state_t *e, engine_join_header_t *h)
 {
-    if (get_i64(u) != JOIN_MAGIC)
+    if (engine_wire_get_i64(u) != JOIN_MAGIC)
         u->failed = true;
-    h->park = get_i64(u) != 0;
-    h->remaining = get_i64(u);
-    h->old_procs = get_i64(u);
-    h->new_procs = get_i64(u);
-    h->first = get_i64(u);
-    e->iteration = get_i64(u);
-    e->pol.next_action = (size_t)get_i64(u);
-    e->procs.spawned = get_i64(u);
+    h->park = engine_wire_get_i64(u) != 0;
+    h->remaining = engine_wire_get_i64(u);
+    h->old_procs = engine_wire_get_i64(u);
+    h->new_procs = engine_wire_get_i64(u);
+    h->first = engine_wire_get_i64(u);
+    e->iteration = engine_wire_get_i64(u);
+    e->pol.next_action = (size_t)engine_wire_get_i64(u);
+    e->procs.spawned = engine_wire_get_i64(u);
     unpack_settings(u, e);
     unpack_pool(u, &e->procs);
-    e->reg.generation = get_i64(u);
-    if (get_i64(u) && !u->failed) {
+    e->reg.generation = engine_wire_get_i64(u);
+    if (engine_wire_get_i64(u) && !u->failed) {
         h->weights = malloc((size_t)h->new_procs * sizeof *h->weights);
         if (h->weights == NULL)
             u->failed = true;
         else
-            get(u, h->weights, (size_t)h->new_procs * sizeof *h->weights);
+            engine_wire_get(u, h->weights, (size_t)h->new_procs * sizeof *h->weights);
     }
     unpack_matrices(u, &e->reg);
     unpack_arrays(u, &e->reg, h->old_procs);
@@ -572,7 +497,7 @@ static int read_message(MPI_Comm pair, unsigned char *data, int64_t len, engine_
     *rc = PMPI_Bcast(data, (int)len, MPI_BYTE, 0, pair);
     if (*rc != MPI_SUCCESS || join_fault("unpack"))
         return JOIN_UNREADABLE;
-    unpack_t u = {.data = data, .len = (size_t)len};
+    engine_wire_reader_t u = {.data = data, .len = (size_t)len};
     unpack_join_info(&u, e, h);
     return u.failed ? JOIN_UNREADABLE : JOIN_READ;
 }
