@@ -77,50 +77,28 @@ static mal_status_t check_comm(MPI_Comm comm)
     return MAL_OK;
 }
 
-/* Settings every rank must share: capacities, layouts and chunking are computed by
- * each rank for all ranks, so a rank with other values would address windows wrongly. */
-static uint64_t settings_fingerprint(const mal_config_t *c, mal_redist_t method,
-                                     int64_t limit)
-{
-    int64_t v[3] = {c->min_rows, limit, (int64_t)method};
-    uint64_t h = engine_hash(ENGINE_HASH_SEED, &c->headroom, sizeof c->headroom);
-    return engine_hash(h, v, sizeof v);
-}
-
-/* The transport's settings: method, memory and count limit (settings.c's table). */
-static mal_status_t resolve_transfer(const mal_config_t *cfg, engine_transfer_t *xfer)
-{
-    int memory = MAL_MEMORY_DIRECT;
-    mal_status_t st = engine_resolve_method(cfg->redist, &xfer->method,
-                                            "mal_init: config->redist");
-    if (!st)
-        st = setting_number(SETTING_MAX_COUNT, &xfer->count_limit);
-    if (!st)
-        st = setting_choice(SETTING_MEMORY, (int)cfg->memory, "mal_init: config->memory",
-                            &memory);
-    xfer->direct = memory == MAL_MEMORY_DIRECT;
-    xfer->shmem = xfer->method == MAL_REDIST_SHMEM;
-    return st;
-}
-
-/* Settings, plan and method: everything mal_init validates, on this rank. */
-static mal_status_t resolve_all(const mal_config_t *cfg, engine_transfer_t *xfer,
-                                engine_settings_t *settings, schedule_t *schedule)
+/* Settings, plan and method: everything mal_init validates, on this rank, into the
+ * settings object and what the layers derive from it. */
+static mal_status_t resolve_all(const mal_config_t *cfg, engine_state_t *e)
 {
     mal_status_t st = settings_check(cfg);
     if (!st)
         st = engine_reconf_timeout_check();
     if (!st)
-        st = resolve_transfer(cfg, xfer);
-    if (!st)
-        st = engine_settings_resolve(cfg, settings);
+        st = settings_resolve(cfg, &e->settings);
+    if (st)
+        return st;
+    e->xfer = engine_transfer_of(&e->settings);
+    e->reg.headroom = e->settings.value[SETTING_HEADROOM].real;
+    engine_settings_t *settings = &e->procs.settings;
+    st = engine_settings_derive(&e->settings, false, settings);
     char err[256];
-    if (!st && schedule_parse(settings->plan, schedule, err, sizeof err) != 0)
+    if (!st && schedule_parse(settings->plan, &e->pol.schedule, err, sizeof err) != 0)
         st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", settings->plan, err);
     /* A plan this launcher or MPI library cannot carry out without hanging is refused
      * now, not at its iteration (platform.c). */
     if (!st)
-        st = engine_platform_check(schedule, xfer->direct);
+        st = engine_platform_check(&e->pol.schedule, e->xfer.direct);
     return st;
 }
 
@@ -144,6 +122,7 @@ static mal_status_t start_transport(const engine_state_t *e, mal_redist_t method
 static void release_state(engine_state_t *e)
 {
     engine_settings_free(&e->procs.settings);
+    settings_free(&e->settings);
     schedule_free(&e->pol.schedule);
     engine_free_values(&e->reg);
 }
@@ -153,21 +132,21 @@ static void release_state(engine_state_t *e)
 static mal_status_t start_initial(engine_state_t *e, MPI_Comm comm, MPI_Comm dup,
                                   const mal_config_t *cfg)
 {
-    *e = (engine_state_t){.comm = dup, .config = *cfg, .procs.initial = true,
-                            .reg.headroom = cfg->headroom};
+    *e = (engine_state_t){.comm = dup, .procs.initial = true};
     MPI_Comm_rank(dup, &e->rank);
     MPI_Comm_size(dup, &e->size);
     /* Validate after the duplication, so a rank with a bad setting fails together with
-     * the others instead of leaving them in a collective. */
-    engine_transfer_t xfer = {.method = MAL_REDIST_RMA};
-    mal_status_t st = resolve_all(cfg, &xfer, &e->procs.settings, &e->pol.schedule);
-    e->xfer.direct = xfer.direct;
+     * the others instead of leaving them in a collective. Every rank must share the
+     * settings marked `agree` and what was derived from them: capacities, layouts and
+     * chunking are computed by each rank for all ranks, and the plan decides collective
+     * actions on every rank. */
+    mal_status_t st = resolve_all(cfg, e);
     uint64_t fp = st ? 0 : engine_settings_fingerprint(
-        &e->procs.settings, settings_fingerprint(cfg, xfer.method, xfer.count_limit));
+        &e->procs.settings, settings_hash(&e->settings, ENGINE_HASH_SEED));
     st = engine_agree_in(e->comm, st, fp,
                          "mal_init (config, MAL_REDIST, MAL_MAX_COUNT, plan, spawn)");
     if (!st)
-        st = engine_agree_in(e->comm, start_transport(e, xfer.method), 0,
+        st = engine_agree_in(e->comm, start_transport(e, e->xfer.method), 0,
                              "mal_init (SHMEM transport)");
     if (!st)
         st = engine_mpi_check(MPI_Comm_dup(comm, &e->procs.job), "mal_init: MPI_Comm_dup");
@@ -179,8 +158,7 @@ static mal_status_t start_initial(engine_state_t *e, MPI_Comm comm, MPI_Comm dup
     }
     e->initialized = true;
     engine_set_log_rank(e->rank);
-    e->xfer = xfer;
-    e->stats.last.method = xfer.method;
+    e->stats.last.method = e->xfer.method;
     return MAL_OK;
 }
 
@@ -277,6 +255,8 @@ mal_status_t mal_set_redist(mal_redist_t method)
                            mal_redist_supported(MAL_REDIST_SHMEM)
                                ? "" : "; this libmal was built without OpenSHMEM");
     xfer->method = resolved;
+    /* The settings object says what a process that joins later moves data with. */
+    engine_context()->settings.value[SETTING_REDIST].num = resolved;
     return MAL_OK;
 }
 

@@ -13,7 +13,7 @@ static inline engine_regctx_t engine_regctx(engine_state_t *e)
 {
     return (engine_regctx_t){
         .comm = e->comm, .rank = e->rank, .size = e->size, .reg = &e->reg,
-        .xfer = &e->xfer, .cfg = &e->config,
+        .xfer = &e->xfer, .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS),
         .announce = e->iteration == 0 && e->procs.settings.summary};
 }
 

@@ -8,6 +8,7 @@
 #include "mal.h"
 #include "policy.h"
 #include "predict.h"
+#include "settings.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -113,7 +114,7 @@ int engine_host_cores(void);
 /* ---- the policy's settings (core/policy_settings.c) ---- */
 /* Resolve the policy text, the availability file and the run length (mal_init, before
  * the agreement: errors are MAL_ERR_ARG naming the item or line). */
-mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s);
+mal_status_t engine_policy_resolve(const settings_t *set, engine_settings_t *s);
 void engine_policy_free(engine_settings_t *s);
 uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash);
 

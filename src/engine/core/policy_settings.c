@@ -27,14 +27,19 @@ static mal_status_t read_availability(engine_settings_t *s)
     return MAL_OK;
 }
 
-mal_status_t engine_policy_resolve(const mal_config_t *cfg, engine_settings_t *s)
+static char *copy_or_null(const char *text)
 {
-    const char *text = setting_text(cfg, SETTING_POLICY);
-    s->policy_text = setting_text_copy(cfg, SETTING_POLICY);
-    s->availability = setting_text_copy(cfg, SETTING_AVAILABILITY);
-    s->iterations = cfg->iterations; /* checked by settings_check */
+    return text != NULL ? strdup(text) : NULL;
+}
+
+mal_status_t engine_policy_resolve(const settings_t *set, engine_settings_t *s)
+{
+    const char *text = settings_text(set, SETTING_POLICY);
+    s->policy_text = copy_or_null(text);
+    s->availability = copy_or_null(settings_text(set, SETTING_AVAILABILITY));
+    s->iterations = settings_num(set, SETTING_ITERATIONS); /* checked by settings_check */
     policy_config_default(&s->policy);
-    s->policy.total_iterations = cfg->iterations;
+    s->policy.total_iterations = s->iterations;
     char err[320];
     bool off = false;
     mal_status_t rc = policy_config_parse(text, &s->policy, &off, err, sizeof err);

@@ -18,7 +18,8 @@ static const char *const memory_names[] = {"direct", "window", NULL};
 static const char *const spawn_names[] = {"per-call", "batched", NULL};
 
 static const setting_t table[SETTING_COUNT_] = {
-    [SETTING_REDIST] = {FIELD(redist), .env = "MAL_REDIST", .type = SETTING_CHOICE,
+    [SETTING_REDIST] = {.agree = true,
+        FIELD(redist), .env = "MAL_REDIST", .type = SETTING_CHOICE,
         .names = redist_names, .fallback = MAL_REDIST_AUTO, .fallback_doc = "`auto`",
         .effect = "how a reconfiguration moves data; `auto` takes, per reconfiguration, the "
                   "executor the calibration says is fastest for its link class and state; "
@@ -27,20 +28,24 @@ static const setting_t table[SETTING_COUNT_] = {
     [SETTING_MEMORY] = {FIELD(memory), .env = "MAL_MEMORY", .type = SETTING_CHOICE,
         .names = memory_names, .fallback = MAL_MEMORY_DIRECT, .fallback_doc = "`direct`",
         .effect = "where structures live (see \"Where structures live\")"},
-    [SETTING_HEADROOM] = {FIELD(headroom), .type = SETTING_REAL, .initial = 0.5, .min = 0, .max = 64,
+    [SETTING_HEADROOM] = {.agree = true,
+        FIELD(headroom), .type = SETTING_REAL, .initial = 0.5, .min = 0, .max = 64,
         .values = "0 to 64", .fallback_doc = "0.5",
         .effect = "extra capacity of a window that must grow, as a fraction of the local "
                   "part"},
-    [SETTING_MIN_ROWS] = {FIELD(min_rows), .type = SETTING_INT64, .min = 0,
+    [SETTING_MIN_ROWS] = {.agree = true,
+        FIELD(min_rows), .type = SETTING_INT64, .min = 0,
         .max = INT64_MAX, .values = ">= 0", .fallback_doc = "0",
         .effect = "rows every rank with a positive weight receives first in a rebalance"},
-    [SETTING_PLAN] = {FIELD(plan), .env = "MAL_PLAN", .type = SETTING_TEXT,
+    [SETTING_PLAN] = {.agree = true,
+        FIELD(plan), .env = "MAL_PLAN", .type = SETTING_TEXT,
         .values = "`10:+2,20:-1,30:w=1:2:1`", .fallback_doc = "none",
         .effect = "reconfiguration plan of `mal_step`, which overrides the policy: at "
                   "iteration 10 add 2 processes (`+2b` batched, `+2p` one per call), at 20 "
                   "release the last one (`-@0:2` releases ranks 0 and 2; a final `!`, `-1!`, "
                   "releases for good even with the pool), at 30 rebalance to weights 1:2:1"},
-    [SETTING_SPAWN_MODE] = {FIELD(spawn_mode), .env = "MAL_SPAWN", .type = SETTING_CHOICE,
+    [SETTING_SPAWN_MODE] = {.agree = true,
+        FIELD(spawn_mode), .env = "MAL_SPAWN", .type = SETTING_CHOICE,
         .names = spawn_names, .fallback = MAL_SPAWN_PER_CALL, .fallback_doc = "`per-call`",
         .effect = "spawn mode of `+N` plan entries"},
     [SETTING_HOSTS] = {FIELD(hosts), .env = "MAL_HOSTS", .type = SETTING_TEXT,
@@ -61,7 +66,8 @@ static const setting_t table[SETTING_COUNT_] = {
     [SETTING_SPAWN_ARGV] = {FIELD(spawn_argv), .type = SETTING_ARGV,
         .values = "NULL-terminated", .fallback_doc = "this program's arguments",
         .effect = "arguments of spawned processes"},
-    [SETTING_RECONF_TIMEOUT] = {.env = "MAL_RECONF_TIMEOUT", .type = SETTING_NUMBER,
+    [SETTING_RECONF_TIMEOUT] = {.local = true,
+        .env = "MAL_RECONF_TIMEOUT", .type = SETTING_NUMBER,
         .min = 1, .max = 86400, .fallback = 60, .unit = "a number of seconds",
         .fallback_doc = "60",
         .effect = "seconds after which a spawn whose start the MPI runtime lost fails; read "
@@ -74,13 +80,16 @@ static const setting_t table[SETTING_COUNT_] = {
         .values = "`MAL_QUIET=1` turns it off", .fallback_doc = "true",
         .effect = "summary lines on stderr (rank 0, and released processes; never on the "
                   "application's stdout)"},
-    [SETTING_LOG_ERRORS] = {FIELD(log_errors), .type = SETTING_BOOL, .initial = 1, .values = "bool",
+    [SETTING_LOG_ERRORS] = {.local = true,
+        FIELD(log_errors), .type = SETTING_BOOL, .initial = 1, .values = "bool",
         .fallback_doc = "true", .effect = "print each error once to stderr, with the rank"},
-    [SETTING_SAMPLE_INTERVAL] = {FIELD(sample_interval), .env = "MAL_SAMPLE_INTERVAL",
+    [SETTING_SAMPLE_INTERVAL] = {.agree = true,
+        FIELD(sample_interval), .env = "MAL_SAMPLE_INTERVAL",
         .type = SETTING_INT, .min = 1, .max = 1000000, .unset = 0, .fallback = 10,
         .unit = "an integer", .fallback_doc = "10 (field 0: from the environment)",
         .effect = "iterations per sampling interval of the monitor"},
-    [SETTING_GRACE] = {FIELD(grace), .env = "MAL_GRACE", .type = SETTING_INT, .min = 0,
+    [SETTING_GRACE] = {.agree = true,
+        FIELD(grace), .env = "MAL_GRACE", .type = SETTING_INT, .min = 0,
         .max = 1000000, .unset = -1, .fallback = 5, .initial = -1, .unit = "an integer",
         .fallback_doc = "5 (field -1: from the environment)",
         .effect = "iterations not learnt from after a reconfiguration or a load change"},
@@ -97,41 +106,49 @@ static const setting_t table[SETTING_COUNT_] = {
     [SETTING_ITERATIONS] = {FIELD(iterations), .type = SETTING_INT64, .min = 0,
         .max = INT64_MAX, .values = ">= 0", .fallback_doc = "0 (unknown)",
         .effect = "iterations of the whole run (the policy's objective needs it)"},
-    [SETTING_POOL] = {FIELD(pool), .env = "MAL_POOL", .type = SETTING_INT, .min = 0, .max = 1,
+    [SETTING_POOL] = {.agree = true,
+        FIELD(pool), .env = "MAL_POOL", .type = SETTING_INT, .min = 0, .max = 1,
         .unset = -1, .fallback = 0, .initial = -1, .unit = "0 or 1",
         .fallback_doc = "0 (field -1: from the environment)",
         .effect = "released processes park in the pool and the next expansion reuses them; "
                   "a released process may then come back (see \"Process pool and "
                   "asynchronous expansion\")"},
-    [SETTING_PREFETCH] = {FIELD(prefetch), .env = "MAL_PREFETCH", .type = SETTING_INT,
+    [SETTING_PREFETCH] = {.agree = true,
+        FIELD(prefetch), .env = "MAL_PREFETCH", .type = SETTING_INT,
         .min = 0, .max = 4096, .unset = -1, .fallback = 0, .initial = -1,
         .unit = "an integer", .fallback_doc = "0 (field -1: from the environment)",
         .effect = "processes spawned into the pool at `mal_init` and after a shrink, parked "
                   "until an expansion takes them"},
-    [SETTING_ASYNC] = {FIELD(async), .env = "MAL_ASYNC", .type = SETTING_INT, .min = 0,
+    [SETTING_ASYNC] = {.agree = true,
+        FIELD(async), .env = "MAL_ASYNC", .type = SETTING_INT, .min = 0,
         .max = 1, .unset = -1, .fallback = 0, .initial = -1, .unit = "0 or 1",
         .fallback_doc = "0 (field -1: from the environment)",
         .effect = "an expansion that spawns does it in the background while the application "
                   "iterates (needs `MPI_THREAD_MULTIPLE`)"},
-    [SETTING_MAX_COUNT] = {.env = "MAL_MAX_COUNT", .type = SETTING_NUMBER, .min = 1,
+    [SETTING_MAX_COUNT] = {.agree = true,
+        .env = "MAL_MAX_COUNT", .type = SETTING_NUMBER, .min = 1,
         .max = INT_MAX, .fallback = INT_MAX, .unit = "an integer", .fallback_doc = "`INT_MAX`",
         .test_knob = true,
         .effect = "the largest count libmal hands to one MPI call, so the chunked and typed "
                   "paths for counts past 2^31 run on small data"},
-    [SETTING_FAULT_SPAWN_HANG] = {.env = "MAL_FAULT_SPAWN_HANG", .type = SETTING_FLAG,
+    [SETTING_FAULT_SPAWN_HANG] = {.local = true,
+        .env = "MAL_FAULT_SPAWN_HANG", .type = SETTING_FLAG,
         .values = "`1`", .fallback_doc = "unset", .test_knob = true,
         .effect = "processes libmal spawns stop before `main`, as when the runtime loses "
                   "their start (the time-out path)"},
-    [SETTING_FAULT_DIRECT] = {.env = "MAL_FAULT_DIRECT", .type = SETTING_FLAG,
+    [SETTING_FAULT_DIRECT] = {.local = true,
+        .env = "MAL_FAULT_DIRECT", .type = SETTING_FLAG,
         .values = "`1`", .fallback_doc = "unset", .test_knob = true,
         .effect = "every direct-memory transfer of this process fails (a reconfiguration "
                   "fails half-way)"},
-    [SETTING_FAULT_JOIN] = {.env = "MAL_FAULT_JOIN", .type = SETTING_FLAG,
+    [SETTING_FAULT_JOIN] = {.local = true,
+        .env = "MAL_FAULT_JOIN", .type = SETTING_FLAG,
         .values = "`nomem\\|unpack`", .fallback_doc = "unset", .test_knob = true,
         .effect = "a process spawned by an expansion finds no memory for, or cannot read, "
                   "its join information (it exits; the expansion fails with "
                   "`MAL_ERR_SPAWN`)"},
-    [SETTING_FAULT_MONITOR] = {.env = "MAL_FAULT_MONITOR", .type = SETTING_FLAG,
+    [SETTING_FAULT_MONITOR] = {.local = true,
+        .env = "MAL_FAULT_MONITOR", .type = SETTING_FLAG,
         .values = "`1`", .fallback_doc = "unset", .test_knob = true,
         .effect = "this process finds no memory to gather the monitor's sampling interval "
                   "(`mal_step` fails on every rank, nothing else changes)"},
@@ -319,6 +336,158 @@ mal_status_t settings_check(const mal_config_t *cfg)
     for (int id = 0; id < SETTING_COUNT_ && !st; id++)
         st = check_row(cfg, (setting_id_t)id);
     return st;
+}
+
+/* ---- the settings object ----------------------------------------------------------- */
+
+static char **copy_argv(char *const *argv)
+{
+    if (argv == NULL)
+        return NULL;
+    size_t n = 0;
+    while (argv[n] != NULL)
+        n++;
+    char **copy = calloc(n + 1, sizeof *copy);
+    for (size_t i = 0; copy != NULL && i < n; i++)
+        if ((copy[i] = strdup(argv[i])) == NULL) {
+            for (size_t k = 0; k < i; k++)
+                free(copy[k]);
+            free(copy);
+            return NULL;
+        }
+    return copy;
+}
+
+static void free_argv(char **argv)
+{
+    for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)
+        free(argv[i]);
+    free(argv);
+}
+
+/* One row's value; false without memory for a copy. Checked values (settings_check ran). */
+static bool resolve_row(const mal_config_t *cfg, setting_id_t id, setting_value_t *v)
+{
+    const setting_t *s = &table[id];
+    const void *field = (const char *)cfg + s->offset;
+    int i = 0;
+    switch (s->type) {
+    case SETTING_CHOICE:
+        setting_choice(id, (int)field_int(cfg, s), s->field, &i);
+        v->num = i;
+        return true;
+    case SETTING_INT:
+        setting_int(cfg, id, &i);
+        v->num = i;
+        return true;
+    case SETTING_INT64:
+        v->num = field_int(cfg, s);
+        return true;
+    case SETTING_REAL:
+        v->real = *(const double *)field;
+        return true;
+    case SETTING_BOOL:
+        v->num = setting_bool(cfg, id);
+        return true;
+    case SETTING_NUMBER:
+        setting_number(id, &v->num);
+        return true;
+    case SETTING_TEXT:
+        v->text = setting_text_copy(cfg, id);
+        return v->text != NULL || setting_text(cfg, id) == NULL || !*setting_text(cfg, id);
+    case SETTING_ARGV:
+        v->argv = copy_argv(*(char *const *const *)field);
+        return v->argv != NULL || *(char *const *const *)field == NULL;
+    case SETTING_FLAG:
+        v->num = setting_flag(id);
+        v->text = setting_env(id) != NULL ? strdup(setting_env(id)) : NULL;
+        return v->text != NULL || setting_env(id) == NULL;
+    }
+    return true;
+}
+
+mal_status_t settings_resolve(const mal_config_t *cfg, settings_t *out)
+{
+    *out = (settings_t){0};
+    for (int id = 0; id < SETTING_COUNT_; id++)
+        if (!table[id].local && !resolve_row(cfg, (setting_id_t)id, &out->value[id])) {
+            settings_free(out);
+            return engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for the settings");
+        }
+    return MAL_OK;
+}
+
+void settings_free(settings_t *s)
+{
+    for (int id = 0; id < SETTING_COUNT_; id++) {
+        free(s->value[id].text);
+        free_argv(s->value[id].argv);
+    }
+    *s = (settings_t){0};
+}
+
+uint64_t settings_hash(const settings_t *s, uint64_t hash)
+{
+    for (int id = 0; id < SETTING_COUNT_; id++) {
+        const setting_value_t *v = &s->value[id];
+        if (!table[id].agree)
+            continue;
+        hash = engine_hash(hash, &v->num, sizeof v->num);
+        hash = engine_hash(hash, &v->real, sizeof v->real);
+        if (v->text != NULL)
+            hash = engine_hash(hash, v->text, strlen(v->text));
+    }
+    return hash;
+}
+
+void settings_pack(const settings_t *s, engine_wire_t *w)
+{
+    for (int id = 0; id < SETTING_COUNT_; id++) {
+        const setting_value_t *v = &s->value[id];
+        if (table[id].local)
+            continue;
+        engine_wire_put_i64(w, v->num);
+        engine_wire_put(w, &v->real, sizeof v->real);
+        engine_wire_put_str(w, v->text);
+        int64_t argc = -1; /* -1: no vector */
+        while (v->argv != NULL && v->argv[++argc] != NULL)
+            ;
+        engine_wire_put_i64(w, v->argv != NULL ? argc : -1);
+        for (int64_t k = 0; v->argv != NULL && k < argc; k++)
+            engine_wire_put_str(w, v->argv[k]);
+    }
+}
+
+static char **unpack_argv(engine_wire_reader_t *r)
+{
+    int64_t argc = engine_wire_get_i64(r);
+    if (argc < 0 || r->failed)
+        return NULL;
+    if ((size_t)argc > r->len - r->pos) { /* each string takes at least its length */
+        r->failed = true;
+        return NULL;
+    }
+    char **argv = calloc((size_t)argc + 1, sizeof *argv);
+    r->failed |= argv == NULL;
+    for (int64_t k = 0; argv != NULL && k < argc; k++)
+        r->failed |= (argv[k] = engine_wire_get_str(r)) == NULL;
+    return argv;
+}
+
+void settings_unpack(engine_wire_reader_t *r, settings_t *s)
+{
+    *s = (settings_t){0};
+    for (int id = 0; id < SETTING_COUNT_; id++) {
+        setting_value_t *v = &s->value[id];
+        if (table[id].local)
+            continue;
+        v->num = engine_wire_get_i64(r);
+        engine_wire_get(r, &v->real, sizeof v->real);
+        v->text = engine_wire_get_str(r);
+        v->argv = unpack_argv(r);
+    }
+    if (r->failed)
+        settings_free(s);
 }
 
 /* ---- the settings reference (docs/guide/library.md) ------------------------------------- */

@@ -78,6 +78,11 @@ typedef struct {
     const char *fallback_doc; /* the reference's default                             */
     const char *effect;       /* the reference's meaning                             */
     bool test_knob;           /* for the tests, not for users                         */
+    bool agree;               /* every rank must have the same value (mal_init checks
+                               * it: capacities, layouts, chunks and the plan are
+                               * computed by each rank for all)                       */
+    bool local;               /* each process's own: not in settings_t, read where it
+                               * is used (a joiner keeps its own)                     */
 } setting_t;
 
 /* The table, SETTING_COUNT_ rows in setting_id_t order. */
@@ -118,6 +123,48 @@ bool setting_bool(const mal_config_t *cfg, setting_id_t id);
  * first bad one fails with MAL_ERR_ARG naming it (config->FIELD or VARIABLE='text').
  * MAL_RECONF_TIMEOUT, read at load, is checked by spawnguard.c. */
 mal_status_t settings_check(const mal_config_t *cfg);
+
+/* ---- the settings object -------------------------------------------------------- */
+#include "wire.h"
+
+/* A setting's resolved value: numbers, choices, switches and flags in `num`, reals in
+ * `real`, texts (and a flag's text) in `text`, argument vectors in `argv`; texts and
+ * vectors owned, NULL for none. */
+typedef struct {
+    int64_t num;
+    double real;
+    char *text;
+    char **argv;
+} setting_value_t;
+
+/* Every setting that is not `local`, resolved once (the configuration, else the
+ * environment, else the default): the engine's one settings object. A joining process
+ * receives its parents' whole in the join message (settings_pack) instead of reading its
+ * own configuration and environment, so a setting added to the table reaches it with no
+ * other line. */
+typedef struct {
+    setting_value_t value[SETTING_COUNT_];
+} settings_t;
+
+/* Resolve every row of `cfg` and the environment (after settings_check). MAL_ERR_NOMEM
+ * without memory for a copy. */
+mal_status_t settings_resolve(const mal_config_t *cfg, settings_t *out);
+void settings_free(settings_t *s);
+/* The values every rank must share (rows marked `agree`), hashed onto `hash`. */
+uint64_t settings_hash(const settings_t *s, uint64_t hash);
+/* The object on the wire, row by row in table order; unpack sets r->failed on a short or
+ * bad message (and frees what it read). */
+void settings_pack(const settings_t *s, engine_wire_t *w);
+void settings_unpack(engine_wire_reader_t *r, settings_t *s);
+
+static inline int64_t settings_num(const settings_t *s, setting_id_t id)
+{
+    return s->value[id].num;
+}
+static inline const char *settings_text(const settings_t *s, setting_id_t id)
+{
+    return s->value[id].text;
+}
 
 /* mal_config_init: every field at its initial value (NULL for strings). */
 void settings_defaults(mal_config_t *cfg);

@@ -51,7 +51,7 @@ static void prepull_old(engine_async_t *a)
             continue;
         engine_prepull_src_t src = {e->size, x->offsets, cur->peers};
         engine_prepull_dst_t dst = {e->size + a->count, e->rank, a->weights,
-                                    e->config.min_rows, spare->base, spare->mapped};
+                                    settings_num(&e->settings, SETTING_MIN_ROWS), spare->base, spare->mapped};
         engine_prepull(&e->reg, x, &src, &dst);
     }
 }

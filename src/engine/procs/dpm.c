@@ -103,46 +103,39 @@ static char *own_program(void)
     return strdup(path);
 }
 
-static mal_status_t resolve_monitor(const mal_config_t *cfg, engine_settings_t *s)
+static char *copy_or_null(const char *text)
 {
-    mal_status_t st = setting_int(cfg, SETTING_SAMPLE_INTERVAL, &s->sample_interval);
-    if (!st)
-        st = setting_int(cfg, SETTING_GRACE, &s->grace);
-    int pool = 1, async = 0;
-    if (!st)
-        st = setting_int(cfg, SETTING_POOL, &pool);
-    if (!st)
-        st = setting_int(cfg, SETTING_PREFETCH, &s->prefetch);
-    if (!st)
-        st = setting_int(cfg, SETTING_ASYNC, &async);
-    s->pool = pool != 0;
-    s->async = async != 0;
-    s->calibration = setting_text_copy(cfg, SETTING_CALIBRATION);
-    if (!st)
-        st = engine_monitor_params(s->calibration, &s->params);
-    return st;
+    return text != NULL ? strdup(text) : NULL;
 }
 
-mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t *out)
+mal_status_t engine_settings_derive(const settings_t *set, bool joining,
+                                    engine_settings_t *out)
 {
     engine_settings_t s = {0};
-    int mode = MAL_SPAWN_PER_CALL;
-    mal_status_t st = setting_choice(SETTING_SPAWN_MODE, (int)cfg->spawn_mode,
-                                     "mal_init: config->spawn_mode", &mode);
-    s.spawn_mode = (mal_spawn_mode_t)mode;
-    if (!st)
-        st = resolve_monitor(cfg, &s);
-    s.summary = setting_bool(cfg, SETTING_SUMMARY);
-    const char *plan = setting_text(cfg, SETTING_PLAN);
+    s.spawn_mode = (mal_spawn_mode_t)settings_num(set, SETTING_SPAWN_MODE);
+    s.sample_interval = (int)settings_num(set, SETTING_SAMPLE_INTERVAL);
+    s.grace = (int)settings_num(set, SETTING_GRACE);
+    s.pool = settings_num(set, SETTING_POOL) != 0;
+    s.prefetch = (int)settings_num(set, SETTING_PREFETCH);
+    s.async = settings_num(set, SETTING_ASYNC) != 0;
+    s.summary = settings_num(set, SETTING_SUMMARY) != 0;
+    s.calibration = copy_or_null(settings_text(set, SETTING_CALIBRATION));
+    const char *plan = settings_text(set, SETTING_PLAN);
     s.plan = strdup(plan != NULL ? plan : "");
-    s.report = setting_text_copy(cfg, SETTING_REPORT);
-    s.hosts = setting_text_copy(cfg, SETTING_HOSTS);
-    if (!st)
-        st = engine_policy_resolve(cfg, &s);
-    if (!st)
-        st = engine_room_resolve(&s);
-    s.program = cfg->spawn_program != NULL ? strdup(cfg->spawn_program) : own_program();
-    s.argv = cfg->spawn_argv != NULL ? copy_arguments(cfg->spawn_argv) : own_arguments();
+    s.report = copy_or_null(settings_text(set, SETTING_REPORT));
+    s.hosts = copy_or_null(settings_text(set, SETTING_HOSTS));
+    mal_status_t st = MAL_OK;
+    /* Rank 0's view, which a joiner receives instead (joininfo.c). */
+    if (!joining)
+        st = engine_monitor_params(s.calibration, &s.params);
+    if (!joining && !st)
+        st = engine_policy_resolve(set, &s);
+    if (!joining && !st)
+        st = engine_room_resolve(set, &s);
+    const char *program = settings_text(set, SETTING_SPAWN_PROGRAM);
+    char *const *argv = set->value[SETTING_SPAWN_ARGV].argv;
+    s.program = program != NULL ? strdup(program) : own_program();
+    s.argv = argv != NULL ? copy_arguments(argv) : own_arguments();
     if (!st && (s.plan == NULL || s.program == NULL || s.argv == NULL))
         st = engine_fail(MAL_ERR_NOMEM, "mal_init: cannot record the spawn settings "
                          "(program, arguments or plan)");
@@ -169,18 +162,15 @@ void engine_settings_free(engine_settings_t *s)
     *s = (engine_settings_t){0};
 }
 
-/* What every rank must share: the plan decides collective actions on every rank. */
+/* What every rank must share beyond the settings' own rows (settings_hash): what was
+ * derived from them, the model's parameters, the policy and the room. */
 uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash)
 {
-    int v[6] = {(int)s->spawn_mode, s->sample_interval, s->grace, s->pool, s->prefetch,
-                s->async};
-    hash = engine_hash(hash, v, sizeof v);
     /* Field by field: the struct's padding is not initialised. */
     hash = engine_hash(hash, &s->params, offsetof(predict_params_t, cores));
     hash = engine_hash(hash, &s->params.cores, sizeof s->params.cores);
     hash = engine_policy_fingerprint(s, hash);
-    hash = engine_room_fingerprint(s, hash);
-    return engine_hash(hash, s->plan, strlen(s->plan));
+    return engine_room_fingerprint(s, hash);
 }
 
 /* The policy's hosts for the expansion under way, else the configured list. */

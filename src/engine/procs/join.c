@@ -60,7 +60,7 @@ static void prepull_new(engine_state_t *e, const engine_join_header_t *h)
     for (mal_array_t *a = e->reg.arrays; h->first >= 0 && a != NULL; a = a->next) {
         engine_prepull_src_t src = {(int)h->old_procs, a->offsets, a->prepulled.peers};
         engine_prepull_dst_t dst = {.procs = (int)h->new_procs, .me = (int)h->first + me,
-                                    .weights = h->weights, .min_rows = e->config.min_rows};
+                                    .weights = h->weights, .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS)};
         if (a->prepulled.peers != NULL && a->offsets != NULL &&
             engine_pool_reserved(&e->procs, a->name, &dst.base, &dst.mapped))
             engine_prepull(&e->reg, a, &src, &dst);
@@ -98,7 +98,7 @@ static void park_prespawned(engine_state_t *e, MPI_Comm world, engine_join_heade
 
 mal_status_t engine_join(engine_state_t *e, MPI_Comm parent, const mal_config_t *cfg)
 {
-    *e = (engine_state_t){.comm = MPI_COMM_NULL, .config = *cfg};
+    *e = (engine_state_t){.comm = MPI_COMM_NULL}; /* the settings come with the join */
     MPI_Comm_dup(MPI_COMM_WORLD, &e->procs.job);
     MPI_Comm comm = MPI_COMM_NULL;
     engine_join_header_t h = {0};

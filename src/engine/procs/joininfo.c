@@ -58,35 +58,16 @@ static void unpack_room(engine_wire_reader_t *u, engine_settings_t *s)
     }
 }
 
+/* The settings object whole (core/settings.c writes it row by row), then what rank 0
+ * derived from it that a joiner must not derive again from its own files and
+ * environment: the model's parameters, whether the policy decides, the room. */
 static void pack_settings(engine_wire_t *p, const engine_state_t *e)
 {
     const engine_settings_t *s = &e->procs.settings;
-    engine_wire_put(p, &e->config.headroom, sizeof e->config.headroom);
-    engine_wire_put_i64(p, e->config.min_rows);
-    engine_wire_put_i64(p, e->xfer.method);
-    engine_wire_put_i64(p, e->xfer.count_limit);
-    engine_wire_put_i64(p, e->xfer.direct);
-    engine_wire_put_i64(p, s->spawn_mode);
-    engine_wire_put_i64(p, s->summary);
-    engine_wire_put_i64(p, s->sample_interval);
-    engine_wire_put_i64(p, s->grace);
-    engine_wire_put_i64(p, s->pool);
-    engine_wire_put_i64(p, s->prefetch);
-    engine_wire_put_i64(p, s->async);
+    settings_pack(&e->settings, p);
     engine_wire_put(p, &s->params, sizeof s->params);
-    engine_wire_put_str(p, s->calibration);
     engine_wire_put_i64(p, s->policy_on);
-    engine_wire_put_str(p, s->plan);
-    engine_wire_put_str(p, s->report);
-    engine_wire_put_str(p, s->hosts);
     pack_room(p, s);
-    engine_wire_put_str(p, s->program);
-    int64_t argc = 0;
-    while (s->argv[argc] != NULL)
-        argc++;
-    engine_wire_put_i64(p, argc);
-    for (int64_t i = 0; i < argc; i++)
-        engine_wire_put_str(p, s->argv[i]);
 }
 
 /* Matrices first: the structures name theirs by position in this list. */
@@ -275,36 +256,23 @@ mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
 /* ---- the joining process ---------------------------------------------------------- */
 
 
+/* The settings object, and the processes layer's and the transport's views of it
+ * derived as at an initial start (engine_settings_derive), but for rank 0's parts. */
 static void unpack_settings(engine_wire_reader_t *u, engine_state_t *e)
 {
     engine_settings_t *s = &e->procs.settings;
-    engine_wire_get(u, &e->config.headroom, sizeof e->config.headroom);
-    e->reg.headroom = e->config.headroom;
-    e->config.min_rows = engine_wire_get_i64(u);
-    e->xfer.method = (mal_redist_t)engine_wire_get_i64(u);
-    e->xfer.count_limit = engine_wire_get_i64(u);
-    e->xfer.direct = engine_wire_get_i64(u) != 0;
-    s->spawn_mode = (mal_spawn_mode_t)engine_wire_get_i64(u);
-    s->summary = engine_wire_get_i64(u) != 0;
-    s->sample_interval = (int)engine_wire_get_i64(u);
-    s->grace = (int)engine_wire_get_i64(u);
-    s->pool = engine_wire_get_i64(u) != 0;
-    s->prefetch = (int)engine_wire_get_i64(u);
-    s->async = engine_wire_get_i64(u) != 0;
-    engine_wire_get(u, &s->params, sizeof s->params);
-    s->calibration = engine_wire_get_str(u);
-    s->policy_on = engine_wire_get_i64(u) != 0;
-    s->plan = engine_wire_get_str(u);
-    s->report = engine_wire_get_str(u);
-    s->hosts = engine_wire_get_str(u);
-    unpack_room(u, s);
-    s->program = engine_wire_get_str(u);
-    int64_t argc = engine_wire_get_i64(u);
-    s->argv = u->failed || argc < 0 ? NULL : calloc((size_t)argc + 1, sizeof *s->argv);
-    for (int64_t i = 0; s->argv != NULL && i < argc; i++)
-        s->argv[i] = engine_wire_get_str(u);
-    if (s->plan == NULL || s->program == NULL || s->argv == NULL)
+    settings_unpack(u, &e->settings);
+    if (u->failed)
+        return;
+    e->xfer = engine_transfer_of(&e->settings);
+    e->reg.headroom = e->settings.value[SETTING_HEADROOM].real;
+    if (engine_settings_derive(&e->settings, true, s) != MAL_OK) {
         u->failed = true;
+        return;
+    }
+    engine_wire_get(u, &s->params, sizeof s->params);
+    s->policy_on = engine_wire_get_i64(u) != 0;
+    unpack_room(u, s);
 }
 
 static void unpack_matrices(engine_wire_reader_t *u, engine_registry_t *reg)
@@ -557,7 +525,7 @@ mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_joi
     int n = (int)h->new_procs;
     engine_reconfig_t rc = {
         .action = MAL_ACTION_EXPAND, .reg = &e->reg, .xfer = &e->xfer,
-        .min_rows = e->config.min_rows, .u = comm, .n = comm, .n_u = n, .n_n = n,
+        .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS), .u = comm, .n = comm, .n_u = n, .n_n = n,
         .old_procs = (int)h->old_procs, .weights = h->weights, .mon = e->mon,
         .params = &e->procs.settings.params,
     };

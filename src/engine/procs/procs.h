@@ -13,7 +13,7 @@
 
 /* What the job may grow into (room.c): read at mal_init into s->room and
  * s->room_source (MAL_ERR_ARG naming the variable when its text is bad). */
-mal_status_t engine_room_resolve(engine_settings_t *s);
+mal_status_t engine_room_resolve(const settings_t *set, engine_settings_t *s);
 void engine_room_free(engine_settings_t *s);
 uint64_t engine_room_fingerprint(const engine_settings_t *s, uint64_t hash);
 /* Rank 0's line at mal_init: the limit and where it comes from (summaries on). */
@@ -33,8 +33,11 @@ int engine_room_free_slots(const engine_state_t *e);
 bool engine_room_place(engine_state_t *e, int count);
 void engine_room_unplace(engine_state_t *e, bool placed);
 
-/* Settings (dpm.c). */
-mal_status_t engine_settings_resolve(const mal_config_t *cfg, engine_settings_t *out);
+/* Settings (dpm.c): the processes layer's view of the settings object, the same for the
+ * initial start and a join; a joining process (`joining`) leaves the model's parameters,
+ * the policy and the room to its join message (rank 0's view). */
+mal_status_t engine_settings_derive(const settings_t *set, bool joining,
+                                    engine_settings_t *out);
 void engine_settings_free(engine_settings_t *s);
 uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash);
 

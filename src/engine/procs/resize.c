@@ -138,7 +138,7 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
     int n = msg->new_procs;
     const double *weights = msg->weights;
     engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .reg = &e->reg,
-                            .xfer = &e->xfer, .min_rows = e->config.min_rows,
+                            .xfer = &e->xfer, .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS),
                             .u = merged, .n = merged, .me_u = e->rank,
                             .me_n = e->rank, .n_u = n, .n_n = n,
                             .old_procs = e->size, .weights = weights,
@@ -368,7 +368,7 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
 {
     int p = e->size, stay = 0;
     engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .reg = &e->reg,
-                            .xfer = &e->xfer, .min_rows = e->config.min_rows,
+                            .xfer = &e->xfer, .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS),
                             .u = e->comm, .me_u = e->rank, .n_u = p, .old_procs = p,
                             .weights = weights, .mon = e->mon,
                             .park_leavers = park};

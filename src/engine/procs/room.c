@@ -106,15 +106,15 @@ static mal_status_t from_universe(engine_settings_t *s)
     return set_source(s, text);
 }
 
-mal_status_t engine_room_resolve(engine_settings_t *s)
+mal_status_t engine_room_resolve(const settings_t *set, engine_settings_t *s)
 {
-    const char *mode = setting_env(SETTING_ALLOCATION);
+    const char *mode = settings_text(set, SETTING_ALLOCATION);
     if (mode != NULL && strcmp(mode, "off") == 0)
         return MAL_OK;
     if (mode != NULL && strcmp(mode, "auto") != 0)
         return engine_fail(MAL_ERR_ARG, "mal_init: MAL_ALLOCATION='%s' is not auto or off",
                            mode);
-    const char *hostfile = setting_env(SETTING_HOSTFILE);
+    const char *hostfile = settings_text(set, SETTING_HOSTFILE);
     if (hostfile != NULL)
         return from_hostfile(s, hostfile, "MAL_HOSTFILE");
     const char *nodelist = getenv("SLURM_JOB_NODELIST");

@@ -149,11 +149,18 @@ mal_status_t engine_receive_wake(engine_state_t *e, MPI_Comm pair, engine_join_h
         t.procs.parked = NULL;
         graft_registry(&e->procs, &e->reg, &t.reg);
         e->reg.generation = t.reg.generation; /* the active processes' count */
+        /* The active processes' settings, which mal_set_redist may have changed while
+         * this process was parked. */
+        settings_free(&e->settings);
+        e->settings = t.settings;
+        t.settings = (settings_t){0};
+        e->xfer.method = t.xfer.method;
     } else {
         free(h->weights);
         h->weights = NULL;
     }
     engine_settings_free(&t.procs.settings);
+    settings_free(&t.settings);
     free(t.procs.parked);
     while (t.reg.arrays != NULL) {
         mal_array_t *a = t.reg.arrays;

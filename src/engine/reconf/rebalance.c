@@ -51,7 +51,7 @@ mal_status_t engine_rebalance(engine_state_t *e, const double *weights)
     mal_status_t st = check_weights(weights, e->size);
     engine_reconfig_t rc = {
         .action = MAL_ACTION_REBALANCE, .reg = &e->reg, .xfer = &e->xfer,
-        .min_rows = e->config.min_rows, .u = e->comm, .me_u = e->rank, .n_u = e->size,
+        .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS), .u = e->comm, .me_u = e->rank, .n_u = e->size,
         .n = e->comm, .me_n = e->rank, .n_n = e->size, .old_procs = e->size,
         .weights = weights, .mon = e->mon, .params = &e->procs.settings.params,
         .fingerprint = st ? 0 : rebalance_fingerprint(e->xfer.method, weights, e->size)};

@@ -84,7 +84,7 @@ typedef struct {
     MPI_Comm comm;
     int rank;
     int size;
-    mal_config_t config;
+    settings_t settings;        /* every setting, resolved once (core/settings.h)   */
     int64_t iteration;          /* mal_step calls, carried to joiners               */
     engine_registry_t reg;
     engine_transfer_t xfer;

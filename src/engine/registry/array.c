@@ -580,12 +580,12 @@ static mal_status_t initial_bounds(const engine_regctx_t *ctx, int64_t global_ro
     *out = malloc(((size_t)p + 1) * sizeof **out);
     if (*out == NULL)
         return engine_fail(MAL_ERR_NOMEM, "mal_alloc_array_weighted: no memory for bounds");
-    if (partition_block(global_rows, p, weights, ctx->cfg->min_rows, *out)) {
+    if (partition_block(global_rows, p, weights, ctx->min_rows, *out)) {
         free(*out);
         *out = NULL;
         return engine_fail(MAL_ERR_ARG, "mal_alloc_array_weighted: min_rows %lld for every "
                            "positive weight exceeds the %lld rows",
-                           (long long)ctx->cfg->min_rows, (long long)global_rows);
+                           (long long)ctx->min_rows, (long long)global_rows);
     }
     return MAL_OK;
 }

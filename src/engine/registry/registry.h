@@ -111,6 +111,16 @@ typedef struct {
     int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
 } engine_transfer_t;
 
+/* The transport's settings from the settings object: the initial start's and a join's. */
+static inline engine_transfer_t engine_transfer_of(const settings_t *set)
+{
+    mal_redist_t method = (mal_redist_t)settings_num(set, SETTING_REDIST);
+    return (engine_transfer_t){
+        .method = method, .shmem = method == MAL_REDIST_SHMEM,
+        .direct = settings_num(set, SETTING_MEMORY) == MAL_MEMORY_DIRECT,
+        .count_limit = settings_num(set, SETTING_MAX_COUNT)};
+}
+
 /* How one reconfiguration's rows moved: the executor (the method set, or what
  * MAL_REDIST_AUTO took for its link class and state) and the bytes this rank copied
  * per path (ENGINE_PATH_*: cross-memory attach, MPI). */
@@ -210,7 +220,7 @@ typedef struct {
     int rank, size;                /* this process's rank in comm, and comm's size    */
     engine_registry_t *reg;
     const engine_transfer_t *xfer; /* memory follows the method in effect             */
-    const mal_config_t *cfg;       /* min_rows of a weighted layout                   */
+    int64_t min_rows;              /* of a weighted layout (SETTING_MIN_ROWS)         */
     bool announce;                 /* summaries on, before the first iteration: rank 0
                                     * says once where structures live                 */
 } engine_regctx_t;
