@@ -9,7 +9,7 @@
 # means A's object uses a symbol B's object defines (nm). Includes: between the sources
 # and headers of src/, bench/, apps/, examples/, support/ and ctest/, an edge A -> B
 # means A includes "B", found beside A, else as the one file of that name in those
-# folders. coreutils' tsort finds the cycles. Exit status 0 without a cycle, 1 with one
+# folders (tools/include-edges.sh). coreutils' tsort finds the cycles. Exit status 0 without a cycle, 1 with one
 # (its files are printed), 2 on bad usage.
 set -eu
 
@@ -63,19 +63,7 @@ echo "calls: $edges edges in $targets targets of several objects$([ $status = 0 
 # Includes, across the folders of code.
 (cd "$top" && find src bench apps examples support ctest -name '*.[ch]' 2>/dev/null | sort) \
     >"$work/files"
-while read -r file; do
-    dir=$(dirname "$file")
-    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$top/$file" |
-        while read -r inc; do
-            if [ -f "$top/$dir/$inc" ]; then
-                echo "$file $(cd "$top/$dir" && realpath --relative-to="$top" "$inc")"
-            else
-                found=$(grep -E "(^|/)$(basename "$inc")\$" "$work/files" || true)
-                if [ "$(echo "$found" | grep -c .)" = 1 ]; then
-                    echo "$file $found"
-                fi
-            fi
-        done
-done <"$work/files" | awk '$1 != $2' | sort -u >"$work/include_edges"
+sh "$(dirname "$0")/include-edges.sh" "$top" "$work/files" | grep -v ' AMBIGUOUS$' \
+    >"$work/include_edges" || true
 verdict "$work/include_edges" "includes" || status=1
 exit $status

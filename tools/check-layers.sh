@@ -59,23 +59,8 @@ awk '{ print $1, $2 }' "$work/calls" | sort -u >"$work/call_edges"
 
 # "includer included" for every quoted include between files under src/, by path.
 (cd "$src" && find . -name '*.[ch]' | sed 's|^\./||' | sort) >"$work/files"
-while read -r file; do
-    dir=$(dirname "$file")
-    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$src/$file" |
-        while read -r inc; do
-            if [ -f "$src/$dir/$inc" ]; then
-                echo "$file $(cd "$src/$dir" && realpath --relative-to="$src" "$inc")"
-                continue
-            fi
-            found=$(grep -E "(^|/)$(basename "$inc")\$" "$work/files" || true)
-            case $(echo "$found" | grep -c .) in
-            0) ;; # a header outside src/ (include/, MPI's)
-            1) echo "$file $found" ;;
-            *) echo "$file $inc AMBIGUOUS" ;;
-            esac
-        done
-done <"$work/files" | sort -u >"$work/include_lines"
-grep -v ' AMBIGUOUS$' "$work/include_lines" | awk '$1 != $2' >"$work/include_edges" || true
+sh "$(dirname "$0")/include-edges.sh" "$src" "$work/files" >"$work/include_lines"
+grep -v ' AMBIGUOUS$' "$work/include_lines" >"$work/include_edges" || true
 status=0
 if grep -q ' AMBIGUOUS$' "$work/include_lines"; then
     echo "layers: AMBIGUOUS includes (a name found in several folders, none beside the includer):"
