@@ -57,6 +57,16 @@ void *mal_local_data(const mal_array_t *a)
     return a ? engine_part_base(a, a->current, a->offsets[engine_context()->rank]) : NULL;
 }
 
+int64_t mal_global_rows(const mal_array_t *a)
+{
+    return a ? a->global_rows : -1;
+}
+
+int64_t mal_row_len(const mal_array_t *a)
+{
+    return a ? a->row_len : -1;
+}
+
 int64_t mal_first_row(const mal_array_t *a)
 {
     if (a == NULL)

@@ -252,7 +252,7 @@ mal_status_t mal_set_redist(mal_redist_t method)
         return engine_fail(MAL_ERR_UNSUPPORTED, "mal_set_redist: shmem is chosen at mal_init "
                            "(MAL_REDIST=shmem or config->redist), which starts SHMEM and puts "
                            "structures on the symmetric heap%s",
-                           mal_redist_supported(MAL_REDIST_SHMEM)
+                           engine_redist_supported(MAL_REDIST_SHMEM)
                                ? "" : "; this libmal was built without OpenSHMEM");
     xfer->method = resolved;
     /* The settings object says what a process that joins later moves data with. */

@@ -41,6 +41,26 @@ mal_csr_t *mal_find_csr(const char *name)
     return e->initialized ? engine_csr_find(&e->reg, name) : NULL;
 }
 
+const int64_t *mal_csr_rowptr(const mal_csr_t *m)
+{
+    return m ? m->local_rowptr : NULL;
+}
+
+int64_t mal_csr_global_rows(const mal_csr_t *m)
+{
+    return m ? m->global_rows : -1;
+}
+
+int64_t mal_csr_global_cols(const mal_csr_t *m)
+{
+    return m ? m->global_cols : -1;
+}
+
+int64_t mal_csr_global_nnz(const mal_csr_t *m)
+{
+    return m ? m->colind->global_rows : -1;
+}
+
 const mal_colind_t *mal_csr_colind(const mal_csr_t *m)
 {
     return m ? mal_local_data(m->colind) : NULL;

@@ -26,7 +26,7 @@ mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerp
         return engine_mpi_check(rc, call);
     if (v[0] != 0)
         return engine_fail(MAL_ERR_REMOTE, "%s: rank %lld failed: %s", call,
-                           (long long)v[1], mal_strerror((mal_status_t)-v[0]));
+                           (long long)v[1], engine_strerror((mal_status_t)-v[0]));
     if (v[2] != -v[3])
         return engine_fail(MAL_ERR_MISMATCH, "%s: arguments differ between ranks", call);
     return MAL_OK;

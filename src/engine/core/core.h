@@ -47,6 +47,12 @@ typedef struct {
                                  * known: probed before an expansion is refused      */
 } engine_settings_t;
 
+/* The text of a status code, the message of this process's last failure, and a method's
+ * name (mal_strerror, mal_error_message, mal_redist_name). */
+const char *engine_strerror(mal_status_t status);
+const char *engine_error_message(void);
+const char *engine_redist_name(mal_redist_t method);
+
 /* Record (and log once) an error found on this rank; returns `status`. The message
  * starts with the public call the user made (engine_enter), unless it names it first
  * already: a helper shared by several calls need not know which one reached it. */

@@ -1,7 +1,7 @@
 /* The names reports, summaries and messages give methods, actions and outcomes. */
 #include "core.h"
 
-const char *mal_redist_name(mal_redist_t method)
+const char *engine_redist_name(mal_redist_t method)
 {
     switch (method) {
     case MAL_REDIST_DEFAULT: return "default";

@@ -58,7 +58,7 @@ bool engine_logging(void)
     return log_errors;
 }
 
-const char *mal_strerror(mal_status_t status)
+const char *engine_strerror(mal_status_t status)
 {
     switch (status) {
 #define MAL_STATUS_CASE_(name, value, text) \
@@ -70,7 +70,7 @@ const char *mal_strerror(mal_status_t status)
     return "unknown libmal status";
 }
 
-const char *mal_error_message(void)
+const char *engine_error_message(void)
 {
     return last_message;
 }
@@ -89,10 +89,10 @@ mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
     if (!log_errors)
         return status;
     if (log_rank >= 0)
-        fprintf(stderr, "libmal[%d]: %s: %s\n", log_rank, mal_strerror(status),
+        fprintf(stderr, "libmal[%d]: %s: %s\n", log_rank, engine_strerror(status),
                 last_message);
     else
-        fprintf(stderr, "libmal: %s: %s\n", mal_strerror(status), last_message);
+        fprintf(stderr, "libmal: %s: %s\n", engine_strerror(status), last_message);
     return status;
 }
 

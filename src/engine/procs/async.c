@@ -72,7 +72,7 @@ static void *background(void *arg)
         engine_pool_wait_ready(&a->snap.procs, a->spawn,
                                engine_spawn_bound() > 0 ? engine_spawn_bound() : 60.0);
     if (a->status)
-        snprintf(a->message, sizeof a->message, "%s", mal_error_message());
+        snprintf(a->message, sizeof a->message, "%s", engine_error_message());
     atomic_store(&a->done, true);
     return NULL;
 }
@@ -216,7 +216,7 @@ mal_status_t engine_async_poll(engine_state_t *e)
         if (e->rank == 0)
             engine_notice("libmal: the asynchronous expansion started at iteration %lld "
                     "was abandoned (%s); the application goes on with its %d processes\n",
-                    (long long)a->iteration, mal_error_message(), e->size);
+                    (long long)a->iteration, engine_error_message(), e->size);
         async_free(a);
         return MAL_CONTINUE;
     }

@@ -46,7 +46,7 @@ static void enter_application(engine_state_t *e, MPI_Comm parent, MPI_Comm *comm
     if (st) {
         char reason[600];
         snprintf(reason, sizeof reason, "joining the application failed (%s)",
-                 mal_error_message());
+                 engine_error_message());
         leave_unjoined(&e->procs, &parent, comm, reason);
     }
 }

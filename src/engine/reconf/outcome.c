@@ -18,9 +18,9 @@ static void write_json(const char *path, const mal_reconfig_stats_t *s,
 {
     report_moved_t moved = {.bytes_by_memory = how->by[ENGINE_PATH_MEMORY],
                             .bytes_by_mpi = how->by[ENGINE_PATH_MPI],
-                            .method = mal_redist_name(how->method),
+                            .method = engine_redist_name(how->method),
                             .automatic = how->automatic};
-    if (report_reconfig(path, s, &moved, s->status < 0 ? mal_error_message() : NULL,
+    if (report_reconfig(path, s, &moved, s->status < 0 ? engine_error_message() : NULL,
                         policy) != 0)
         engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", path);
 }
@@ -40,11 +40,11 @@ static void add_decision(engine_notice_t *n, const mal_decision_t *d)
 static void name_executor(const engine_moved_t *how, char *out, size_t size)
 {
     if (how->automatic)
-        snprintf(out, size, "by %s (auto: %s, %s)", mal_redist_name(how->method),
+        snprintf(out, size, "by %s (auto: %s, %s)", engine_redist_name(how->method),
                  how->link == PREDICT_LINK_HOST ? "one host" : "several hosts",
                  how->state == PREDICT_COLD ? "cold" : "warm");
     else
-        snprintf(out, size, "by %s", mal_redist_name(how->method));
+        snprintf(out, size, "by %s", engine_redist_name(how->method));
 }
 
 static void print_summary(const mal_reconfig_stats_t *s, const engine_moved_t *how,
@@ -60,7 +60,7 @@ static void print_summary(const mal_reconfig_stats_t *s, const engine_moved_t *h
            s->redist_seconds, bandwidth(s) / 1e6, s->total_seconds,
            s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? engine_status_name(s->status) : "");
     if (s->status < 0)
-        engine_notice_add(&n, "libmal:   reason: %s\n", mal_error_message());
+        engine_notice_add(&n, "libmal:   reason: %s\n", engine_error_message());
     if (s->action == MAL_ACTION_EXPAND && s->status == MAL_OK && (s->pooled > 0 || s->async))
         engine_notice_add(&n, "libmal:   %d from the pool, %d spawned%s, %.2f MiB copied "
                "ahead; the application waited %.3f s%s\n", s->pooled, s->spawned,

@@ -62,7 +62,7 @@ static mal_status_t check_memory(const engine_reconfig_t *rc, const mal_array_t 
                        "method %s cannot reach (allocate it under %s, or use alltoallv or "
                        "p2p)", a->name, symmetric ? "the SHMEM symmetric heap"
                                                   : "MPI windows or direct memory",
-                       mal_redist_name(method), symmetric ? "shmem" : "rma or rma-get");
+                       engine_redist_name(method), symmetric ? "shmem" : "rma or rma-get");
 }
 
 static mal_status_t alloc_move(const engine_reconfig_t *rc, engine_move_t *m)

@@ -689,13 +689,3 @@ mal_status_t engine_array_free(const engine_regctx_t *ctx, mal_array_t *array)
     engine_array_destroy(ctx->reg, array);
     return MAL_OK;
 }
-
-int64_t mal_global_rows(const mal_array_t *a)
-{
-    return a ? a->global_rows : -1;
-}
-
-int64_t mal_row_len(const mal_array_t *a)
-{
-    return a ? a->row_len : -1;
-}

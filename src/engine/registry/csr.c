@@ -415,29 +415,6 @@ void engine_csr_free_all(engine_registry_t *reg)
     }
 }
 
-/* ---- accessors that read only the handle (the others, which need this process's rank,
- * are in api/matrices.c) ---- */
-
-const int64_t *mal_csr_rowptr(const mal_csr_t *m)
-{
-    return m ? m->local_rowptr : NULL;
-}
-
-int64_t mal_csr_global_rows(const mal_csr_t *m)
-{
-    return m ? m->global_rows : -1;
-}
-
-int64_t mal_csr_global_cols(const mal_csr_t *m)
-{
-    return m ? m->global_cols : -1;
-}
-
-int64_t mal_csr_global_nnz(const mal_csr_t *m)
-{
-    return m ? m->colind->global_rows : -1;
-}
-
 /* ---- the nnz-weighted layout of a change ---------------------------------------------- */
 
 static int count_matrices(const engine_registry_t *reg)

@@ -122,6 +122,11 @@ bool engine_direct_huge_pages(void);
 /* Start SHMEM for mal_init over `comm`, which must span every process of the job
  * (shmem_init is collective over all of them). Idempotent within a process. */
 mal_status_t engine_shmem_start(MPI_Comm comm);
+/* What this build can move data with (mal_redist_supported), and libmal-pmpi's hooks
+ * (mal_pmpi_attach: it is linked; mal_pmpi_finalize_shmem: the program's MPI_Finalize). */
+bool engine_redist_supported(mal_redist_t method);
+void engine_pmpi_attach(void);
+bool engine_pmpi_finalize_shmem(void);
 /* Whether libmal started SHMEM in this process (the PE set is then fixed). */
 bool engine_shmem_active(void);
 /* Collective over every PE: a symmetric block of `bytes` (the same on all), or an

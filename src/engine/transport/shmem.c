@@ -22,7 +22,7 @@
  * mal_pmpi_finalize_shmem. A fact of the process, whatever mal_init does. */
 static bool pmpi_attached;
 
-void mal_pmpi_attach(void)
+void engine_pmpi_attach(void)
 {
     pmpi_attached = true;
 }
@@ -34,7 +34,7 @@ void mal_pmpi_attach(void)
 static bool started;     /* shmem_init called by libmal in this process */
 static int *pe_of_rank;  /* mal_comm() rank -> PE */
 
-bool mal_redist_supported(mal_redist_t method)
+bool engine_redist_supported(mal_redist_t method)
 {
     return method >= MAL_REDIST_RMA && method <= MAL_REDIST_AUTO;
 }
@@ -131,7 +131,7 @@ mal_status_t engine_shmem_quiet(void)
 
 /* See the head of this file. A program that also calls shmem_finalize itself has
  * finalized MPI already: then there is nothing left to do. */
-bool mal_pmpi_finalize_shmem(void)
+bool engine_pmpi_finalize_shmem(void)
 {
     if (!started)
         return false;
@@ -154,7 +154,7 @@ static mal_status_t not_built(void)
                        "OpenSHMEM (MAL_WITH_SHMEM=OFF, or oshmem not found at configure time)");
 }
 
-bool mal_redist_supported(mal_redist_t method)
+bool engine_redist_supported(mal_redist_t method)
 {
     return (method >= MAL_REDIST_RMA && method <= MAL_REDIST_RMA_GET) ||
            method == MAL_REDIST_AUTO;
@@ -165,7 +165,7 @@ bool engine_shmem_active(void)
     return false;
 }
 
-bool mal_pmpi_finalize_shmem(void)
+bool engine_pmpi_finalize_shmem(void)
 {
     return false;
 }
