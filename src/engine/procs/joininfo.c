@@ -8,7 +8,24 @@
  * that spawn leaves MPI and rank 0's expansion fails (MAL_ERR_SPAWN), with the old
  * processes and data untouched: nothing here aborts the run. Otherwise the children
  * take part in the remaining joins of the expansion and in its data phase, which
- * writes their partitions into their new windows; mal_alloc_window hands those back. */
+ * writes their partitions into their new windows; mal_alloc_window hands those back.
+ *
+ * The message, written (engine_pack_join_info) and read (unpack_join_info) only here,
+ * over core/wire.c (i64: an int64_t; str: its length, -1 for NULL, and bytes):
+ *   header    i64 magic "maljoin2"; i64 park; i64 remaining spawn calls; i64 old and
+ *             i64 new process counts; i64 first (park: its rank in an expansion under
+ *             way, else -1); i64 iteration; i64 next plan entry; i64 processes spawned
+ *   settings  the settings object row by row (settings_pack: per row not `local`, i64
+ *             num, the double, str text, i64 argc (-1 none) and argc str); the model's
+ *             parameters (predict_params_t's bytes); i64 policy on; the room (str source,
+ *             i64 slots, i64 unconfirmed, i64 hosts, per host str name and i64 slots)
+ *   pool      i64 parked count, per parked process i64 holds and i64 generation; i64
+ *             reused; i64 released
+ *   registry  i64 generation; i64 weights given, then new-count doubles; the matrices,
+ *             the structures (each: its description, old layout and source buffers) and
+ *             the carried values, each list preceded by its i64 count
+ * A reader that runs out of bytes, or finds the magic or a count wrong, fails the join
+ * (JOIN_UNREADABLE) instead of taking a default. */
 #include "core.h"
 #include "monitor.h"
 #include "plan.h"
@@ -21,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JOIN_MAGIC INT64_C(0x6d616c6a6f696e31) /* "maljoin1" */
+#define JOIN_MAGIC INT64_C(0x6d616c6a6f696e32) /* "maljoin2": settings by the table */
 
 /* The allocation: rank 0's view, so that every process judges expansions alike. */
 static void pack_room(engine_wire_t *p, const engine_settings_t *s)
