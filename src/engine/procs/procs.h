@@ -61,7 +61,7 @@ typedef struct {
     double *weights;
 } engine_join_header_t;
 
-/* Dynamic process management (dpm.c). */
+/* ---- spawning (dpm.c) ---- */
 /* On rank 0 only: spawn `n` processes over MPI_COMM_SELF (a failure there cannot leave
  * other ranks inside MPI_Comm_spawn) and merge with them into *pair (rank 0 = this). */
 mal_status_t engine_spawn(const engine_procs_t *procs, int n, int call_index, MPI_Comm *inter,
@@ -91,6 +91,8 @@ int engine_spawn_note_stuck(const pid_t *before, int nbefore);
 bool engine_spawn_clean_exit_allowed(void);
 /* mal_finalize: ends the recorded processes. */
 void engine_spawn_end_stuck(void);
+
+/* ---- merging, parking and waiting without spinning (dpm.c) ---- */
 /* Collective over `members` (and the children through `pair`, significant on rank 0
  * only): an intracommunicator with the members first and the children last. */
 mal_status_t engine_join_members(MPI_Comm members, MPI_Comm pair, MPI_Comm *joined);
