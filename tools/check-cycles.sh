@@ -45,9 +45,9 @@ while read -r dir; do
     : >"$work/defs"
     : >"$work/uses"
     while read -r obj; do
-        nm --defined-only -g "$dir/$obj" 2>/dev/null |
-            awk -v f="$obj" '$(NF-1) ~ /^[TDBRCV]$/ { print $NF, f }' >>"$work/defs"
-        nm -u "$dir/$obj" 2>/dev/null | awk -v f="$obj" '{ print $NF, f }' >>"$work/uses"
+        nm -g "$dir/$obj" 2>/dev/null | awk -v f="$obj" -v defs="$work/defs" \
+            -v uses="$work/uses" '$(NF-1) == "U" { print $NF, f >> uses }
+                                  $(NF-1) ~ /^[TDBRCV]$/ { print $NF, f >> defs }'
     done <"$work/objects"
     sort -u -o "$work/defs" "$work/defs"
     sort -u -o "$work/uses" "$work/uses"

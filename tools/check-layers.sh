@@ -33,27 +33,20 @@ src=$(cd "${2:-$(dirname "$0")/../src}" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# "symbol file" for every symbol an object defines, and for every one it uses; a file is
-# its object's path under its target's folder, without .c.o.
-symbols() { # NM_OPTIONS
-    for dir in mal_static mal_partition mal_predict mal_policy; do
-        [ -d "$objects/$dir.dir" ] || continue
-        (cd "$objects/$dir.dir" && find . -name '*.c.o' | sed 's|^\./||' | sort |
-            while read -r obj; do
-                nm "$@" "$obj" 2>/dev/null | awk -v f="${obj%.c.o}" '{ print $NF, f }'
-            done)
-    done
-}
-# Only the symbols of code and data (not the local and debugging ones nm -g still lists).
+# "symbol file" for every symbol of code or data an object defines (defs) and for every
+# one it uses (uses); a file is its object's path under its target's folder, without .c.o.
 for dir in mal_static mal_partition mal_predict mal_policy; do
     [ -d "$objects/$dir.dir" ] || continue
     (cd "$objects/$dir.dir" && find . -name '*.c.o' | sed 's|^\./||' |
         while read -r obj; do
-            nm --defined-only -g "$obj" 2>/dev/null |
-                awk -v f="${obj%.c.o}" '$(NF-1) ~ /^[TDBRCV]$/ { print $NF, f }'
+            nm -g "$obj" 2>/dev/null | awk -v f="${obj%.c.o}" -v defs="$work/defs" \
+                -v uses="$work/uses" '$(NF-1) == "U" { print $NF, f >> uses }
+                                      $(NF-1) ~ /^[TDBRCV]$/ { print $NF, f >> defs }'
         done)
-done | sort -u >"$work/defs"
-symbols -u | sort -u >"$work/uses"
+done
+touch "$work/defs" "$work/uses"
+sort -u -o "$work/defs" "$work/defs"
+sort -u -o "$work/uses" "$work/uses"
 join "$work/uses" "$work/defs" | awk '$2 != $3 { print $2, $3, $1 }' | sort >"$work/calls"
 awk '{ print $1, $2 }' "$work/calls" | sort -u >"$work/call_edges"
 

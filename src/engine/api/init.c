@@ -88,10 +88,8 @@ static mal_status_t resolve_all(const mal_config_t *cfg, engine_state_t *e)
         st = settings_resolve(cfg, &e->settings);
     if (st)
         return st;
-    e->xfer = engine_transfer_of(&e->settings);
-    e->reg.headroom = e->settings.value[SETTING_HEADROOM].real;
-    engine_settings_t *settings = &e->procs.settings;
-    st = engine_settings_derive(&e->settings, false, settings);
+    st = engine_state_derive(e, false);
+    const engine_settings_t *settings = &e->procs.settings;
     char err[256];
     if (!st && schedule_parse(settings->plan, &e->pol.schedule, err, sizeof err) != 0)
         st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", settings->plan, err);

@@ -27,16 +27,11 @@ static mal_status_t read_availability(engine_settings_t *s)
     return MAL_OK;
 }
 
-static char *copy_or_null(const char *text)
-{
-    return text != NULL ? strdup(text) : NULL;
-}
-
 mal_status_t engine_policy_resolve(const settings_t *set, engine_settings_t *s)
 {
     const char *text = settings_text(set, SETTING_POLICY);
-    s->policy_text = copy_or_null(text);
-    s->availability = copy_or_null(settings_text(set, SETTING_AVAILABILITY));
+    s->policy_text = settings_text_copy(set, SETTING_POLICY);
+    s->availability = settings_text_copy(set, SETTING_AVAILABILITY);
     s->iterations = settings_num(set, SETTING_ITERATIONS); /* checked by settings_check */
     policy_config_default(&s->policy);
     s->policy.total_iterations = s->iterations;

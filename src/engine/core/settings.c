@@ -358,6 +358,16 @@ static char **copy_argv(char *const *argv)
     return copy;
 }
 
+char *settings_text_copy(const settings_t *s, setting_id_t id)
+{
+    return s->value[id].text != NULL ? strdup(s->value[id].text) : NULL;
+}
+
+char **settings_argv_copy(const settings_t *s, setting_id_t id)
+{
+    return copy_argv(s->value[id].argv);
+}
+
 static void free_argv(char **argv)
 {
     for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)

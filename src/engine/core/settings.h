@@ -8,6 +8,7 @@
 #define MAL_SETTINGS_H
 
 #include "mal.h"
+#include "wire.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -125,7 +126,6 @@ bool setting_bool(const mal_config_t *cfg, setting_id_t id);
 mal_status_t settings_check(const mal_config_t *cfg);
 
 /* ---- the settings object -------------------------------------------------------- */
-#include "wire.h"
 
 /* A setting's resolved value: numbers, choices, switches and flags in `num`, reals in
  * `real`, texts (and a flag's text) in `text`, argument vectors in `argv`; texts and
@@ -165,6 +165,9 @@ static inline const char *settings_text(const settings_t *s, setting_id_t id)
 {
     return s->value[id].text;
 }
+/* Owned copies of a text or an argument vector: NULL for none (or without memory). */
+char *settings_text_copy(const settings_t *s, setting_id_t id);
+char **settings_argv_copy(const settings_t *s, setting_id_t id);
 
 /* mal_config_init: every field at its initial value (NULL for strings). */
 void settings_defaults(mal_config_t *cfg);

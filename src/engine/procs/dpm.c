@@ -82,16 +82,6 @@ static char **own_arguments(void)
     return argv;
 }
 
-static char **copy_arguments(char *const *src)
-{
-    size_t n = 0;
-    while (src[n] != NULL)
-        n++;
-    char **argv = calloc(n + 1, sizeof *argv);
-    for (size_t i = 0; argv != NULL && i < n; i++)
-        argv[i] = strdup(src[i]);
-    return argv;
-}
 
 static char *own_program(void)
 {
@@ -103,13 +93,9 @@ static char *own_program(void)
     return strdup(path);
 }
 
-static char *copy_or_null(const char *text)
-{
-    return text != NULL ? strdup(text) : NULL;
-}
-
-mal_status_t engine_settings_derive(const settings_t *set, bool joining,
-                                    engine_settings_t *out)
+/* The processes layer's view of the settings object. A joining process leaves the model's
+ * parameters, the policy and the room to its join message (rank 0's view). */
+static mal_status_t derive_procs(const settings_t *set, bool joining, engine_settings_t *out)
 {
     engine_settings_t s = {0};
     s.spawn_mode = (mal_spawn_mode_t)settings_num(set, SETTING_SPAWN_MODE);
@@ -119,11 +105,11 @@ mal_status_t engine_settings_derive(const settings_t *set, bool joining,
     s.prefetch = (int)settings_num(set, SETTING_PREFETCH);
     s.async = settings_num(set, SETTING_ASYNC) != 0;
     s.summary = settings_num(set, SETTING_SUMMARY) != 0;
-    s.calibration = copy_or_null(settings_text(set, SETTING_CALIBRATION));
+    s.calibration = settings_text_copy(set, SETTING_CALIBRATION);
     const char *plan = settings_text(set, SETTING_PLAN);
     s.plan = strdup(plan != NULL ? plan : "");
-    s.report = copy_or_null(settings_text(set, SETTING_REPORT));
-    s.hosts = copy_or_null(settings_text(set, SETTING_HOSTS));
+    s.report = settings_text_copy(set, SETTING_REPORT);
+    s.hosts = settings_text_copy(set, SETTING_HOSTS);
     mal_status_t st = MAL_OK;
     /* Rank 0's view, which a joiner receives instead (joininfo.c). */
     if (!joining)
@@ -132,10 +118,10 @@ mal_status_t engine_settings_derive(const settings_t *set, bool joining,
         st = engine_policy_resolve(set, &s);
     if (!joining && !st)
         st = engine_room_resolve(set, &s);
-    const char *program = settings_text(set, SETTING_SPAWN_PROGRAM);
-    char *const *argv = set->value[SETTING_SPAWN_ARGV].argv;
-    s.program = program != NULL ? strdup(program) : own_program();
-    s.argv = argv != NULL ? copy_arguments(argv) : own_arguments();
+    bool program = settings_text(set, SETTING_SPAWN_PROGRAM) != NULL;
+    bool argv = set->value[SETTING_SPAWN_ARGV].argv != NULL;
+    s.program = program ? settings_text_copy(set, SETTING_SPAWN_PROGRAM) : own_program();
+    s.argv = argv ? settings_argv_copy(set, SETTING_SPAWN_ARGV) : own_arguments();
     if (!st && (s.plan == NULL || s.program == NULL || s.argv == NULL))
         st = engine_fail(MAL_ERR_NOMEM, "mal_init: cannot record the spawn settings "
                          "(program, arguments or plan)");
@@ -145,6 +131,13 @@ mal_status_t engine_settings_derive(const settings_t *set, bool joining,
     }
     *out = s;
     return MAL_OK;
+}
+
+mal_status_t engine_state_derive(engine_state_t *e, bool joining)
+{
+    e->xfer = engine_transfer_of(&e->settings);
+    e->reg.headroom = e->settings.value[SETTING_HEADROOM].real;
+    return derive_procs(&e->settings, joining, &e->procs.settings);
 }
 
 void engine_settings_free(engine_settings_t *s)

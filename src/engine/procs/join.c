@@ -60,7 +60,8 @@ static void prepull_new(engine_state_t *e, const engine_join_header_t *h)
     for (mal_array_t *a = e->reg.arrays; h->first >= 0 && a != NULL; a = a->next) {
         engine_prepull_src_t src = {(int)h->old_procs, a->offsets, a->prepulled.peers};
         engine_prepull_dst_t dst = {.procs = (int)h->new_procs, .me = (int)h->first + me,
-                                    .weights = h->weights, .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS)};
+                                    .weights = h->weights,
+                                    .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS)};
         if (a->prepulled.peers != NULL && a->offsets != NULL &&
             engine_pool_reserved(&e->procs, a->name, &dst.base, &dst.mapped))
             engine_prepull(&e->reg, a, &src, &dst);

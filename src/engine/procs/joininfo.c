@@ -273,17 +273,15 @@ mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
 /* ---- the joining process ---------------------------------------------------------- */
 
 
-/* The settings object, and the processes layer's and the transport's views of it
- * derived as at an initial start (engine_settings_derive), but for rank 0's parts. */
+/* The settings object, and the layers' views of it derived as at an initial start
+ * (engine_state_derive), but for rank 0's parts. */
 static void unpack_settings(engine_wire_reader_t *u, engine_state_t *e)
 {
     engine_settings_t *s = &e->procs.settings;
     settings_unpack(u, &e->settings);
     if (u->failed)
         return;
-    e->xfer = engine_transfer_of(&e->settings);
-    e->reg.headroom = e->settings.value[SETTING_HEADROOM].real;
-    if (engine_settings_derive(&e->settings, true, s) != MAL_OK) {
+    if (engine_state_derive(e, true) != MAL_OK) {
         u->failed = true;
         return;
     }

@@ -33,11 +33,11 @@ int engine_room_free_slots(const engine_state_t *e);
 bool engine_room_place(engine_state_t *e, int count);
 void engine_room_unplace(engine_state_t *e, bool placed);
 
-/* Settings (dpm.c): the processes layer's view of the settings object, the same for the
- * initial start and a join; a joining process (`joining`) leaves the model's parameters,
- * the policy and the room to its join message (rank 0's view). */
-mal_status_t engine_settings_derive(const settings_t *set, bool joining,
-                                    engine_settings_t *out);
+/* Settings (dpm.c): the transport's, the registry's and the processes layer's views of
+ * e->settings, made the same way at the initial start and at a join; a joining process
+ * (`joining`) leaves the model's parameters, the policy and the room to its join message
+ * (rank 0's view). */
+mal_status_t engine_state_derive(engine_state_t *e, bool joining);
 void engine_settings_free(engine_settings_t *s);
 uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash);
 
