@@ -1,12 +1,15 @@
-/* The API layer (api/): what only the public calls use. engine_state_t itself is
- * defined in reconf/reconf.h (see there why). */
+/* The API layer (api/): what only the public calls use, and libmal's whole state
+ * (state.h), which no layer below sees. */
 #ifndef MAL_API_H
 #define MAL_API_H
 
 #include "reconf.h"
+#include "state.h"
 
 /* The state of this process's libmal (api/context.c): for the API layer only. */
 engine_state_t *engine_context(void);
+/* The parts of it the layers below take (engine_parts_of). */
+engine_parts_t engine_context_parts(void);
 
 /* Guard for calls that need mal_init (api/guard.c) (it names `call` as the call in progress, see
  * engine_enter); returns MAL_OK when initialised. */

@@ -54,7 +54,7 @@ mal_array_t *mal_find_array(const char *name)
 
 void *mal_local_data(const mal_array_t *a)
 {
-    return a ? engine_part_base(a, a->current, a->offsets[engine_context()->rank]) : NULL;
+    return a ? engine_part_base(a, a->current, a->offsets[engine_context()->group.rank]) : NULL;
 }
 
 int64_t mal_global_rows(const mal_array_t *a)
@@ -71,7 +71,7 @@ int64_t mal_first_row(const mal_array_t *a)
 {
     if (a == NULL)
         return -1;
-    return a->distribution == MAL_BLOCK ? a->bounds[engine_context()->rank] : 0;
+    return a->distribution == MAL_BLOCK ? a->bounds[engine_context()->group.rank] : 0;
 }
 
 int64_t mal_local_rows(const mal_array_t *a)
@@ -80,6 +80,6 @@ int64_t mal_local_rows(const mal_array_t *a)
         return -1;
     if (a->distribution == MAL_REPLICATED)
         return a->global_rows;
-    int me = engine_context()->rank;
+    int me = engine_context()->group.rank;
     return a->bounds[me + 1] - a->bounds[me];
 }

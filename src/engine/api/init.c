@@ -4,7 +4,10 @@
 #include "core.h"
 #include "memory.h"
 #include "monitor.h"
+#include "join.h"
+#include "pool.h"
 #include "procs.h"
+#include "spawn.h"
 #include "reconf.h"
 #include "registry.h"
 #include "settings.h"
@@ -88,8 +91,9 @@ static mal_status_t resolve_all(const mal_config_t *cfg, engine_state_t *e)
         st = settings_resolve(cfg, &e->settings);
     if (st)
         return st;
-    st = engine_state_derive(e, false);
-    const engine_settings_t *settings = &e->procs.settings;
+    engine_parts_t parts = engine_parts_of(e);
+    st = engine_state_derive(&parts, false);
+    const engine_settings_t *settings = &e->conf;
     char err[256];
     if (!st && schedule_parse(settings->plan, &e->pol.schedule, err, sizeof err) != 0)
         st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", settings->plan, err);
@@ -114,12 +118,12 @@ static mal_status_t start_transport(const engine_state_t *e, mal_redist_t method
                                "adds or releases processes, which SHMEM (MAL_REDIST=shmem) "
                                "cannot: its PE set is fixed", i + 1,
                                (long long)plan->actions[i].iteration);
-    return method == MAL_REDIST_SHMEM ? engine_shmem_start(e->comm) : MAL_OK;
+    return method == MAL_REDIST_SHMEM ? engine_shmem_start(e->group.comm) : MAL_OK;
 }
 
 static void release_state(engine_state_t *e)
 {
-    engine_settings_free(&e->procs.settings);
+    engine_settings_free(&e->conf);
     settings_free(&e->settings);
     schedule_free(&e->pol.schedule);
     engine_free_values(&e->reg);
@@ -130,9 +134,7 @@ static void release_state(engine_state_t *e)
 static mal_status_t start_initial(engine_state_t *e, MPI_Comm comm, MPI_Comm dup,
                                   const mal_config_t *cfg)
 {
-    *e = (engine_state_t){.comm = dup, .procs.initial = true};
-    MPI_Comm_rank(dup, &e->rank);
-    MPI_Comm_size(dup, &e->size);
+    *e = (engine_state_t){.group.comm = dup, .procs.initial = true};
     /* Validate after the duplication, so a rank with a bad setting fails together with
      * the others instead of leaving them in a collective. Every rank must share the
      * settings marked `agree` and what was derived from them: capacities, layouts and
@@ -140,35 +142,49 @@ static mal_status_t start_initial(engine_state_t *e, MPI_Comm comm, MPI_Comm dup
      * actions on every rank. */
     mal_status_t st = resolve_all(cfg, e);
     uint64_t fp = st ? 0 : engine_settings_fingerprint(
-        &e->procs.settings, settings_hash(&e->settings, ENGINE_HASH_SEED));
-    st = engine_agree_in(e->comm, st, fp,
+        &e->conf, settings_hash(&e->settings, ENGINE_HASH_SEED));
+    st = engine_agree_in(e->group.comm, st, fp,
                          "mal_init (config, MAL_REDIST, MAL_MAX_COUNT, plan, spawn)");
     if (!st)
-        st = engine_agree_in(e->comm, start_transport(e, e->xfer.method), 0,
+        st = engine_agree_in(e->group.comm, start_transport(e, e->xfer.method), 0,
                              "mal_init (SHMEM transport)");
     if (!st)
         st = engine_mpi_check(MPI_Comm_dup(comm, &e->procs.job), "mal_init: MPI_Comm_dup");
     if (st) {
         release_state(e);
-        MPI_Comm_free(&e->comm);
-        *e = (engine_state_t){.comm = MPI_COMM_NULL};
+        MPI_Comm_free(&e->group.comm);
+        *e = (engine_state_t){.group.comm = MPI_COMM_NULL};
         return st;
     }
+    engine_parts_t parts = engine_parts_of(e);
+    engine_state_enter(&parts, &e->procs, dup);
     e->initialized = true;
-    engine_set_log_rank(e->rank);
-    e->stats.last.method = e->xfer.method;
+    return MAL_OK;
+}
+
+/* A process an expansion started: its state comes with the join (procs/join.c), which
+ * returns once the process is active (one spawned into the pool waits there until an
+ * expansion wakes it). Rank 0 checked the plan at its mal_init. */
+static mal_status_t start_joined(engine_state_t *e, MPI_Comm parent, const mal_config_t *cfg)
+{
+    *e = (engine_state_t){.group.comm = MPI_COMM_NULL};
+    engine_parts_t parts = engine_parts_of(e);
+    engine_join(&parts, &e->procs, parent, cfg);
+    schedule_parse(e->conf.plan, &e->pol.schedule, NULL, 0);
+    engine_monitor_begin_iteration(e->sink.mon); /* the first iteration starts now */
+    e->initialized = true;
     return MAL_OK;
 }
 
 /* Rank 0's lines at mal_init, with summaries on. */
 static void announce(const engine_state_t *e)
 {
-    if (e->rank == 0 && e->procs.settings.summary && engine_platform_probed())
+    if (e->group.rank == 0 && e->conf.summary && engine_platform_probed())
         engine_platform_announce();
-    if (e->rank == 0 && e->procs.settings.summary)
+    if (e->group.rank == 0 && e->conf.summary)
         engine_spawn_bound_notice();
-    if (e->rank == 0 && e->procs.settings.summary)
-        engine_room_announce(&e->procs.settings);
+    if (e->group.rank == 0 && e->conf.summary)
+        engine_room_announce(&e->conf);
 }
 
 mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
@@ -193,7 +209,7 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     if (!st)
         MPI_Comm_get_parent(&parent);
     if (!st && parent != MPI_COMM_NULL)
-        return engine_join(e, parent, &cfg);
+        return start_joined(e, parent, &cfg);
     if (st || (st = engine_mpi_check(MPI_Comm_dup(comm, &dup), "mal_init: MPI_Comm_dup")))
         return st;
     /* Errors inside libmal become status codes, not aborts: a failed rebalance must
@@ -201,12 +217,11 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     if ((st = start_initial(e, comm, dup, &cfg)))
         return st;
-    e->mon = engine_monitor_init(&e->procs.settings, e->procs.initial, e->iteration,
-                                 e->rank == 0);
     announce(e);
     /* A prefetch that cannot spawn leaves a smaller pool, said on stderr: the
      * application runs as without it. */
-    engine_pool_start(e);
+    engine_parts_t parts = engine_parts_of(e);
+    engine_pool_start(&parts, &e->procs);
     e->pol.start_seconds = MPI_Wtime();
     return MAL_OK;
 }
@@ -223,17 +238,18 @@ mal_status_t mal_finalize(void)
         engine_array_destroy(&e->reg, a);
     }
     engine_csr_free_all(&e->reg);
-    engine_monitor_finalize(&e->mon);
-    engine_async_finish(e);
-    engine_pool_finalize(e);
+    engine_monitor_finalize(&e->sink.mon);
+    engine_parts_t parts = engine_parts_of(e);
+    engine_async_finish(&e->procs);
+    engine_pool_finalize(&parts, &e->procs);
     engine_spawn_end_stuck();
-    if (e->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&e->comm);
+    if (e->group.comm != MPI_COMM_NULL)
+        MPI_Comm_free(&e->group.comm);
     /* MPI finalizes whole jobs: meet the rest of this one (parked if released). */
-    engine_park(&e->procs, e->procs.removed);
+    engine_park(&e->procs, &e->conf, e->procs.removed);
     MPI_Comm_free(&e->procs.job);
     release_state(e);
-    *e = (engine_state_t){.comm = MPI_COMM_NULL};
+    *e = (engine_state_t){.group.comm = MPI_COMM_NULL};
     engine_set_log_rank(-1);
     engine_set_logging(true);
     return MAL_OK;

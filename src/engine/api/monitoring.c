@@ -8,14 +8,14 @@
 
 bool mal_monitor_counting(void)
 {
-    return engine_monitor_counting(engine_context()->mon);
+    return engine_monitor_counting(engine_context()->sink.mon);
 }
 
 /* The hook of the PMPI wrapper library (src/pmpi): also called before mal_init and after
  * mal_finalize, when there is no monitor and it records nothing. */
 void mal_monitor_record_comm(mal_comm_op_t op, double bytes, double seconds, bool call)
 {
-    engine_monitor_record(engine_context()->mon, op, bytes, seconds, call);
+    engine_monitor_record(engine_context()->sink.mon, op, bytes, seconds, call);
 }
 
 mal_status_t mal_set_work(double units)
@@ -26,7 +26,7 @@ mal_status_t mal_set_work(double units)
     if (!(units >= 0) || !isfinite(units))
         return engine_fail(MAL_ERR_ARG, "mal_set_work: units is %g, must be finite and >= 0",
                            units);
-    engine_monitor_add_work(engine_context()->mon, units);
+    engine_monitor_add_work(engine_context()->sink.mon, units);
     return MAL_OK;
 }
 
@@ -37,13 +37,13 @@ mal_status_t mal_monitor_read(mal_monitor_t *m)
         return st;
     if (m == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_monitor_read: m is NULL");
-    *m = engine_monitor_totals(engine_context()->mon);
+    *m = engine_monitor_totals(engine_context()->sink.mon);
     return MAL_OK;
 }
 
 const char *mal_monitor_counter(void)
 {
-    return engine_monitor_counter(engine_context()->mon);
+    return engine_monitor_counter(engine_context()->sink.mon);
 }
 
 mal_status_t mal_last_prediction(mal_prediction_t *p)
@@ -53,6 +53,6 @@ mal_status_t mal_last_prediction(mal_prediction_t *p)
         return st;
     if (p == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_last_prediction: p is NULL");
-    *p = engine_monitor_prediction(engine_context()->mon);
+    *p = engine_monitor_prediction(engine_context()->sink.mon);
     return MAL_OK;
 }

@@ -13,7 +13,7 @@ bool mal_is_initialized(void)
 MPI_Comm mal_comm(void)
 {
     const engine_state_t *e = engine_context();
-    return e->initialized ? e->comm : MPI_COMM_NULL;
+    return e->initialized ? e->group.comm : MPI_COMM_NULL;
 }
 
 mal_redist_t mal_get_redist(void)
@@ -25,7 +25,7 @@ mal_redist_t mal_get_redist(void)
 int64_t mal_iteration(void)
 {
     const engine_state_t *e = engine_context();
-    return e->initialized ? e->iteration : 0;
+    return e->initialized ? e->group.iteration : 0;
 }
 
 bool mal_is_initial_process(void)
@@ -41,7 +41,7 @@ mal_status_t mal_last_rebalance(mal_rebalance_stats_t *stats)
         return st;
     if (stats == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_last_rebalance: stats is NULL");
-    *stats = engine_context()->stats.last;
+    *stats = engine_context()->sink.stats.last;
     return MAL_OK;
 }
 
@@ -55,7 +55,7 @@ mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_last_reconfig called before mal_init");
     if (stats == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_last_reconfig: stats is NULL");
-    *stats = e->stats.reconfig;
+    *stats = e->sink.stats.reconfig;
     return MAL_OK;
 }
 

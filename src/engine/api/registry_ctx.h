@@ -12,9 +12,9 @@
 static inline engine_regctx_t engine_regctx(engine_state_t *e)
 {
     return (engine_regctx_t){
-        .comm = e->comm, .rank = e->rank, .size = e->size, .reg = &e->reg,
+        .comm = e->group.comm, .rank = e->group.rank, .size = e->group.size, .reg = &e->reg,
         .xfer = &e->xfer, .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS),
-        .announce = e->iteration == 0 && e->procs.settings.summary};
+        .announce = e->group.iteration == 0 && e->conf.summary};
 }
 
 #endif /* MAL_API_REGISTRY_CTX_H */

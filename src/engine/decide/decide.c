@@ -12,6 +12,7 @@
 #include "decide.h"
 #include "memory.h"
 #include "monitor.h"
+#include "pool.h"
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
@@ -57,12 +58,13 @@ static const engine_resources_t file_resources = {"availability file + hwloc",
 /* Within the job's allocation (procs/room.c): an expansion beyond it would be refused,
  * so the policy sees no more free cores than the allocation has room for processes
  * (the last hosts give theirs up first). */
-static void cap_by_allocation(const engine_state_t *e, const avail_t *a, int *free_cores)
+static void cap_by_allocation(const engine_parts_t *parts, const avail_t *a, int *free_cores)
 {
-    int64_t slots = e->procs.settings.room.slots;
+    engine_group_t *g = parts->group;
+    int64_t slots = parts->conf->room.slots;
     if (slots <= 0)
         return;
-    int64_t room = slots > e->size ? slots - e->size : 0, total = 0;
+    int64_t room = slots > g->size ? slots - g->size : 0, total = 0;
     for (int h = 0; h < a->nhosts; h++) {
         int64_t keep = room - total < free_cores[h] ? room - total : free_cores[h];
         free_cores[h] = (int)keep;
@@ -126,17 +128,17 @@ static void data_rows(const engine_registry_t *reg, policy_input_t *in, policy_p
  * (the pool's count only: where they are parked is left to the pool, which takes them
  * before it spawns, so the policy counts the first new processes as the pooled ones),
  * and with async an expansion that spawns runs in the background. */
-static void pool_view(const engine_state_t *e, const avail_t *a, policy_input_t *in,
-                      int *parked_on)
+static void pool_view(const engine_parts_t *parts, const engine_procs_t *procs, const avail_t *a,
+                      policy_input_t *in, int *parked_on)
 {
-    in->parked = engine_pool_parked(e);
-    in->async = engine_async_on(e);
+    in->parked = engine_pool_parked(procs);
+    in->async = engine_async_on(parts, procs);
     /* Where they are parked, when every one of them is on a host of the view. */
     int placed = 0;
     for (int i = 0; i < in->parked; i++)
         for (int h = 0; h < a->nhosts; h++)
-            if (e->procs.parked[i].host != 0 &&
-                engine_host_hash(a->hosts[h].name) == e->procs.parked[i].host) {
+            if (procs->parked[i].host != 0 &&
+                engine_host_hash(a->hosts[h].name) == procs->parked[i].host) {
                 parked_on[h]++;
                 placed++;
                 break;
@@ -228,55 +230,58 @@ static void none_because(decision_msg_t *m, int size, const char *why)
 }
 
 /* The policy's answer for the sampled input `in` (its procs mapped to hosts). */
-static void ask_policy(engine_state_t *e, policy_input_t *in, const int *free_cores,
-                       decision_msg_t *m, decision_arrays_t *out)
+static void ask_policy(const engine_parts_t *parts, engine_decider_t *pol, policy_input_t *in,
+                       const int *free_cores, decision_msg_t *m, decision_arrays_t *out)
 {
-    const engine_settings_t *set = &e->procs.settings;
+    engine_group_t *g = parts->group;
+    const engine_settings_t *set = parts->conf;
     in->free_cores = free_cores;
-    in->elapsed = MPI_Wtime() - e->pol.start_seconds;
+    in->elapsed = MPI_Wtime() - pol->start_seconds;
     policy_decision_t pd;
     char err[320];
     policy_config_t cfg = set->policy;
     /* SHMEM's PE set is fixed at start: only rebalances remain open to the policy. */
     if (engine_shmem_active()) {
-        cfg.min_procs = cfg.max_procs = e->size;
+        cfg.min_procs = cfg.max_procs = g->size;
         cfg.preferred = 0;
         cfg.release = false;
     }
     mal_status_t rc = policy_decide(&cfg, &set->avail, &set->params, in,
-                                    &e->pol.policy_state, &pd, err, sizeof err);
+                                    &pol->policy_state, &pd, err, sizeof err);
     if (rc)
-        none_because(m, e->size, err);
+        none_because(m, g->size, err);
     else
         to_message(set, &pd, m, out);
     policy_decision_free(&pd);
 }
 
-static void decide_on_root(engine_state_t *e, decision_msg_t *m, decision_arrays_t *out)
+static void decide_on_root(const engine_parts_t *parts, engine_procs_t *procs,
+                           engine_decider_t *pol, decision_msg_t *m, decision_arrays_t *out)
 {
-    const avail_t *a = &e->procs.settings.avail;
+    engine_group_t *g = parts->group;
+    const avail_t *a = &parts->conf->avail;
     policy_input_t in = {0};
-    policy_proc_t *procs = calloc((size_t)e->size, sizeof *procs);
-    double *hashes = calloc((size_t)e->size, sizeof *hashes);
+    policy_proc_t *sampled = calloc((size_t)g->size, sizeof *sampled);
+    double *hashes = calloc((size_t)g->size, sizeof *hashes);
     int *running = calloc((size_t)a->nhosts, sizeof *running);
     int *free_cores = calloc((size_t)a->nhosts, sizeof *free_cores);
     int *parked_on = calloc((size_t)a->nhosts + 1, sizeof *parked_on);
-    if (!procs || !hashes || !running || !free_cores || !parked_on)
-        none_because(m, e->size, "no memory for the decision's input");
-    else if (!engine_monitor_sample(e->mon, e->iteration, e->size, &in, procs, hashes))
-        none_because(m, e->size, "no steady iteration on some rank in this interval: "
+    if (!sampled || !hashes || !running || !free_cores || !parked_on)
+        none_because(m, g->size, "no memory for the decision's input");
+    else if (!engine_monitor_sample(parts->sink->mon, g->iteration, g->size, &in, sampled, hashes))
+        none_because(m, g->size, "no steady iteration on some rank in this interval: "
                                  "nothing to decide from");
-    else if (map_hosts(a, hashes, procs, e->size, running))
-        none_because(m, e->size, "a rank runs on a host that is not in the availability "
+    else if (map_hosts(a, hashes, sampled, g->size, running))
+        none_because(m, g->size, "a rank runs on a host that is not in the availability "
                                  "view");
     else {
-        data_rows(&e->reg, &in, procs);
-        pool_view(e, a, &in, parked_on);
+        data_rows(parts->reg, &in, sampled);
+        pool_view(parts, procs, a, &in, parked_on);
         file_resources.free_cores(a, running, free_cores);
-        cap_by_allocation(e, a, free_cores);
-        ask_policy(e, &in, free_cores, m, out);
+        cap_by_allocation(parts, a, free_cores);
+        ask_policy(parts, pol, &in, free_cores, m, out);
     }
-    free(procs);
+    free(sampled);
     free(hashes);
     free(running);
     free(free_cores);
@@ -285,13 +290,13 @@ static void decide_on_root(engine_state_t *e, decision_msg_t *m, decision_arrays
 
 /* ---- every rank ------------------------------------------------------------------------------ */
 
-static mal_status_t receive_decision(const engine_state_t *e, decision_msg_t *m,
+static mal_status_t receive_decision(const engine_group_t *g, decision_msg_t *m,
                                      decision_arrays_t *arr)
 {
-    PMPI_Bcast(m, (int)sizeof *m, MPI_BYTE, 0, e->comm);
+    PMPI_Bcast(m, (int)sizeof *m, MPI_BYTE, 0, g->comm);
     if (m->d.action == MAL_ACTION_NONE)
         return MAL_OK;
-    bool root = e->rank == 0;
+    bool root = g->rank == 0;
     if (!root) {
         arr->weights = malloc((size_t)m->d.procs_after * sizeof *arr->weights);
         if (m->d.action == MAL_ACTION_SHRINK)
@@ -303,34 +308,35 @@ static mal_status_t receive_decision(const engine_state_t *e, decision_msg_t *m,
      * into scratch and fails after the collective calls (see below). */
     int ok = arr->weights && (m->d.action != MAL_ACTION_SHRINK || arr->ranks) &&
              (m->host_chars == 0 || arr->hosts);
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, e->comm);
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, g->comm);
     if (!ok)
         return engine_fail(MAL_ERR_NOMEM, "policy: no memory on some rank for the decision "
-                           "at iteration %lld", (long long)e->iteration);
-    PMPI_Bcast(arr->weights, m->d.procs_after, MPI_DOUBLE, 0, e->comm);
+                           "at iteration %lld", (long long)g->iteration);
+    PMPI_Bcast(arr->weights, m->d.procs_after, MPI_DOUBLE, 0, g->comm);
     if (arr->ranks != NULL)
-        PMPI_Bcast(arr->ranks, m->count, MPI_INT, 0, e->comm);
+        PMPI_Bcast(arr->ranks, m->count, MPI_INT, 0, g->comm);
     if (arr->hosts != NULL)
-        PMPI_Bcast(arr->hosts, m->host_chars, MPI_CHAR, 0, e->comm);
+        PMPI_Bcast(arr->hosts, m->host_chars, MPI_CHAR, 0, g->comm);
     return MAL_OK;
 }
 
-static mal_status_t carry_out(engine_state_t *e, const decision_msg_t *m,
-                              const decision_arrays_t *arr)
+static mal_status_t carry_out(const engine_parts_t *parts, engine_procs_t *procs,
+                              const decision_msg_t *m, const decision_arrays_t *arr)
 {
+    engine_group_t *g = parts->group;
     switch (m->d.action) {
     case MAL_ACTION_EXPAND: {
-        e->procs.spawn_hosts = arr->hosts;
-        e->procs.spawn_hosts_base = e->procs.spawned;
-        mal_status_t st = engine_expand_planned(e, m->count, MAL_SPAWN_DEFAULT, arr->weights);
-        e->procs.spawn_hosts = NULL;
+        procs->spawn_hosts = arr->hosts;
+        procs->spawn_hosts_base = procs->spawned;
+        mal_status_t st = engine_expand_planned(parts, procs, m->count, MAL_SPAWN_DEFAULT,
+                                                arr->weights);
+        procs->spawn_hosts = NULL;
         return st;
     }
     case MAL_ACTION_SHRINK:
-        return engine_shrink(e, m->count, arr->ranks, arr->weights, false);
+        return engine_shrink(parts, procs, m->count, arr->ranks, arr->weights, false);
     case MAL_ACTION_REBALANCE:
-        return engine_reported_rebalance(e, arr->weights, m->d.procs_after, e->iteration,
-                                         &e->pol.decision);
+        return engine_reported_rebalance(parts, arr->weights, m->d.procs_after, g->iteration);
     case MAL_ACTION_NONE:
         break;
     }
@@ -354,27 +360,29 @@ static void announce(const mal_decision_t *d, bool summary)
                   d->procs_after, d->reason);
 }
 
-mal_status_t engine_policy_step(engine_state_t *e)
+mal_status_t engine_policy_step(const engine_parts_t *parts, engine_procs_t *procs,
+                                engine_decider_t *pol)
 {
-    const engine_settings_t *set = &e->procs.settings;
+    engine_group_t *g = parts->group;
+    const engine_settings_t *set = parts->conf;
     if (!set->policy_on)
         return MAL_CONTINUE;
     decision_msg_t m = {0};
     decision_arrays_t arr = {0};
-    if (e->rank == 0)
-        decide_on_root(e, &m, &arr);
-    mal_status_t st = receive_decision(e, &m, &arr);
-    m.d.iteration = e->iteration;
-    m.d.procs_before = e->size;
-    e->pol.decision = m.d;
+    if (g->rank == 0)
+        decide_on_root(parts, procs, pol, &m, &arr);
+    mal_status_t st = receive_decision(g, &m, &arr);
+    m.d.iteration = g->iteration;
+    m.d.procs_before = g->size;
+    pol->decision = m.d;
     if (!st) {
-        if (e->rank == 0) {
+        if (g->rank == 0) {
             log_decision(set->report, &m.d);
             announce(&m.d, set->summary);
         }
-        e->pol.decision_fresh = true;
-        st = carry_out(e, &m, &arr);
-        e->pol.decision_fresh = false;
+        parts->sink->reason = &pol->decision; /* the report names it */
+        st = carry_out(parts, procs, &m, &arr);
+        parts->sink->reason = NULL;
     }
     arrays_free(&arr);
     return st;

@@ -52,7 +52,7 @@ typedef struct {
 
 #define INTERVAL_DOUBLES ((int)(sizeof(interval_t) / sizeof(double)))
 
-/* One mal_init's monitor (engine_state_t.mon): created by engine_monitor_init, freed by
+/* One mal_init's monitor (engine_sink_t.mon): created by engine_monitor_init, freed by
  * engine_monitor_finalize. A NULL monitor counts nothing (before mal_init, or when it
  * found no memory): every call below accepts one. */
 struct monitor {

@@ -1,4 +1,4 @@
-/* Dynamic process management: what to spawn, spawning, joining, and leaving MPI.
+/* Dynamic process management: spawning, merging, parking, and leaving MPI.
  *
  * How processes come and go here follows what was measured on Open MPI 4.1 (docs/design.md,
  * platform facts, and the experiments noted in docs/guide/library.md):
@@ -21,6 +21,7 @@
 #include "reconf.h"
 #include "report.h"
 #include "settings.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -34,144 +35,12 @@
 
 #define JOIN_TAG 7412
 
-/* The whole file of a small /proc entry, NUL-terminated; *len excludes the NUL. */
-static char *read_small_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *bigger = realloc(buf, 2 * cap + 1);
-            if (bigger == NULL) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        *len = n;
-    }
-    return buf;
-}
-
-/* This process's arguments after the program name (/proc/self/cmdline). */
-static char **own_arguments(void)
-{
-    size_t len = 0;
-    char *text = read_small_file("/proc/self/cmdline", &len);
-    if (text == NULL)
-        return NULL;
-    size_t count = 0;
-    for (size_t i = 0; i < len; i++)
-        count += text[i] == '\0';
-    char **argv = calloc(count + 1, sizeof *argv);
-    size_t k = 0;
-    /* Skip the program name: MPI_Comm_spawn takes the arguments alone. */
-    for (size_t i = strlen(text) + 1; argv != NULL && i < len; i += strlen(text + i) + 1)
-        argv[k++] = strdup(text + i);
-    free(text);
-    return argv;
-}
-
-
-static char *own_program(void)
-{
-    char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0)
-        return NULL;
-    path[n] = '\0';
-    return strdup(path);
-}
-
-/* The processes layer's view of the settings object. A joining process leaves the model's
- * parameters, the policy and the room to its join message (rank 0's view). */
-static mal_status_t derive_procs(const settings_t *set, bool joining, engine_settings_t *out)
-{
-    engine_settings_t s = {0};
-    s.spawn_mode = (mal_spawn_mode_t)settings_num(set, SETTING_SPAWN_MODE);
-    s.sample_interval = (int)settings_num(set, SETTING_SAMPLE_INTERVAL);
-    s.grace = (int)settings_num(set, SETTING_GRACE);
-    s.pool = settings_num(set, SETTING_POOL) != 0;
-    s.prefetch = (int)settings_num(set, SETTING_PREFETCH);
-    s.async = settings_num(set, SETTING_ASYNC) != 0;
-    s.summary = settings_num(set, SETTING_SUMMARY) != 0;
-    s.calibration = settings_text_copy(set, SETTING_CALIBRATION);
-    const char *plan = settings_text(set, SETTING_PLAN);
-    s.plan = strdup(plan != NULL ? plan : "");
-    s.report = settings_text_copy(set, SETTING_REPORT);
-    s.hosts = settings_text_copy(set, SETTING_HOSTS);
-    mal_status_t st = MAL_OK;
-    /* Rank 0's view, which a joiner receives instead (joininfo.c). */
-    if (!joining)
-        st = engine_monitor_params(s.calibration, &s.params);
-    if (!joining && !st)
-        st = engine_policy_resolve(set, &s);
-    if (!joining && !st)
-        st = engine_room_resolve(set, &s);
-    bool program = settings_text(set, SETTING_SPAWN_PROGRAM) != NULL;
-    bool argv = set->value[SETTING_SPAWN_ARGV].argv != NULL;
-    s.program = program ? settings_text_copy(set, SETTING_SPAWN_PROGRAM) : own_program();
-    s.argv = argv ? settings_argv_copy(set, SETTING_SPAWN_ARGV) : own_arguments();
-    if (!st && (s.plan == NULL || s.program == NULL || s.argv == NULL))
-        st = engine_fail(MAL_ERR_NOMEM, "mal_init: cannot record the spawn settings "
-                         "(program, arguments or plan)");
-    if (st) {
-        engine_settings_free(&s);
-        return st;
-    }
-    *out = s;
-    return MAL_OK;
-}
-
-mal_status_t engine_state_derive(engine_state_t *e, bool joining)
-{
-    e->xfer = engine_transfer_of(&e->settings);
-    e->reg.headroom = e->settings.value[SETTING_HEADROOM].real;
-    return derive_procs(&e->settings, joining, &e->procs.settings);
-}
-
-void engine_settings_free(engine_settings_t *s)
-{
-    for (size_t i = 0; s->argv != NULL && s->argv[i] != NULL; i++)
-        free(s->argv[i]);
-    free(s->argv);
-    free(s->plan);
-    free(s->report);
-    free(s->hosts);
-    free(s->program);
-    free(s->calibration);
-    engine_policy_free(s);
-    engine_room_free(s);
-    *s = (engine_settings_t){0};
-}
-
-/* What every rank must share beyond the settings' own rows (settings_hash): what was
- * derived from them, the model's parameters, the policy and the room. */
-uint64_t engine_settings_fingerprint(const engine_settings_t *s, uint64_t hash)
-{
-    /* Field by field: the struct's padding is not initialised. */
-    hash = engine_hash(hash, &s->params, offsetof(predict_params_t, cores));
-    hash = engine_hash(hash, &s->params.cores, sizeof s->params.cores);
-    hash = engine_policy_fingerprint(s, hash);
-    return engine_room_fingerprint(s, hash);
-}
-
 /* The policy's hosts for the expansion under way, else the configured list. */
-char *engine_spawn_host(const engine_procs_t *procs, int64_t index)
+char *engine_spawn_host(const engine_procs_t *procs, const engine_settings_t *conf, int64_t index)
 {
     if (procs->spawn_hosts != NULL)
         return engine_host_at(procs->spawn_hosts, (int)(index - procs->spawn_hosts_base));
-    return engine_host_at(procs->settings.hosts, (int)index);
+    return engine_host_at(conf->hosts, (int)index);
 }
 
 /* Whether the name resolves. An unknown host is refused here rather than by the MPI
@@ -191,16 +60,17 @@ static mal_status_t check_host(const char *host)
 
 /* MPI_Info "host" for the spawn of `n` processes starting at call `index`: one host per
  * call, or the next n hosts of the list for a batch. */
-static mal_status_t host_info(const engine_procs_t *procs, int n, int index, MPI_Info info)
+static mal_status_t host_info(const engine_procs_t *procs, const engine_settings_t *conf, int n,
+                              int index, MPI_Info info)
 {
-    const char *hosts = procs->spawn_hosts != NULL ? procs->spawn_hosts : procs->settings.hosts;
+    const char *hosts = procs->spawn_hosts != NULL ? procs->spawn_hosts : conf->hosts;
     if (hosts == NULL)
         return MAL_OK;
     size_t cap = (size_t)n * (strlen(hosts) + 1) + 1;
     char *list = calloc(cap, 1);
     mal_status_t st = MAL_OK;
     for (int i = 0; list != NULL && i < n && !st; i++) {
-        char *host = engine_spawn_host(procs, index + i);
+        char *host = engine_spawn_host(procs, conf, index + i);
         if (host == NULL) {
             free(list);
             list = NULL;
@@ -225,13 +95,14 @@ static mal_status_t host_info(const engine_procs_t *procs, int n, int index, MPI
 
 /* The spawn's MPI_Info: the hosts, and the mark that tells a child libmal spawned it
  * (spawnguard.c). */
-static mal_status_t spawn_info(const engine_procs_t *procs, int n, int index, MPI_Info *info)
+static mal_status_t spawn_info(const engine_procs_t *procs, const engine_settings_t *conf, int n,
+                               int index, MPI_Info *info)
 {
     mal_status_t st = engine_mpi_check(MPI_Info_create(info), "mal_expand: MPI_Info_create");
     if (!st)
         st = engine_spawn_mark(*info);
     if (!st)
-        st = host_info(procs, n, index, *info);
+        st = host_info(procs, conf, n, index, *info);
     if (st && *info != MPI_INFO_NULL)
         MPI_Info_free(info);
     return st;
@@ -283,15 +154,15 @@ static mal_status_t spawn_failed(int rc, int n, const char *program, bool lost,
                        program, msg);
 }
 
-mal_status_t engine_spawn(const engine_procs_t *procs, int n, int call_index, MPI_Comm *inter,
-                          MPI_Comm *pair)
+mal_status_t engine_spawn(const engine_procs_t *procs, const engine_settings_t *conf, int n,
+                          int call_index, MPI_Comm *inter, MPI_Comm *pair)
 {
-    const char *program = procs->settings.program;
+    const char *program = conf->program;
     if (access(program, X_OK) != 0)
         return engine_fail(MAL_ERR_SPAWN, "mal_expand: cannot spawn '%s': %s (mpiexec would "
                            "abort the job)", program, strerror(errno));
     MPI_Info info;
-    mal_status_t st = spawn_info(procs, n, call_index, &info);
+    mal_status_t st = spawn_info(procs, conf, n, call_index, &info);
     if (st)
         return st;
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
@@ -301,9 +172,9 @@ mal_status_t engine_spawn(const engine_procs_t *procs, int n, int call_index, MP
     int rc = MPI_SUCCESS, attempts = 0;
     do {
         if (attempts > 0)
-            pause_before_retry(procs->settings.summary, attempts);
+            pause_before_retry(conf->summary, attempts);
         bool timed_out = false;
-        rc = spawn_once(program, procs->settings.argv, n, info, inter, &timed_out);
+        rc = spawn_once(program, conf->argv, n, info, inter, &timed_out);
         lost = lost || timed_out;
         attempts++;
     } while (rc != MPI_SUCCESS && lost && attempts < ENGINE_SPAWN_ATTEMPTS);
@@ -386,32 +257,34 @@ static long long resident_bytes(void)
     return resident * sysconf(_SC_PAGESIZE);
 }
 
-void engine_pool_say_parked(const engine_procs_t *procs, bool woken, double wall, double cpu)
+void engine_pool_say_parked(const engine_procs_t *procs, const engine_settings_t *conf, bool woken,
+                            double wall, double cpu)
 {
     report_parked_t r = {procs->initial, woken ? "wake" : "release", wall, cpu,
                          resident_bytes()};
-    if (procs->settings.summary)
+    if (conf->summary)
         engine_notice("libmal: parked %s process left the pool (%s) after %.3f s, CPU %.4f s "
                "(%.2f%%), resident %.1f MiB\n", procs->initial ? "initial" : "spawned",
                r.left_by, wall, cpu, wall > 0 ? 100.0 * cpu / wall : 0.0,
                (double)r.rss_bytes / (1 << 20));
-    if (procs->settings.report != NULL)
-        report_parked(procs->settings.report, &r);
+    if (conf->report != NULL)
+        report_parked(conf->report, &r);
 }
 
-static void say_parked(const engine_procs_t *procs, double wall, double cpu)
+static void say_parked(const engine_procs_t *procs, const engine_settings_t *conf, double wall,
+                       double cpu)
 {
-    if (procs->settings.summary)
+    if (conf->summary)
         engine_notice("libmal: released %s process parked %.3f s until its job finalized, "
                "CPU %.4f s (%.2f%%)\n", procs->initial ? "initial" : "spawned", wall, cpu,
                wall > 0 ? 100.0 * cpu / wall : 0.0);
-    if (procs->settings.report != NULL)
-        report_parked(procs->settings.report,
+    if (conf->report != NULL)
+        report_parked(conf->report,
                       &(report_parked_t){procs->initial, "finalize", wall, cpu,
                                          resident_bytes()});
 }
 
-void engine_park(const engine_procs_t *procs, bool report)
+void engine_park(const engine_procs_t *procs, const engine_settings_t *conf, bool report)
 {
     double t0 = MPI_Wtime(), c0 = engine_cpu_seconds();
     MPI_Request req;
@@ -422,14 +295,14 @@ void engine_park(const engine_procs_t *procs, bool report)
     while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
         engine_backoff(&ns, ENGINE_PARK_POLL_CAP_NS);
     if (report)
-        say_parked(procs, MPI_Wtime() - t0, engine_cpu_seconds() - c0);
+        say_parked(procs, conf, MPI_Wtime() - t0, engine_cpu_seconds() - c0);
 }
 
 _Noreturn void engine_leave_abandoned(engine_procs_t *procs, MPI_Comm *comm)
 {
     if (*comm != MPI_COMM_NULL)
         MPI_Comm_free(comm);
-    engine_park(procs, false);
+    engine_park(procs, NULL, false);
     MPI_Comm_free(&procs->job);
     MPI_Finalize();
     exit(0);

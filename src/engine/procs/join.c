@@ -2,11 +2,14 @@
  * information (joininfo.c) and enters the application's communicator, or, spawned into
  * the pool, parks until an expansion wakes it (pool.c, wake.c). */
 #include "core.h"
+#include "join.h"
 #include "monitor.h"
 #include "plan.h"
+#include "pool.h"
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
+#include "spawn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,107 +30,100 @@ static _Noreturn void leave_unjoined(engine_procs_t *procs, MPI_Comm *parent, MP
 }
 
 /* Through the spawn's pair communicator into the application's communicator *comm
- * (with the joins that follow in a one-per-call expansion); `e` receives the join
- * information. A process that cannot join leaves MPI here. */
-static void enter_application(engine_state_t *e, MPI_Comm parent, MPI_Comm *comm,
-                              engine_join_header_t *h)
+ * (with the joins that follow in a one-per-call expansion); the parts and `procs`
+ * receive the join information. A process that cannot join leaves MPI here. */
+static void enter_application(const engine_parts_t *parts, engine_procs_t *procs, MPI_Comm parent,
+                              MPI_Comm *comm, engine_join_header_t *h)
 {
     MPI_Comm pair = MPI_COMM_NULL;
     MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
     MPI_Intercomm_merge(parent, 1, &pair);
-    const char *why = engine_receive_join_info(pair, e, h);
+    const char *why = engine_receive_join_info(pair, parts, procs, h);
     if (why != NULL)
-        leave_unjoined(&e->procs, &parent, &pair, why);
+        leave_unjoined(procs, &parent, &pair, why);
     mal_status_t st = engine_join_children(pair, comm);
     MPI_Comm_free(&pair);
     MPI_Comm_disconnect(&parent);
     if (!st)
-        st = engine_follow_joins(&e->procs, h->remaining, comm);
+        st = engine_follow_joins(procs, h->remaining, comm);
     if (st) {
         char reason[600];
         snprintf(reason, sizeof reason, "joining the application failed (%s)",
                  engine_error_message());
-        leave_unjoined(&e->procs, &parent, comm, reason);
+        leave_unjoined(procs, &parent, comm, reason);
     }
 }
 
 /* Spawned into the pool for an expansion under way: copy ahead this process's rows of
  * the read-mostly structures, into the memory prepared for them. */
-static void prepull_new(engine_state_t *e, const engine_join_header_t *h)
+static void prepull_new(const engine_parts_t *parts, engine_procs_t *procs,
+                        const engine_join_header_t *h)
 {
     int me = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &me); /* its place in its spawn call */
-    for (mal_array_t *a = e->reg.arrays; h->first >= 0 && a != NULL; a = a->next) {
+    for (mal_array_t *a = parts->reg->arrays; h->first >= 0 && a != NULL; a = a->next) {
         engine_prepull_src_t src = {(int)h->old_procs, a->offsets, a->prepulled.peers};
         engine_prepull_dst_t dst = {.procs = (int)h->new_procs, .me = (int)h->first + me,
                                     .weights = h->weights,
-                                    .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS)};
+                                    .min_rows = settings_num(parts->settings, SETTING_MIN_ROWS)};
         if (a->prepulled.peers != NULL && a->offsets != NULL &&
-            engine_pool_reserved(&e->procs, a->name, &dst.base, &dst.mapped))
-            engine_prepull(&e->reg, a, &src, &dst);
+            engine_pool_reserved(procs, a->name, &dst.base, &dst.mapped))
+            engine_prepull(parts->reg, a, &src, &dst);
     }
 }
 
 /* Spawned into the pool: memory for the share of one more process of each structure
  * it was told of, then parked until an expansion takes it (or it is released: it
  * leaves MPI and exits here, as an abandoned spawn does). */
-static void park_prespawned(engine_state_t *e, MPI_Comm world, engine_join_header_t *h)
+static void park_prespawned(const engine_parts_t *parts, engine_procs_t *procs, MPI_Comm world,
+                            engine_join_header_t *h)
 {
-    engine_procs_t *p = &e->procs;
-    p->world = world;
+    procs->world = world;
     MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
-    int64_t procs = h->old_procs + 1;
-    for (mal_array_t *a = e->reg.arrays; a != NULL; a = a->next) {
+    int64_t after = h->old_procs + 1;
+    for (mal_array_t *a = parts->reg->arrays; a != NULL; a = a->next) {
         int64_t rows = a->distribution == MAL_REPLICATED
                            ? a->global_rows
-                           : engine_grown_capacity(&e->reg, (a->global_rows + procs - 1) / procs);
-        engine_pool_reserve(p, a->name, rows * a->row_bytes);
+                           : engine_grown_capacity(parts->reg,
+                                                   (a->global_rows + after - 1) / after);
+        engine_pool_reserve(procs, a->name, rows * a->row_bytes);
     }
-    prepull_new(e, h);
+    prepull_new(parts, procs, h);
     if (h->first >= 0) /* an asynchronous expansion waits for this (async.c) */
-        engine_pool_say_ready(p);
+        engine_pool_say_ready(procs);
     free(h->weights);
     MPI_Comm comm = MPI_COMM_NULL;
     do {
         *h = (engine_join_header_t){0};
-        if (engine_pool_wait(e, h, &comm) != MAL_OK) {
-            engine_pool_drop_reserves(p);
-            engine_leave_abandoned(p, &p->world);
+        if (engine_pool_wait(parts, procs, h, &comm) != MAL_OK) {
+            engine_pool_drop_reserves(procs);
+            engine_leave_abandoned(procs, &procs->world);
         }
-    } while (engine_join_woken(e, comm, h) != MAL_OK);
+    } while (engine_join_woken(parts, procs, comm, h) != MAL_OK);
 }
 
-mal_status_t engine_join(engine_state_t *e, MPI_Comm parent, const mal_config_t *cfg)
+mal_status_t engine_join(const engine_parts_t *parts, engine_procs_t *procs, MPI_Comm parent,
+                         const mal_config_t *cfg)
 {
-    *e = (engine_state_t){.comm = MPI_COMM_NULL}; /* the settings come with the join */
-    MPI_Comm_dup(MPI_COMM_WORLD, &e->procs.job);
+    MPI_Comm_dup(MPI_COMM_WORLD, &procs->job);
     MPI_Comm comm = MPI_COMM_NULL;
     engine_join_header_t h = {0};
-    enter_application(e, parent, &comm, &h);
+    enter_application(parts, procs, parent, &comm, &h); /* the settings come with it */
     engine_set_logging(cfg->log_errors);
-    schedule_parse(e->procs.settings.plan, &e->pol.schedule, NULL, 0);
-    e->procs.world = MPI_COMM_NULL;
+    procs->world = MPI_COMM_NULL;
     if (h.park) {
-        park_prespawned(e, comm, &h);
-    } else {
-        e->comm = comm;
-        MPI_Comm_rank(comm, &e->rank);
-        MPI_Comm_size(comm, &e->size);
-        e->mon = engine_monitor_init(&e->procs.settings, e->procs.initial, e->iteration,
-                                     false);
-        mal_status_t st = engine_join_data(e, comm, &h);
-        free(h.weights);
-        if (st)
-            engine_leave_abandoned(&e->procs, &e->comm);
-        if (engine_pool_enabled(&e->procs.settings)) { /* spawning empties the pool: world is
-                                                         * the new set */
-            MPI_Comm_dup(comm, &e->procs.world);
-            MPI_Comm_set_errhandler(e->procs.world, MPI_ERRORS_RETURN);
-        }
+        park_prespawned(parts, procs, comm, &h);
+        return MAL_OK;
     }
-    engine_monitor_begin_iteration(e->mon); /* the first iteration starts now */
-    e->initialized = true;
-    engine_set_log_rank(e->rank);
-    e->stats.last.method = e->xfer.method;
+    engine_state_enter(parts, procs, comm);
+    mal_status_t st = engine_join_data(parts, comm, &h);
+    free(h.weights);
+    if (st)
+        engine_leave_abandoned(procs, &parts->group->comm);
+    if (engine_pool_enabled(parts->conf)) { /* spawning empties the pool: world is the
+                                             * new set */
+        MPI_Comm_dup(comm, &procs->world);
+        MPI_Comm_set_errhandler(procs->world, MPI_ERRORS_RETURN);
+    }
     return MAL_OK;
 }

@@ -27,11 +27,13 @@
  * A reader that runs out of bytes, or finds the magic or a count wrong, fails the join
  * (JOIN_UNREADABLE) instead of taking a default. */
 #include "core.h"
+#include "join.h"
 #include "monitor.h"
 #include "plan.h"
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
+#include "spawn.h"
 #include "wire.h"
 
 #include <stdio.h>
@@ -78,10 +80,10 @@ static void unpack_room(engine_wire_reader_t *u, engine_settings_t *s)
 /* The settings object whole (core/settings.c writes it row by row), then what rank 0
  * derived from it that a joiner must not derive again from its own files and
  * environment: the model's parameters, whether the policy decides, the room. */
-static void pack_settings(engine_wire_t *p, const engine_state_t *e)
+static void pack_settings(engine_wire_t *p, const engine_parts_t *parts)
 {
-    const engine_settings_t *s = &e->procs.settings;
-    settings_pack(&e->settings, p);
+    const engine_settings_t *s = parts->conf;
+    settings_pack(parts->settings, p);
     engine_wire_put(p, &s->params, sizeof s->params);
     engine_wire_put_i64(p, s->policy_on);
     pack_room(p, s);
@@ -214,30 +216,31 @@ static void pack_pool(engine_wire_t *p, const engine_procs_t *procs, int skip)
     engine_wire_put_i64(p, procs->released);
 }
 
-mal_status_t engine_pack_join_info(const engine_state_t *e, const engine_join_msg_t *msg,
-                                   engine_bytes_t *out)
+mal_status_t engine_pack_join_info(const engine_parts_t *parts, const engine_procs_t *procs,
+                                   const engine_join_msg_t *msg, engine_bytes_t *out)
 {
+    engine_group_t *g = parts->group;
     engine_wire_t p = {0};
     engine_wire_put_i64(&p, JOIN_MAGIC);
     engine_wire_put_i64(&p, msg->park);
     engine_wire_put_i64(&p, msg->remaining);
-    engine_wire_put_i64(&p, e->size);
+    engine_wire_put_i64(&p, g->size);
     engine_wire_put_i64(&p, msg->new_procs);
     engine_wire_put_i64(&p, msg->park ? msg->first : -1);
-    engine_wire_put_i64(&p, e->iteration);
-    engine_wire_put_i64(&p, (int64_t)e->pol.next_action);
-    engine_wire_put_i64(&p, e->procs.spawned + msg->spawning);
-    pack_settings(&p, e);
-    pack_pool(&p, &e->procs, msg->woken);
+    engine_wire_put_i64(&p, g->iteration);
+    engine_wire_put_i64(&p, (int64_t)g->plan_next);
+    engine_wire_put_i64(&p, procs->spawned + msg->spawning);
+    pack_settings(&p, parts);
+    pack_pool(&p, procs, msg->woken);
     /* The registry's generation is a count each process keeps: a joiner adopts the
      * sender's, so that every active process judges the pool's staleness alike. */
-    engine_wire_put_i64(&p, e->reg.generation);
+    engine_wire_put_i64(&p, parts->reg->generation);
     engine_wire_put_i64(&p, msg->weights != NULL);
     if (msg->weights != NULL)
         engine_wire_put(&p, msg->weights, (size_t)msg->new_procs * sizeof *msg->weights);
-    pack_matrices(&p, &e->reg);
-    pack_arrays(&p, &e->reg, e->size);
-    pack_values(&p, &e->reg);
+    pack_matrices(&p, parts->reg);
+    pack_arrays(&p, parts->reg, g->size);
+    pack_values(&p, parts->reg);
     if (p.failed || p.len > (size_t)INT32_MAX) {
         free(p.data);
         *out = (engine_bytes_t){0};
@@ -257,11 +260,11 @@ mal_status_t engine_send_join_bytes(MPI_Comm pair, const engine_bytes_t *packed)
     return send_message(pair, packed->data, packed->len);
 }
 
-mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
-                                   const engine_join_msg_t *msg)
+mal_status_t engine_send_join_info(const engine_parts_t *parts, const engine_procs_t *procs,
+                                   MPI_Comm pair, const engine_join_msg_t *msg)
 {
     engine_bytes_t packed;
-    mal_status_t st = engine_pack_join_info(e, msg, &packed);
+    mal_status_t st = engine_pack_join_info(parts, procs, msg, &packed);
     if (st)
         engine_send_join_abort(pair);
     else
@@ -275,13 +278,13 @@ mal_status_t engine_send_join_info(const engine_state_t *e, MPI_Comm pair,
 
 /* The settings object, and the layers' views of it derived as at an initial start
  * (engine_state_derive), but for rank 0's parts. */
-static void unpack_settings(engine_wire_reader_t *u, engine_state_t *e)
+static void unpack_settings(engine_wire_reader_t *u, const engine_parts_t *parts)
 {
-    engine_settings_t *s = &e->procs.settings;
-    settings_unpack(u, &e->settings);
+    engine_settings_t *s = parts->conf;
+    settings_unpack(u, parts->settings);
     if (u->failed)
         return;
-    if (engine_state_derive(e, true) != MAL_OK) {
+    if (engine_state_derive(parts, true) != MAL_OK) {
         u->failed = true;
         return;
     }
@@ -354,7 +357,8 @@ static void unpack_sources(engine_wire_reader_t *u, mal_array_t *a, int64_t old_
     engine_wire_get(u, a->prepulled.peers, (size_t)old_procs * sizeof *a->prepulled.peers);
 }
 
-static mal_array_t *unpack_array(engine_wire_reader_t *u, const engine_registry_t *reg, int64_t old_procs)
+static mal_array_t *unpack_array(engine_wire_reader_t *u, const engine_registry_t *reg,
+                                 int64_t old_procs)
 {
     mal_array_t *a = calloc(1, sizeof *a);
     char *name = engine_wire_get_str(u);
@@ -438,8 +442,10 @@ static void unpack_pool(engine_wire_reader_t *u, engine_procs_t *procs)
     procs->released = engine_wire_get_i64(u);
 }
 
-static void unpack_join_info(engine_wire_reader_t *u, engine_state_t *e, engine_join_header_t *h)
+static void unpack_join_info(engine_wire_reader_t *u, const engine_parts_t *parts,
+                             engine_procs_t *procs, engine_join_header_t *h)
 {
+    engine_group_t *g = parts->group;
     if (engine_wire_get_i64(u) != JOIN_MAGIC)
         u->failed = true;
     h->park = engine_wire_get_i64(u) != 0;
@@ -447,12 +453,12 @@ static void unpack_join_info(engine_wire_reader_t *u, engine_state_t *e, engine_
     h->old_procs = engine_wire_get_i64(u);
     h->new_procs = engine_wire_get_i64(u);
     h->first = engine_wire_get_i64(u);
-    e->iteration = engine_wire_get_i64(u);
-    e->pol.next_action = (size_t)engine_wire_get_i64(u);
-    e->procs.spawned = engine_wire_get_i64(u);
-    unpack_settings(u, e);
-    unpack_pool(u, &e->procs);
-    e->reg.generation = engine_wire_get_i64(u);
+    g->iteration = engine_wire_get_i64(u);
+    g->plan_next = (size_t)engine_wire_get_i64(u);
+    procs->spawned = engine_wire_get_i64(u);
+    unpack_settings(u, parts);
+    unpack_pool(u, procs);
+    parts->reg->generation = engine_wire_get_i64(u);
     if (engine_wire_get_i64(u) && !u->failed) {
         h->weights = malloc((size_t)h->new_procs * sizeof *h->weights);
         if (h->weights == NULL)
@@ -460,9 +466,9 @@ static void unpack_join_info(engine_wire_reader_t *u, engine_state_t *e, engine_
         else
             engine_wire_get(u, h->weights, (size_t)h->new_procs * sizeof *h->weights);
     }
-    unpack_matrices(u, &e->reg);
-    unpack_arrays(u, &e->reg, h->old_procs);
-    unpack_values(u, &e->reg);
+    unpack_matrices(u, parts->reg);
+    unpack_arrays(u, parts->reg, h->old_procs);
+    unpack_values(u, parts->reg);
 }
 
 /* A testing knob: MAL_FAULT_JOIN=nomem or unpack makes this joining process fail to
@@ -474,14 +480,15 @@ static bool join_fault(const char *what)
 }
 
 /* Receive the message into `data` and unpack it: JOIN_READ or JOIN_UNREADABLE. */
-static int read_message(MPI_Comm pair, unsigned char *data, int64_t len, engine_state_t *e,
-                        engine_join_header_t *h, int *rc)
+static int read_message(MPI_Comm pair, unsigned char *data, int64_t len,
+                        const engine_parts_t *parts, engine_procs_t *procs, engine_join_header_t *h,
+                        int *rc)
 {
     *rc = PMPI_Bcast(data, (int)len, MPI_BYTE, 0, pair);
     if (*rc != MPI_SUCCESS || join_fault("unpack"))
         return JOIN_UNREADABLE;
     engine_wire_reader_t u = {.data = data, .len = (size_t)len};
-    unpack_join_info(&u, e, h);
+    unpack_join_info(&u, parts, procs, h);
     return u.failed ? JOIN_UNREADABLE : JOIN_READ;
 }
 
@@ -495,12 +502,13 @@ static const char *why_not(int answer, bool mine, int64_t len)
     return why;
 }
 
-/* The message from rank 0, unpacked into `e` and `h`. Returns NULL when every
+/* The message from rank 0, unpacked into the parts, `procs` and `h`. Returns NULL when every
  * child of this spawn has read it, "" when rank 0 abandoned the spawn before sending
  * it, else why this process cannot join. The children answer rank 0 after receiving
  * the length and after reading (children_answer), so one that cannot go on stops
  * every process of this spawn, and rank 0, before anyone waits in the join. */
-const char *engine_receive_join_info(MPI_Comm pair, engine_state_t *e, engine_join_header_t *h)
+const char *engine_receive_join_info(MPI_Comm pair, const engine_parts_t *parts,
+                                     engine_procs_t *procs, engine_join_header_t *h)
 {
     int64_t len = 0;
     int rc = PMPI_Bcast(&len, 1, MPI_INT64_T, 0, pair);
@@ -510,7 +518,7 @@ const char *engine_receive_join_info(MPI_Comm pair, engine_state_t *e, engine_jo
     int mine = data != NULL ? JOIN_READ : JOIN_NO_MEMORY;
     int answer = children_answer(pair, mine, &rc);
     if (answer == JOIN_READ) {
-        mine = read_message(pair, data, len, e, h, &rc);
+        mine = read_message(pair, data, len, parts, procs, h, &rc);
         answer = children_answer(pair, mine, &rc);
     }
     free(data);
@@ -535,28 +543,28 @@ mal_status_t engine_follow_joins(engine_procs_t *procs, int64_t remaining, MPI_C
     return MAL_OK;
 }
 
-mal_status_t engine_join_data(engine_state_t *e, MPI_Comm comm, const engine_join_header_t *h)
+mal_status_t engine_join_data(const engine_parts_t *parts, MPI_Comm comm,
+                              const engine_join_header_t *h)
 {
+    engine_group_t *g = parts->group;
     int n = (int)h->new_procs;
-    engine_reconfig_t rc = {
-        .action = MAL_ACTION_EXPAND, .reg = &e->reg, .xfer = &e->xfer,
-        .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS), .u = comm, .n = comm, .n_u = n, .n_n = n,
-        .old_procs = (int)h->old_procs, .weights = h->weights, .mon = e->mon,
-        .params = &e->procs.settings.params,
-    };
+    engine_reconfig_t rc = engine_reconfig_of(parts, MAL_ACTION_EXPAND);
+    rc.u = rc.n = comm;
+    rc.n_u = rc.n_n = n;
+    rc.old_procs = (int)h->old_procs;
+    rc.weights = h->weights;
     MPI_Comm_rank(comm, &rc.me_u);
     rc.me_n = rc.me_u;
     /* A planning failure is agreed with the parents inside engine_reconfig_move. */
     mal_status_t st = engine_reconfig_move(&rc, engine_reconfig_prepare(&rc));
     mal_reconfig_stats_t stats = {
-        .action = MAL_ACTION_EXPAND, .iteration = e->iteration,
+        .action = MAL_ACTION_EXPAND, .iteration = g->iteration,
         .procs_before = (int)h->old_procs, .procs_after = st ? (int)h->old_procs : n,
         .bytes_moved = rc.bytes_in, .bytes_ahead = rc.bytes_ahead,
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .status = st,
     };
-    engine_report(e, comm, &stats, &rc.moved,
-                  e->pol.decision_fresh ? &e->pol.decision : NULL);
+    engine_report(parts, comm, &stats, &rc.moved);
     if (!st)
         engine_reconfig_commit(&rc, false);
     engine_reconfig_release(&rc);

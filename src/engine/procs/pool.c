@@ -19,12 +19,15 @@
  * The active processes know every parked one (engine_parked_t) and keep that list alike,
  * so they all take the same decisions without asking. */
 #include "core.h"
+#include "join.h"
 #include "memory.h"
 #include "monitor.h"
 #include "plan.h"
+#include "pool.h"
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
+#include "spawn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,16 +124,16 @@ static mal_status_t world_prefix(const engine_procs_t *p, int n, MPI_Comm *out)
     return group_range(p, false, 0, n, out);
 }
 
-int engine_pool_parked(const engine_state_t *e)
+int engine_pool_parked(const engine_procs_t *procs)
 {
-    return e->procs.world != MPI_COMM_NULL ? e->procs.nparked : 0;
+    return procs->world != MPI_COMM_NULL ? procs->nparked : 0;
 }
 
-bool engine_async_on(const engine_state_t *e)
+bool engine_async_on(const engine_parts_t *parts, const engine_procs_t *procs)
 {
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
-    return e->procs.settings.async && e->procs.world != MPI_COMM_NULL &&
+    return parts->conf->async && procs->world != MPI_COMM_NULL &&
            level >= MPI_THREAD_MULTIPLE;
 }
 
@@ -151,27 +154,29 @@ static mal_status_t append_parked(engine_procs_t *p, int n, bool holds, int64_t 
     return MAL_OK;
 }
 
-int engine_pool_fill_calls(const engine_state_t *e, int count, mal_spawn_mode_t mode)
+int engine_pool_fill_calls(const engine_settings_t *conf, int count, mal_spawn_mode_t mode)
 {
     if (mode == MAL_SPAWN_DEFAULT)
-        mode = e->procs.settings.spawn_mode;
+        mode = conf->spawn_mode;
     return count <= 0 ? 0 : mode == MAL_SPAWN_BATCHED ? 1 : count;
 }
 
-mal_status_t engine_pool_pack_fill(const engine_state_t *e, int count, int calls,
-                                   const engine_join_msg_t *expansion, engine_bytes_t *packed)
+mal_status_t engine_pool_pack_fill(const engine_parts_t *parts, const engine_procs_t *procs,
+                                   int count, int calls, const engine_join_msg_t *expansion,
+                                   engine_bytes_t *packed)
 {
+    engine_group_t *g = parts->group;
     mal_status_t st = MAL_OK;
     for (int i = 0; i < calls; i++) {
         int per = count / calls;
         engine_join_msg_t msg = {.park = true, .remaining = calls - 1 - i,
-                                 .new_procs = e->size, .spawning = per, .first = -1};
+                                 .new_procs = g->size, .spawning = per, .first = -1};
         if (expansion != NULL) { /* they will take ranks after the parked ones */
             msg.new_procs = expansion->new_procs;
             msg.weights = expansion->weights;
-            msg.first = e->size + e->procs.nparked + i * per;
+            msg.first = g->size + procs->nparked + i * per;
         }
-        mal_status_t s = engine_pack_join_info(e, &msg, &packed[i]);
+        mal_status_t s = engine_pack_join_info(parts, procs, &msg, &packed[i]);
         st = st ? st : s;
     }
     return st;
@@ -179,9 +184,9 @@ mal_status_t engine_pool_pack_fill(const engine_state_t *e, int count, int calls
 
 /* Where spawn `index` (counted from p->spawned) goes, hashed; 0 when the runtime
  * places it. */
-static double spawn_host_hash(const engine_procs_t *p, int index)
+static double spawn_host_hash(const engine_procs_t *p, const engine_settings_t *conf, int index)
 {
-    char *host = engine_spawn_host(p, p->spawned + index);
+    char *host = engine_spawn_host(p, conf, p->spawned + index);
     double h = host != NULL ? engine_host_hash(host) : 0;
     free(host);
     return h;
@@ -191,21 +196,22 @@ static double spawn_host_hash(const engine_procs_t *p, int index)
  * (rank 0 spawns, the parked processes follow through GROW). `packed` (rank 0): the
  * join information of each call (engine_pool_pack_fill; a call whose packing failed is
  * abandoned). Returns how many joined in *joined. */
-static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_bytes_t *packed,
-                         int *joined)
+static mal_status_t fill(const engine_parts_t *parts, engine_procs_t *procs, int count, int calls,
+                         const engine_bytes_t *packed, int *joined)
 {
-    engine_procs_t *p = &e->procs;
+    engine_group_t *g = parts->group;
     int per = count / calls;
     double *hosts = calloc((size_t)count, sizeof *hosts);
-    if (e->rank == 0)
-        for (int i = 0; i < p->nparked; i++)
-            send_command(p, e->size + i, CMD_GROW, calls, 0, 0);
+    if (g->rank == 0)
+        for (int i = 0; i < procs->nparked; i++)
+            send_command(procs, g->size + i, CMD_GROW, calls, 0, 0);
     mal_status_t st = MAL_OK;
     *joined = 0;
     for (int i = 0; i < calls && !st; i++) {
         MPI_Comm inter = MPI_COMM_NULL, pair = MPI_COMM_NULL, next = MPI_COMM_NULL;
-        if (e->rank == 0) {
-            st = engine_spawn(p, per, (int)(p->spawned + *joined), &inter, &pair);
+        if (g->rank == 0) {
+            st = engine_spawn(procs, parts->conf, per, (int)(procs->spawned + *joined), &inter,
+                              &pair);
             if (!st) /* no packed message (no memory): the children are told to leave */
                 st = engine_send_join_bytes(pair, packed != NULL ? &packed[i]
                                                                  : &(engine_bytes_t){0});
@@ -213,10 +219,10 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
         /* The parked processes and the spawned ones of earlier calls follow with the
          * same broadcast (follow_grow, engine_follow_joins). */
         int ok = !st;
-        engine_bcast_flag(&ok, p->world);
+        engine_bcast_flag(&ok, procs->world);
         if (ok)
-            st = engine_join_members(p->world, pair, &next);
-        else if (e->rank != 0)
+            st = engine_join_members(procs->world, pair, &next);
+        else if (g->rank != 0)
             st = engine_fail(MAL_ERR_SPAWN, "rank 0 could not spawn into the pool (see its "
                              "message)");
         if (pair != MPI_COMM_NULL) {
@@ -224,40 +230,42 @@ static mal_status_t fill(engine_state_t *e, int count, int calls, const engine_b
             MPI_Comm_disconnect(&inter);
         }
         if (!st) {
-            MPI_Comm_free(&p->world);
-            p->world = next;
+            MPI_Comm_free(&procs->world);
+            procs->world = next;
             /* Every active process knows the spawn hosts (settings, the policy's). */
             for (int k = 0; k < per && hosts != NULL; k++)
-                hosts[*joined + k] = spawn_host_hash(p, *joined + k);
+                hosts[*joined + k] = spawn_host_hash(procs, parts->conf, *joined + k);
             *joined += per;
         }
     }
-    p->spawned += *joined;
-    mal_status_t added = hosts != NULL ? append_parked(p, *joined, false, -1, hosts)
+    procs->spawned += *joined;
+    mal_status_t added = hosts != NULL ? append_parked(procs, *joined, false, -1, hosts)
                                        : engine_fail(MAL_ERR_NOMEM, "no memory for hosts");
     free(hosts);
     return st ? st : added;
 }
 
-mal_status_t engine_pool_fill(engine_state_t *e, int count, const engine_bytes_t *packed)
+mal_status_t engine_pool_fill(const engine_parts_t *parts, engine_procs_t *procs, int count,
+                              const engine_bytes_t *packed)
 {
-    if (e->procs.world == MPI_COMM_NULL || count <= 0)
+    engine_group_t *g = parts->group;
+    if (procs->world == MPI_COMM_NULL || count <= 0)
         return MAL_OK;
-    int joined = 0, calls = engine_pool_fill_calls(e, count, MAL_SPAWN_DEFAULT);
+    int joined = 0, calls = engine_pool_fill_calls(parts->conf, count, MAL_SPAWN_DEFAULT);
     engine_bytes_t *own = NULL;
-    if (packed == NULL && e->rank == 0) { /* packed now: a prefetch, not for an expansion */
+    if (packed == NULL && g->rank == 0) { /* packed now: a prefetch, not for an expansion */
         own = calloc((size_t)calls, sizeof *own);
         if (own != NULL)
-            engine_pool_pack_fill(e, count, calls, NULL, own);
+            engine_pool_pack_fill(parts, procs, count, calls, NULL, own);
         packed = own;
     }
-    mal_status_t st = fill(e, count, calls, packed, &joined);
+    mal_status_t st = fill(parts, procs, count, calls, packed, &joined);
     for (int i = 0; own != NULL && i < calls; i++)
         free(own[i].data);
     free(own);
-    if (e->rank == 0 && e->procs.settings.summary && joined > 0)
+    if (g->rank == 0 && parts->conf->summary && joined > 0)
         engine_notice("libmal: %d process%s spawned into the pool (%d parked)\n", joined,
-               joined == 1 ? "" : "es", e->procs.nparked);
+               joined == 1 ? "" : "es", procs->nparked);
     return st;
 }
 
@@ -294,52 +302,54 @@ bool engine_pool_enabled(const engine_settings_t *s)
     return (s->pool || s->prefetch > 0 || s->async) && !engine_shmem_active();
 }
 
-mal_status_t engine_pool_start(engine_state_t *e)
+mal_status_t engine_pool_start(const engine_parts_t *parts, engine_procs_t *procs)
 {
-    engine_procs_t *p = &e->procs;
-    p->world = MPI_COMM_NULL;
-    p->prepared = -1;
-    if (!engine_pool_enabled(&p->settings))
+    engine_group_t *g = parts->group;
+    procs->world = MPI_COMM_NULL;
+    procs->prepared = -1;
+    if (!engine_pool_enabled(parts->conf))
         return MAL_OK;
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
-    if (p->settings.async && level < MPI_THREAD_MULTIPLE && e->rank == 0)
+    if (parts->conf->async && level < MPI_THREAD_MULTIPLE && g->rank == 0)
         engine_notice("libmal: asynchronous expansion (MAL_ASYNC=1, mal_config_t.async) "
                 "needs MPI_THREAD_MULTIPLE (MPI_Init_thread); this program has %s: "
                 "expansions run synchronously\n", engine_thread_level_name(level));
-    mal_status_t st = engine_mpi_check(MPI_Comm_dup(e->comm, &p->world), "MPI_Comm_dup");
+    mal_status_t st = engine_mpi_check(MPI_Comm_dup(g->comm, &procs->world), "MPI_Comm_dup");
     if (st)
         return st;
-    MPI_Comm_set_errhandler(p->world, MPI_ERRORS_RETURN);
-    int free_slots = engine_room_free_slots(e); /* a prefetch stays in the allocation */
-    return engine_pool_fill(e, p->settings.prefetch < free_slots ? p->settings.prefetch
-                                                                 : free_slots, NULL);
+    MPI_Comm_set_errhandler(procs->world, MPI_ERRORS_RETURN);
+    /* A prefetch stays in the allocation. */
+    int free_slots = engine_room_free_slots(parts, procs);
+    int prefetch = parts->conf->prefetch;
+    return engine_pool_fill(parts, procs, prefetch < free_slots ? prefetch : free_slots, NULL);
 }
 
 /* A parked process that holds structures registered before the registry last changed
  * cannot be handed the current ones. */
-static bool parked_stale(const engine_state_t *e, int i)
+static bool parked_stale(const engine_parts_t *parts, const engine_procs_t *procs, int i)
 {
-    const engine_parked_t *q = &e->procs.parked[i];
-    return q->holds && q->generation != e->reg.generation;
+    const engine_parked_t *q = &procs->parked[i];
+    return q->holds && q->generation != parts->reg->generation;
 }
 
 /* Rank 0's judgement of every parked process, on every rank (mal_register_value is
  * local, so the generations may differ between ranks): nparked flags, NULL without
- * memory (then no process is judged stale). Collective over e->comm. */
-static unsigned char *stale_flags(const engine_state_t *e)
+ * memory (then no process is judged stale). Collective over g->comm. */
+static unsigned char *stale_flags(const engine_parts_t *parts, const engine_procs_t *procs)
 {
-    int n = e->procs.nparked, ok = 1;
+    engine_group_t *g = parts->group;
+    int n = procs->nparked, ok = 1;
     unsigned char *stale = malloc((size_t)n + 1);
     for (int i = 0; stale != NULL && i < n; i++)
-        stale[i] = parked_stale(e, i);
+        stale[i] = parked_stale(parts, procs, i);
     ok = stale != NULL;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, e->comm);
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, g->comm);
     if (!ok) {
         free(stale);
         return NULL;
     }
-    PMPI_Bcast(stale, n, MPI_UNSIGNED_CHAR, 0, e->comm);
+    PMPI_Bcast(stale, n, MPI_UNSIGNED_CHAR, 0, g->comm);
     return stale;
 }
 
@@ -352,62 +362,64 @@ static bool any_flag(const unsigned char *flags, int n)
 }
 
 /* The layout each prespawned process should prepare for: the share of one more process. */
-static void prepare_fresh(engine_state_t *e)
+static void prepare_fresh(const engine_parts_t *parts, engine_procs_t *procs)
 {
-    engine_procs_t *p = &e->procs;
+    engine_group_t *g = parts->group;
     int n = 0;
-    for (mal_array_t *a = e->reg.arrays; a != NULL; a = a->next)
+    for (mal_array_t *a = parts->reg->arrays; a != NULL; a = a->next)
         n++;
     pool_reserve_t *r = calloc((size_t)(n > 0 ? n : 1), sizeof *r);
     if (r == NULL)
         return; /* an optimisation: without it the expansion maps the memory itself */
-    int k = 0, procs = e->size + 1;
-    for (mal_array_t *a = e->reg.arrays; a != NULL; a = a->next, k++) {
+    int k = 0, after = g->size + 1;
+    for (mal_array_t *a = parts->reg->arrays; a != NULL; a = a->next, k++) {
         strcpy(r[k].name, a->name);
         int64_t rows = a->distribution == MAL_REPLICATED
                            ? a->global_rows
-                           : engine_grown_capacity(&e->reg, (a->global_rows + procs - 1) / procs);
+                           : engine_grown_capacity(parts->reg,
+                                                   (a->global_rows + after - 1) / after);
         r[k].bytes = rows * a->row_bytes;
     }
-    for (int i = 0; i < p->nparked; i++)
-        if (!p->parked[i].holds) {
-            send_command(p, e->size + i, CMD_PREPARE, n, 0, 0);
-            PMPI_Send(r, (int)((size_t)n * sizeof *r), MPI_BYTE, e->size + i, POOL_RESERVE_TAG,
-                      p->world);
+    for (int i = 0; i < procs->nparked; i++)
+        if (!procs->parked[i].holds) {
+            send_command(procs, g->size + i, CMD_PREPARE, n, 0, 0);
+            PMPI_Send(r, (int)((size_t)n * sizeof *r), MPI_BYTE, g->size + i, POOL_RESERVE_TAG,
+                      procs->world);
         }
     free(r);
-    p->prepared = e->reg.generation;
+    procs->prepared = parts->reg->generation;
 }
 
-void engine_pool_prepare(engine_state_t *e)
+void engine_pool_prepare(const engine_parts_t *parts, engine_procs_t *procs)
 {
-    if (e->rank == 0 && engine_pool_parked(e) > 0 && e->procs.prepared != e->reg.generation)
-        prepare_fresh(e);
+    engine_group_t *g = parts->group;
+    if (g->rank == 0 && engine_pool_parked(procs) > 0 && procs->prepared != parts->reg->generation)
+        prepare_fresh(parts, procs);
 }
 
 /* Release the last `count` parked processes; the others regroup. Collective over the
  * active processes. */
-static mal_status_t release_last(engine_state_t *e, int count)
+static mal_status_t release_last(const engine_parts_t *parts, engine_procs_t *procs, int count)
 {
-    engine_procs_t *p = &e->procs;
-    int keep = p->nparked - count, n = e->size + keep;
-    if (e->rank == 0) {
-        for (int i = keep; i < p->nparked; i++)
-            send_command(p, e->size + i, CMD_RELEASE, 0, 0, 0);
+    engine_group_t *g = parts->group;
+    int keep = procs->nparked - count, n = g->size + keep;
+    if (g->rank == 0) {
+        for (int i = keep; i < procs->nparked; i++)
+            send_command(procs, g->size + i, CMD_RELEASE, 0, 0, 0);
         for (int i = 0; i < keep; i++)
-            send_command(p, e->size + i, CMD_REGROUP, n, 0, 0);
+            send_command(procs, g->size + i, CMD_REGROUP, n, 0, 0);
     }
-    p->nparked = keep;
-    p->released += count;
+    procs->nparked = keep;
+    procs->released += count;
     int *ranks = malloc((size_t)n * sizeof *ranks);
     if (ranks == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", n);
     for (int r = 0; r < n; r++)
         ranks[r] = r;
-    if (e->rank == 0)
+    if (g->rank == 0)
         for (int i = 0; i < keep; i++)
-            PMPI_Send(ranks, n, MPI_INT, e->size + i, POOL_LIST_TAG, p->world);
-    mal_status_t st = regroup(p, ranks, n);
+            PMPI_Send(ranks, n, MPI_INT, g->size + i, POOL_LIST_TAG, procs->world);
+    mal_status_t st = regroup(procs, ranks, n);
     free(ranks);
     return st;
 }
@@ -415,120 +427,125 @@ static mal_status_t release_last(engine_state_t *e, int count)
 /* Release the parked processes flagged stale only; the others keep their order
  * (prespawned ones, and ones an asynchronous expansion just spawned, hold nothing and
  * stay). Collective over the active processes. */
-static mal_status_t release_stale(engine_state_t *e, const unsigned char *stale)
+static mal_status_t release_stale(const engine_parts_t *parts, engine_procs_t *procs,
+                                  const unsigned char *stale)
 {
-    engine_procs_t *p = &e->procs;
-    int n = e->size, kept = 0;
-    int *ranks = malloc((size_t)(e->size + p->nparked) * sizeof *ranks);
+    engine_group_t *g = parts->group;
+    int n = g->size, kept = 0;
+    int *ranks = malloc((size_t)(g->size + procs->nparked) * sizeof *ranks);
     if (ranks == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", e->size + p->nparked);
-    for (int r = 0; r < e->size; r++)
+        return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", g->size + procs->nparked);
+    for (int r = 0; r < g->size; r++)
         ranks[r] = r;
-    for (int i = 0; i < p->nparked; i++)
+    for (int i = 0; i < procs->nparked; i++)
         if (!stale[i])
-            ranks[n++] = e->size + i;
-    for (int i = 0; e->rank == 0 && i < p->nparked; i++)
+            ranks[n++] = g->size + i;
+    for (int i = 0; g->rank == 0 && i < procs->nparked; i++)
         if (stale[i]) {
-            send_command(p, e->size + i, CMD_RELEASE, 0, 0, 0);
+            send_command(procs, g->size + i, CMD_RELEASE, 0, 0, 0);
         } else {
-            send_command(p, e->size + i, CMD_REGROUP, n, 0, 0);
-            PMPI_Send(ranks, n, MPI_INT, e->size + i, POOL_LIST_TAG, p->world);
+            send_command(procs, g->size + i, CMD_REGROUP, n, 0, 0);
+            PMPI_Send(ranks, n, MPI_INT, g->size + i, POOL_LIST_TAG, procs->world);
         }
-    for (int i = 0; i < p->nparked; i++)
+    for (int i = 0; i < procs->nparked; i++)
         if (!stale[i])
-            p->parked[kept++] = p->parked[i];
-    p->released += p->nparked - kept;
-    p->nparked = kept;
-    mal_status_t st = regroup(p, ranks, n);
+            procs->parked[kept++] = procs->parked[i];
+    procs->released += procs->nparked - kept;
+    procs->nparked = kept;
+    mal_status_t st = regroup(procs, ranks, n);
     free(ranks);
     return st;
 }
 
-mal_status_t engine_pool_drop_stale(engine_state_t *e)
+mal_status_t engine_pool_drop_stale(const engine_parts_t *parts, engine_procs_t *procs)
 {
-    if (engine_pool_parked(e) == 0)
+    if (engine_pool_parked(procs) == 0)
         return MAL_OK;
-    unsigned char *stale = stale_flags(e);
-    mal_status_t st = any_flag(stale, e->procs.nparked) ? release_stale(e, stale) : MAL_OK;
+    unsigned char *stale = stale_flags(parts, procs);
+    mal_status_t st = any_flag(stale, procs->nparked) ? release_stale(parts, procs, stale) : MAL_OK;
     free(stale);
     return st;
 }
 
-mal_status_t engine_pool_release(engine_state_t *e, int count)
+mal_status_t engine_pool_release(const engine_parts_t *parts, engine_procs_t *procs, int count)
 {
-    int parked = engine_pool_parked(e);
+    engine_group_t *g = parts->group;
+    int parked = engine_pool_parked(procs);
     if (count == -1)
         count = parked;
     mal_status_t st = count < 0 || count > parked
                           ? engine_fail(MAL_ERR_ARG, "mal_pool_release: count is %d; with %d "
                                         "parked it must be -1..%d", count, parked, parked)
                           : MAL_OK;
-    st = engine_agree_in(e->comm, st, st ? 0 : (uint64_t)count + 1, "mal_pool_release");
-    return st || count == 0 ? st : release_last(e, count);
+    st = engine_agree_in(g->comm, st, st ? 0 : (uint64_t)count + 1, "mal_pool_release");
+    return st || count == 0 ? st : release_last(parts, procs, count);
 }
 
-void engine_pool_finalize(engine_state_t *e)
+void engine_pool_finalize(const engine_parts_t *parts, engine_procs_t *procs)
 {
-    engine_procs_t *p = &e->procs;
+    engine_group_t *g = parts->group;
     /* A process released for good left world already but still has the list. */
-    if (p->world != MPI_COMM_NULL && e->rank == 0 && !p->parked_self && !p->removed)
-        for (int i = 0; i < p->nparked; i++)
-            send_command(p, e->size + i, CMD_RELEASE, 0, 0, 0);
-    if (p->world != MPI_COMM_NULL)
-        MPI_Comm_free(&p->world);
-    free(p->parked);
-    p->parked = NULL;
-    p->nparked = 0;
-    engine_pool_drop_reserves(p);
+    if (procs->world != MPI_COMM_NULL && g->rank == 0 && !procs->parked_self && !procs->removed)
+        for (int i = 0; i < procs->nparked; i++)
+            send_command(procs, g->size + i, CMD_RELEASE, 0, 0, 0);
+    if (procs->world != MPI_COMM_NULL)
+        MPI_Comm_free(&procs->world);
+    free(procs->parked);
+    procs->parked = NULL;
+    procs->nparked = 0;
+    engine_pool_drop_reserves(procs);
 }
 
 /* Expansion: wake the oldest `q` parked processes and send them what a spawned process
  * receives (the pair is rank 0 and them). */
-static mal_status_t send_wake(engine_state_t *e, const engine_join_msg_t *msg)
+static mal_status_t send_wake(const engine_parts_t *parts, engine_procs_t *procs,
+                              const engine_join_msg_t *msg)
 {
-    engine_procs_t *p = &e->procs;
+    engine_group_t *g = parts->group;
     int q = msg->woken;
     for (int i = 0; i < q; i++)
-        send_command(p, e->size + i, CMD_WAKE, e->size, q, msg->remaining);
+        send_command(procs, g->size + i, CMD_WAKE, g->size, q, msg->remaining);
     MPI_Comm pair = MPI_COMM_NULL;
-    mal_status_t st = group_range(p, true, e->size, q, &pair);
+    mal_status_t st = group_range(procs, true, g->size, q, &pair);
     if (!st) {
-        st = engine_send_join_info(e, pair, msg);
+        st = engine_send_join_info(parts, procs, pair, msg);
         MPI_Comm_free(&pair);
     }
     return st;
 }
 
-mal_status_t engine_pool_wake(engine_state_t *e, const engine_join_msg_t *msg, MPI_Comm *grown)
+mal_status_t engine_pool_wake(const engine_parts_t *parts, engine_procs_t *procs,
+                              const engine_join_msg_t *msg, MPI_Comm *grown)
 {
-    *grown = e->comm;
+    engine_group_t *g = parts->group;
+    *grown = g->comm;
     if (msg->woken == 0)
         return MAL_OK;
-    mal_status_t st = e->rank == 0 ? send_wake(e, msg) : MAL_OK;
+    mal_status_t st = g->rank == 0 ? send_wake(parts, procs, msg) : MAL_OK;
     int ok = !st;
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, e->comm);
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, g->comm);
     if (!ok)
-        return e->rank == 0 ? st : engine_fail(MAL_ERR_SPAWN, "rank 0 could not wake parked "
+        return g->rank == 0 ? st : engine_fail(MAL_ERR_SPAWN, "rank 0 could not wake parked "
                                                "processes (see its message)");
-    return world_prefix(&e->procs, e->size + msg->woken, grown);
+    return world_prefix(procs, g->size + msg->woken, grown);
 }
 
 /* The parked processes on the hosts this expansion asks for (procs->spawn_hosts, the
  * policy's, in turn) first: world is reordered when they are not first already, so that
  * waking the first ones takes them. The others keep their order. */
-static mal_status_t prefer_hosts(engine_state_t *e, int count)
+static mal_status_t prefer_hosts(const engine_parts_t *parts, engine_procs_t *procs, int count)
 {
-    engine_procs_t *p = &e->procs;
-    int np = p->nparked, k = 0, n = e->size + np;
+    engine_group_t *g = parts->group;
+    int np = procs->nparked, k = 0, n = g->size + np;
     int *order = malloc((size_t)np * sizeof *order), *ranks = malloc((size_t)n * sizeof *ranks);
     bool *used = calloc((size_t)np, sizeof *used);
     engine_parked_t *sorted = malloc((size_t)np * sizeof *sorted);
     mal_status_t st = order && ranks && used && sorted ? MAL_OK
                       : engine_fail(MAL_ERR_NOMEM, "no memory to choose parked processes");
     for (int i = 0; !st && i < count && k < np; i++) {
-        double h = spawn_host_hash(p, i);
+        double h = spawn_host_hash(procs, parts->conf, i);
         for (int j = 0; h != 0 && j < np; j++)
-            if (!used[j] && p->parked[j].host == h) {
+            if (!used[j] && procs->parked[j].host == h) {
                 used[j] = true;
                 order[k++] = j;
                 break;
@@ -541,19 +558,19 @@ static mal_status_t prefer_hosts(engine_state_t *e, int count)
     for (int j = 0; !st && j < np; j++)
         moved |= order[j] != j;
     if (!st && moved) {
-        for (int r = 0; r < e->size; r++)
+        for (int r = 0; r < g->size; r++)
             ranks[r] = r;
         for (int j = 0; j < np; j++) {
-            ranks[e->size + j] = e->size + order[j];
-            sorted[j] = p->parked[order[j]];
+            ranks[g->size + j] = g->size + order[j];
+            sorted[j] = procs->parked[order[j]];
         }
-        if (e->rank == 0)
+        if (g->rank == 0)
             for (int j = 0; j < np; j++) {
-                send_command(p, e->size + j, CMD_REGROUP, n, 0, 0);
-                PMPI_Send(ranks, n, MPI_INT, e->size + j, POOL_LIST_TAG, p->world);
+                send_command(procs, g->size + j, CMD_REGROUP, n, 0, 0);
+                PMPI_Send(ranks, n, MPI_INT, g->size + j, POOL_LIST_TAG, procs->world);
             }
-        memcpy(p->parked, sorted, (size_t)np * sizeof *sorted);
-        st = regroup(p, ranks, n);
+        memcpy(procs->parked, sorted, (size_t)np * sizeof *sorted);
+        st = regroup(procs, ranks, n);
     }
     free(order);
     free(ranks);
@@ -562,41 +579,44 @@ static mal_status_t prefer_hosts(engine_state_t *e, int count)
     return st;
 }
 
-mal_status_t engine_pool_take(engine_state_t *e, int count, int *woken)
+mal_status_t engine_pool_take(const engine_parts_t *parts, engine_procs_t *procs, int count,
+                              int *woken)
 {
     *woken = 0;
-    if (engine_pool_parked(e) == 0)
+    if (engine_pool_parked(procs) == 0)
         return MAL_OK;
     mal_status_t st = MAL_OK;
-    if (e->procs.spawn_hosts != NULL && e->procs.nparked > 0)
-        st = prefer_hosts(e, count);
-    *woken = count < e->procs.nparked ? count : e->procs.nparked;
+    if (procs->spawn_hosts != NULL && procs->nparked > 0)
+        st = prefer_hosts(parts, procs, count);
+    *woken = count < procs->nparked ? count : procs->nparked;
     return st;
 }
 
-void engine_pool_after_expand(engine_state_t *e, int woken, bool spawned)
+void engine_pool_after_expand(const engine_parts_t *parts, engine_procs_t *procs, int woken,
+                              bool spawned)
 {
-    engine_procs_t *p = &e->procs;
-    if (p->world == MPI_COMM_NULL)
+    engine_group_t *g = parts->group;
+    if (procs->world == MPI_COMM_NULL)
         return;
     if (woken > 0) {
-        memmove(p->parked, p->parked + woken, (size_t)(p->nparked - woken) * sizeof *p->parked);
-        p->nparked -= woken;
-        p->reused += woken;
+        memmove(procs->parked, procs->parked + woken,
+                (size_t)(procs->nparked - woken) * sizeof *procs->parked);
+        procs->nparked -= woken;
+        procs->reused += woken;
     }
     /* Spawning happens only once the pool is empty: world is the new set. */
     if (spawned) {
-        MPI_Comm_free(&p->world);
-        MPI_Comm_dup(e->comm, &p->world);
-        MPI_Comm_set_errhandler(p->world, MPI_ERRORS_RETURN);
+        MPI_Comm_free(&procs->world);
+        MPI_Comm_dup(g->comm, &procs->world);
+        MPI_Comm_set_errhandler(procs->world, MPI_ERRORS_RETURN);
     }
 }
 
-mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, int old_size,
-                                      int old_rank, const double *hosts, bool park)
+mal_status_t engine_pool_after_shrink(const engine_parts_t *parts, engine_procs_t *procs,
+                                      const bool *leaving, int old_size, int old_rank,
+                                      const double *hosts, bool park)
 {
-    engine_procs_t *p = &e->procs;
-    int np = p->nparked, n = old_size + np, k = 0, leavers = 0;
+    int np = procs->nparked, n = old_size + np, k = 0, leavers = 0;
     int *ranks = malloc((size_t)n * sizeof *ranks);
     if (ranks == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory for %d ranks", n);
@@ -614,22 +634,22 @@ mal_status_t engine_pool_after_shrink(engine_state_t *e, const bool *leaving, in
     n = k;
     if (old_rank == 0)
         for (int i = 0; i < np; i++) {
-            send_command(p, old_size + i, CMD_REGROUP, n, 0, 0);
-            PMPI_Send(ranks, n, MPI_INT, old_size + i, POOL_LIST_TAG, p->world);
+            send_command(procs, old_size + i, CMD_REGROUP, n, 0, 0);
+            PMPI_Send(ranks, n, MPI_INT, old_size + i, POOL_LIST_TAG, procs->world);
         }
     bool in_world = false;
     for (int i = 0; i < n; i++)
         in_world |= ranks[i] == old_rank;
-    mal_status_t st = in_world ? regroup(p, ranks, n) : MAL_OK;
+    mal_status_t st = in_world ? regroup(procs, ranks, n) : MAL_OK;
     free(ranks);
     if (!in_world)
-        MPI_Comm_free(&p->world);
+        MPI_Comm_free(&procs->world);
     double *leaver_hosts = calloc((size_t)(leavers > 0 ? leavers : 1), sizeof *leaver_hosts);
     for (int r = 0, i = 0; r < old_size && leaver_hosts != NULL; r++)
         if (leaving[r] && i < leavers)
             leaver_hosts[i++] = hosts != NULL ? hosts[r] : 0;
     if (!st && in_world)
-        st = leaver_hosts != NULL ? append_parked(p, leavers, true, e->reg.generation,
+        st = leaver_hosts != NULL ? append_parked(procs, leavers, true, parts->reg->generation,
                                                   leaver_hosts)
                                   : engine_fail(MAL_ERR_NOMEM, "no memory for hosts");
     free(leaver_hosts);
@@ -664,37 +684,37 @@ static void follow_grow(engine_procs_t *p, const pool_cmd_t *cmd)
 }
 
 /* PREPARE: memory for each structure's share, kept pending until a wake. */
-static void follow_prepare(engine_state_t *e, const pool_cmd_t *cmd)
+static void follow_prepare(engine_procs_t *procs, const pool_cmd_t *cmd)
 {
     int n = (int)cmd->a;
     pool_reserve_t *r = calloc((size_t)(n > 0 ? n : 1), sizeof *r);
     PMPI_Recv(r, r ? (int)((size_t)n * sizeof *r) : 0, MPI_BYTE, 0, POOL_RESERVE_TAG,
-              e->procs.world, MPI_STATUS_IGNORE);
+              procs->world, MPI_STATUS_IGNORE);
     for (int i = 0; r != NULL && i < n; i++)
-        engine_pool_reserve(&e->procs, r[i].name, r[i].bytes);
+        engine_pool_reserve(procs, r[i].name, r[i].bytes);
     free(r);
 }
 
 /* WAKE: receive the join information, enter the grown communicator, follow the spawns
  * that complete the expansion and take part in its data phase. MAL_OK: active now. */
-static mal_status_t follow_wake(engine_state_t *e, const pool_cmd_t *cmd, engine_join_header_t *h)
+static mal_status_t follow_wake(const engine_parts_t *parts, engine_procs_t *procs,
+                                const pool_cmd_t *cmd, engine_join_header_t *h)
 {
-    engine_procs_t *p = &e->procs;
     int active = (int)cmd->a, q = (int)cmd->b;
     MPI_Comm pair = MPI_COMM_NULL;
-    mal_status_t st = group_range(p, true, active, q, &pair);
+    mal_status_t st = group_range(procs, true, active, q, &pair);
     if (!st) {
-        st = engine_receive_wake(e, pair, h);
+        st = engine_receive_wake(parts, procs, pair, h);
         MPI_Comm_free(&pair);
     }
     return st;
 }
 
 /* After the join information arrived: the communicator of the expansion. */
-static mal_status_t enter_grown(engine_state_t *e, const pool_cmd_t *cmd, MPI_Comm *comm)
+static mal_status_t enter_grown(engine_procs_t *procs, const pool_cmd_t *cmd, MPI_Comm *comm)
 {
     int active = (int)cmd->a, q = (int)cmd->b;
-    mal_status_t st = world_prefix(&e->procs, active + q, comm);
+    mal_status_t st = world_prefix(procs, active + q, comm);
     if (!st)
         st = engine_follow_spawns(comm, cmd->c);
     return st;
@@ -702,32 +722,36 @@ static mal_status_t enter_grown(engine_state_t *e, const pool_cmd_t *cmd, MPI_Co
 
 /* Wait for commands until woken (MAL_OK, *comm the expansion's communicator, `h` its
  * header) or released (MAL_REMOVED). */
-static mal_status_t wait_until_woken(engine_state_t *e, engine_join_header_t *h, MPI_Comm *comm)
+static mal_status_t wait_until_woken(const engine_parts_t *parts, engine_procs_t *procs,
+                                     engine_join_header_t *h, MPI_Comm *comm)
 {
     pool_cmd_t cmd;
     for (;;) {
-        if (!wait_command(&e->procs, &cmd))
+        if (!wait_command(procs, &cmd))
             return MAL_REMOVED;
         switch (cmd.what) {
         case CMD_WAKE:
-            if (follow_wake(e, &cmd, h) == MAL_OK && enter_grown(e, &cmd, comm) == MAL_OK)
+            if (follow_wake(parts, procs, &cmd, h) == MAL_OK && enter_grown(procs, &cmd,
+                comm) == MAL_OK)
                 return MAL_OK;
             break; /* the expansion was abandoned: still parked */
-        case CMD_GROW: follow_grow(&e->procs, &cmd); break;
-        case CMD_REGROUP: follow_regroup(&e->procs, &cmd); break;
-        case CMD_PREPARE: follow_prepare(e, &cmd); break;
+        case CMD_GROW: follow_grow(procs, &cmd); break;
+        case CMD_REGROUP: follow_regroup(procs, &cmd); break;
+        case CMD_PREPARE: follow_prepare(procs, &cmd); break;
         default: return MAL_REMOVED;
         }
     }
 }
 
-mal_status_t engine_pool_wait(engine_state_t *e, engine_join_header_t *h, MPI_Comm *comm)
+mal_status_t engine_pool_wait(const engine_parts_t *parts, engine_procs_t *procs,
+                              engine_join_header_t *h, MPI_Comm *comm)
 {
     double t0 = MPI_Wtime(), c0 = engine_cpu_seconds();
-    e->procs.parked_self = true;
-    mal_status_t st = wait_until_woken(e, h, comm);
-    engine_pool_say_parked(&e->procs, st == MAL_OK, MPI_Wtime() - t0, engine_cpu_seconds() - c0);
+    procs->parked_self = true;
+    mal_status_t st = wait_until_woken(parts, procs, h, comm);
+    engine_pool_say_parked(procs, parts->conf, st == MAL_OK, MPI_Wtime() - t0,
+                           engine_cpu_seconds() - c0);
     if (st == MAL_OK)
-        e->procs.parked_self = false;
+        procs->parked_self = false;
     return st;
 }

@@ -1,6 +1,7 @@
 /* A prespawned process's prepared memory (pool.c, PREPARE): mapped and populated while
  * it is parked, claimed by the structure of the same name when an expansion wakes it. */
 #include "memory.h"
+#include "pool.h"
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"

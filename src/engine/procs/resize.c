@@ -2,12 +2,15 @@
  * process set, then move the data (reconfig.c); and the reported rebalance, the third
  * reconfiguration a plan or the policy carries out. */
 #include "core.h"
+#include "join.h"
 #include "memory.h"
 #include "monitor.h"
 #include "plan.h"
+#include "pool.h"
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
+#include "spawn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +23,10 @@ static mal_status_t check_new_weights(const double *weights, int n, const char *
     return weights == NULL ? MAL_OK : engine_check_weights(weights, n, call);
 }
 
-static uint64_t resize_fingerprint(const engine_state_t *e, int count, int mode,
+static uint64_t resize_fingerprint(mal_redist_t method, int count, int mode,
                                    const int *ranks, const double *weights, int n)
 {
-    int head[3] = {count, mode, (int)e->xfer.method};
+    int head[3] = {count, mode, (int)method};
     uint64_t h = engine_hash(ENGINE_HASH_SEED, head, sizeof head);
     if (ranks != NULL)
         h = engine_hash(h, ranks, (size_t)count * sizeof *ranks);
@@ -33,32 +36,34 @@ static uint64_t resize_fingerprint(const engine_state_t *e, int count, int mode,
 }
 
 /* Figures of a reconfiguration that stopped before moving data. */
-static void report_abandoned(engine_state_t *e, mal_action_t action,
+static void report_abandoned(const engine_parts_t *parts, mal_action_t action,
                              mal_spawn_mode_t mode, mal_status_t st, double t0, double spawn)
 {
+    engine_group_t *g = parts->group;
     mal_reconfig_stats_t s = {.action = action, .spawn_mode = mode,
-                              .iteration = e->iteration,
-                              .procs_before = e->size, .procs_after = e->size,
+                              .iteration = g->iteration,
+                              .procs_before = g->size, .procs_after = g->size,
                               .spawn_seconds = spawn, .total_seconds = MPI_Wtime() - t0,
                               .status = st};
-    engine_report(e, e->comm, &s, NULL, e->pol.decision_fresh ? &e->pol.decision : NULL);
+    engine_report(parts, g->comm, &s, NULL);
 }
 
-void engine_report_abandoned_async(engine_state_t *e, int count, mal_spawn_mode_t mode,
+void engine_report_abandoned_async(const engine_parts_t *parts, int count, mal_spawn_mode_t mode,
                                    mal_status_t st, double started)
 {
+    engine_group_t *g = parts->group;
     double now = MPI_Wtime();
     mal_reconfig_stats_t s = {.action = MAL_ACTION_EXPAND, .spawn_mode = mode,
-                              .iteration = e->iteration, .procs_before = e->size,
-                              .procs_after = e->size, .spawn_seconds = now - started,
+                              .iteration = g->iteration, .procs_before = g->size,
+                              .procs_after = g->size, .spawn_seconds = now - started,
                               .total_seconds = now - started, .status = st, .async = true,
                               .spawned = count, .background_seconds = now - started};
-    engine_report(e, e->comm, &s, NULL, NULL);
+    engine_report(parts, g->comm, &s, NULL);
 }
 
 /* ---- expand ----------------------------------------------------------------------- */
 
-static mal_status_t check_expand(const engine_state_t *e, int count, mal_spawn_mode_t mode,
+static mal_status_t check_expand(const engine_group_t *g, int count, mal_spawn_mode_t mode,
                                  const double *weights)
 {
     if (count < 1 || count > ENGINE_MAX_CHANGE)
@@ -66,7 +71,7 @@ static mal_status_t check_expand(const engine_state_t *e, int count, mal_spawn_m
                            ENGINE_MAX_CHANGE);
     if (mode != MAL_SPAWN_PER_CALL && mode != MAL_SPAWN_BATCHED)
         return engine_fail(MAL_ERR_ARG, "mal_expand: spawn mode %d is unknown", (int)mode);
-    return check_new_weights(weights, e->size + count, "mal_expand");
+    return check_new_weights(weights, g->size + count, "mal_expand");
 }
 
 /* The status of a spawn that failed on rank 0, seen from another rank. The outcome sent
@@ -82,22 +87,24 @@ static mal_status_t spawn_failed_elsewhere(double waited)
 }
 
 /* Rank 0 spawns; everyone learns whether it worked before the collective join. */
-static mal_status_t spawn_step(const engine_state_t *e, MPI_Comm members, int per_call,
-                               int index, const engine_join_msg_t *msg, MPI_Comm *joined)
+static mal_status_t spawn_step(const engine_parts_t *parts, const engine_procs_t *procs,
+                               MPI_Comm members, int per_call, int index,
+                               const engine_join_msg_t *msg, MPI_Comm *joined)
 {
+    engine_group_t *g = parts->group;
     MPI_Comm inter = MPI_COMM_NULL, pair = MPI_COMM_NULL;
     mal_status_t st = MAL_OK;
     double t0 = MPI_Wtime();
-    if (e->rank == 0) {
-        st = engine_spawn(&e->procs, per_call, index, &inter, &pair);
+    if (g->rank == 0) {
+        st = engine_spawn(procs, parts->conf, per_call, index, &inter, &pair);
         if (!st)
-            st = engine_send_join_info(e, pair, msg);
+            st = engine_send_join_info(parts, procs, pair, msg);
     }
     int ok = !st;
     engine_bcast_flag(&ok, members);
     if (ok)
         st = engine_join_members(members, pair, joined);
-    else if (e->rank != 0)
+    else if (g->rank != 0)
         st = spawn_failed_elsewhere(MPI_Wtime() - t0);
     if (pair != MPI_COMM_NULL) {
         MPI_Comm_free(&pair);
@@ -110,8 +117,8 @@ static mal_status_t spawn_step(const engine_state_t *e, MPI_Comm members, int pe
  * included): one call per process or one for all. The processes of earlier calls and
  * the woken ones take part in the later joins; on failure they are told (ok = 0): the
  * spawned ones exit, the woken ones park again. */
-static mal_status_t spawn_and_join(const engine_state_t *e, MPI_Comm members,
-                                   const engine_join_msg_t *all, MPI_Comm *merged)
+static mal_status_t spawn_and_join(const engine_parts_t *parts, const engine_procs_t *procs,
+                                   MPI_Comm members, const engine_join_msg_t *all, MPI_Comm *merged)
 {
     int count = all->spawning, calls = all->remaining;
     MPI_Comm m = members;
@@ -121,8 +128,8 @@ static mal_status_t spawn_and_join(const engine_state_t *e, MPI_Comm members,
         engine_join_msg_t msg = *all;
         msg.remaining = calls - 1 - i;
         /* Hosts are used in turn across expansions, not from the first at each. */
-        int host_index = (int)(e->procs.spawned + (int64_t)i * (count / calls));
-        st = spawn_step(e, m, count / calls, host_index, &msg, &next);
+        int host_index = (int)(procs->spawned + (int64_t)i * (count / calls));
+        st = spawn_step(parts, procs, m, count / calls, host_index, &msg, &next);
         if (m != members)
             MPI_Comm_free(&m);
         m = st ? members : next;
@@ -131,18 +138,19 @@ static mal_status_t spawn_and_join(const engine_state_t *e, MPI_Comm members,
     return st;
 }
 
-static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
-                                const engine_join_msg_t *msg, mal_spawn_mode_t mode,
-                                double t0, double spawn)
+static mal_status_t expand_data(const engine_parts_t *parts, engine_procs_t *procs, MPI_Comm merged,
+                                const engine_join_msg_t *msg, mal_spawn_mode_t mode, double t0,
+                                double spawn)
 {
+    engine_group_t *g = parts->group;
     int n = msg->new_procs;
     const double *weights = msg->weights;
-    engine_reconfig_t rc = {.action = MAL_ACTION_EXPAND, .reg = &e->reg,
-                            .xfer = &e->xfer, .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS),
-                            .u = merged, .n = merged, .me_u = e->rank,
-                            .me_n = e->rank, .n_u = n, .n_n = n,
-                            .old_procs = e->size, .weights = weights,
-                            .mon = e->mon, .params = &e->procs.settings.params};
+    engine_reconfig_t rc = engine_reconfig_of(parts, MAL_ACTION_EXPAND);
+    rc.u = rc.n = merged;
+    rc.me_u = rc.me_n = g->rank;
+    rc.n_u = rc.n_n = n;
+    rc.old_procs = g->size;
+    rc.weights = weights;
     mal_status_t st = engine_reconfig_prepare(&rc);
     /* A planning failure here is agreed inside engine_reconfig_move, with the joiners. */
     st = engine_reconfig_move(&rc, st);
@@ -150,29 +158,28 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
      * their start (a woken process reads its join message first): process time. */
     spawn += rc.t_meet;
     mal_reconfig_stats_t s = {
-        .action = MAL_ACTION_EXPAND, .spawn_mode = mode, .iteration = e->iteration,
-        .procs_before = e->size, .procs_after = st ? e->size : n,
+        .action = MAL_ACTION_EXPAND, .spawn_mode = mode, .iteration = g->iteration,
+        .procs_before = g->size, .procs_after = st ? g->size : n,
         .bytes_moved = rc.bytes_in, .spawn_seconds = spawn, .process_seconds = spawn,
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .total_seconds = MPI_Wtime() - t0, .status = st,
         .pooled = msg->woken, .spawned = msg->spawning, .bytes_ahead = rc.bytes_ahead};
     s.switch_seconds = s.total_seconds;
-    if (e->procs.async_started > 0) { /* the switch of an asynchronous expansion */
+    if (procs->async_started > 0) { /* the switch of an asynchronous expansion */
         s.async = true;
-        s.spawned = e->procs.async_spawned;
-        s.pooled -= e->procs.async_spawned;
-        s.background_seconds = t0 - e->procs.async_started;
-        s.total_seconds = MPI_Wtime() - e->procs.async_started;
+        s.spawned = procs->async_spawned;
+        s.pooled -= procs->async_spawned;
+        s.background_seconds = t0 - procs->async_started;
+        s.total_seconds = MPI_Wtime() - procs->async_started;
     }
-    engine_report(e, merged, &s, &rc.moved,
-                  e->pol.decision_fresh ? &e->pol.decision : NULL);
+    engine_report(parts, merged, &s, &rc.moved);
     if (!st) {
         engine_reconfig_commit(&rc, true);
-        MPI_Comm_free(&e->comm);
-        e->comm = merged;
-        MPI_Comm_size(merged, &e->size);
-        e->procs.spawned += msg->spawning;
-        engine_pool_after_expand(e, msg->woken, msg->spawning > 0);
+        MPI_Comm_free(&g->comm);
+        g->comm = merged;
+        MPI_Comm_size(merged, &g->size);
+        procs->spawned += msg->spawning;
+        engine_pool_after_expand(parts, procs, msg->woken, msg->spawning > 0);
     } else {
         MPI_Comm_free(&merged); /* the joiners leave on their own, the woken park again */
     }
@@ -181,10 +188,12 @@ static mal_status_t expand_data(engine_state_t *e, MPI_Comm merged,
 }
 
 /* The model's prediction before processes come or go: new rank k was old_of_new[k]. */
-static void predict_resize(const engine_state_t *e, mal_action_t action, int count,
-                           const bool *leaving, const double *weights)
+static void predict_resize(const engine_parts_t *parts, const engine_procs_t *procs,
+                           mal_action_t action, int count, const bool *leaving,
+                           const double *weights)
 {
-    int p = e->size, n = action == MAL_ACTION_EXPAND ? p + count : p - count, k = 0;
+    engine_group_t *g = parts->group;
+    int p = g->size, n = action == MAL_ACTION_EXPAND ? p + count : p - count, k = 0;
     /* Without memory for the map the prediction guesses ranks keep their numbers; the
      * call itself (collective) must happen on every rank. */
     int *old_of_new = malloc((size_t)n * sizeof *old_of_new);
@@ -193,11 +202,11 @@ static void predict_resize(const engine_state_t *e, mal_action_t action, int cou
             old_of_new[k++] = r;
     while (old_of_new != NULL && k < n)
         old_of_new[k++] = -1;
-    const engine_procs_t *pr = &e->procs; /* the new processes' hosts (dpm.c) */
-    engine_host_list_t hosts = {pr->spawn_hosts ? pr->spawn_hosts : pr->settings.hosts,
+    const engine_procs_t *pr = procs; /* the new processes' hosts (dpm.c) */
+    engine_host_list_t hosts = {pr->spawn_hosts ? pr->spawn_hosts : parts->conf->hosts,
                                 pr->spawned - (pr->spawn_hosts ? pr->spawn_hosts_base : 0)};
-    engine_monitor_predict(e->mon, e->comm, e->iteration, action, count,
-                           action == MAL_ACTION_EXPAND ? engine_pool_parked(e) : 0,
+    engine_monitor_predict(parts->sink->mon, g->comm, g->iteration, action, count,
+                           action == MAL_ACTION_EXPAND ? engine_pool_parked(procs) : 0,
                            old_of_new, n, weights, hosts);
     free(old_of_new);
 }
@@ -213,74 +222,76 @@ static mal_status_t check_transport(const char *call)
 }
 
 /* The agreed expansion, its new processes placed (room.c). */
-static mal_status_t expand_agreed(engine_state_t *e, int count, mal_spawn_mode_t mode,
-                                  const double *weights, double t0);
+static mal_status_t expand_agreed(const engine_parts_t *parts, engine_procs_t *procs, int count,
+                                  mal_spawn_mode_t mode, const double *weights, double t0);
 
-mal_status_t engine_expand(engine_state_t *e, int count, mal_spawn_mode_t mode,
-                           const double *weights)
+mal_status_t engine_expand(const engine_parts_t *parts, engine_procs_t *procs, int count,
+                           mal_spawn_mode_t mode, const double *weights)
 {
+    engine_group_t *g = parts->group;
     double t0 = MPI_Wtime();
     mal_status_t st = check_transport("mal_expand");
     if (st)
         return st;
     if (mode == MAL_SPAWN_DEFAULT)
-        mode = e->procs.settings.spawn_mode;
-    st = check_expand(e, count, mode, weights);
+        mode = parts->conf->spawn_mode;
+    st = check_expand(g, count, mode, weights);
     /* Beyond the allocation's slots: refused before anything is spawned (every rank
      * judges alike from the same settings), reported, and the processes go on. */
     if (!st)
-        st = engine_room_check(e, count);
-    st = engine_agree_in(e->comm, st, st ? 0 : resize_fingerprint(e, count, mode, NULL,
-                                                                  weights, e->size + count),
-                         "mal_expand");
+        st = engine_room_check(parts, procs, count);
+    uint64_t fp = st ? 0 : resize_fingerprint(parts->xfer->method, count, mode, NULL, weights,
+                                              g->size + count);
+    st = engine_agree_in(g->comm, st, fp, "mal_expand");
     /* Stale parked processes are released before the placement, which then counts the
      * processes really spawned (the pool wakes only fresh ones). */
     if (!st)
-        st = engine_pool_drop_stale(e);
+        st = engine_pool_drop_stale(parts, procs);
     if (st) {
-        report_abandoned(e, MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
+        report_abandoned(parts, MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
         return st;
     }
-    bool placed = engine_room_place(e, count);
-    st = expand_agreed(e, count, mode, weights, t0);
-    engine_room_unplace(e, placed);
+    bool placed = engine_room_place(parts, procs, count);
+    st = expand_agreed(parts, procs, count, mode, weights, t0);
+    engine_room_unplace(procs, placed);
     return st;
 }
 
-static mal_status_t expand_agreed(engine_state_t *e, int count, mal_spawn_mode_t mode,
-                                  const double *weights, double t0)
+static mal_status_t expand_agreed(const engine_parts_t *parts, engine_procs_t *procs, int count,
+                                  mal_spawn_mode_t mode, const double *weights, double t0)
 {
-    predict_resize(e, MAL_ACTION_EXPAND, count, NULL, weights);
-    engine_join_msg_t msg = {.new_procs = e->size + count, .weights = weights};
-    mal_status_t st = engine_pool_take(e, count, &msg.woken);
+    engine_group_t *g = parts->group;
+    predict_resize(parts, procs, MAL_ACTION_EXPAND, count, NULL, weights);
+    engine_join_msg_t msg = {.new_procs = g->size + count, .weights = weights};
+    mal_status_t st = engine_pool_take(parts, procs, count, &msg.woken);
     msg.spawning = count - msg.woken;
     msg.remaining = msg.spawning == 0 ? 0 : mode == MAL_SPAWN_PER_CALL ? msg.spawning : 1;
-    MPI_Comm grown = e->comm, merged = e->comm;
+    MPI_Comm grown = g->comm, merged = g->comm;
     if (!st)
-        st = engine_pool_wake(e, &msg, &grown);
+        st = engine_pool_wake(parts, procs, &msg, &grown);
     if (!st && msg.spawning > 0)
-        st = spawn_and_join(e, grown, &msg, &merged);
+        st = spawn_and_join(parts, procs, grown, &msg, &merged);
     else
         merged = grown;
     if (st) {
-        if (grown != e->comm)
+        if (grown != g->comm)
             MPI_Comm_free(&grown);
-        report_abandoned(e, MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
+        report_abandoned(parts, MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
         return st;
     }
-    if (grown != e->comm && grown != merged)
+    if (grown != g->comm && grown != merged)
         MPI_Comm_free(&grown);
-    st = expand_data(e, merged, &msg, mode, t0, MPI_Wtime() - t0);
+    st = expand_data(parts, procs, merged, &msg, mode, t0, MPI_Wtime() - t0);
     return st ? st : MAL_RECONFIGURED;
 }
 
 /* ---- shrink ----------------------------------------------------------------------- */
 
 /* Which ranks leave: the given ones, or the last `count`. */
-static mal_status_t leaving_set(const engine_state_t *e, int count, const int *ranks,
+static mal_status_t leaving_set(const engine_group_t *g, int count, const int *ranks,
                                 bool *leaving)
 {
-    int p = e->size;
+    int p = g->size;
     if (count < 1 || count >= p)
         return engine_fail(MAL_ERR_ARG, "mal_shrink: count is %d; with %d processes it must "
                            "be in 1..%d", count, p, p - 1);
@@ -296,82 +307,88 @@ static mal_status_t leaving_set(const engine_state_t *e, int count, const int *r
     return MAL_OK;
 }
 
-static void leave(engine_state_t *e)
+static void leave(const engine_parts_t *parts, engine_procs_t *procs)
 {
-    while (e->reg.arrays != NULL) {
-        mal_array_t *a = e->reg.arrays;
-        e->reg.arrays = a->next;
-        engine_array_destroy(&e->reg, a);
+    engine_group_t *g = parts->group;
+    while (parts->reg->arrays != NULL) {
+        mal_array_t *a = parts->reg->arrays;
+        parts->reg->arrays = a->next;
+        engine_array_destroy(parts->reg, a);
     }
-    engine_csr_free_all(&e->reg);
-    if (e->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&e->comm);
-    if (e->procs.world != MPI_COMM_NULL)
-        MPI_Comm_free(&e->procs.world);
-    e->procs.removed = true;
+    engine_csr_free_all(parts->reg);
+    if (g->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&g->comm);
+    if (procs->world != MPI_COMM_NULL)
+        MPI_Comm_free(&procs->world);
+    procs->removed = true;
 }
 
 /* A released process in the pool: parked until an expansion takes it (its structures
  * then hold their new parts: MAL_RECONFIGURED) or it is released for good (MAL_REMOVED,
  * as without the pool). */
-static mal_status_t park_released(engine_state_t *e)
+static mal_status_t park_released(const engine_parts_t *parts, engine_procs_t *procs)
 {
     for (;;) {
         engine_join_header_t h = {0};
         MPI_Comm comm = MPI_COMM_NULL;
-        if (engine_pool_wait(e, &h, &comm) != MAL_OK) {
-            leave(e);
+        if (engine_pool_wait(parts, procs, &h, &comm) != MAL_OK) {
+            leave(parts, procs);
             return MAL_REMOVED;
         }
-        if (engine_join_woken(e, comm, &h) == MAL_OK)
+        if (engine_join_woken(parts, procs, comm, &h) == MAL_OK)
             return MAL_RECONFIGURED;
     }
 }
 
 /* The new set after the data moved: survivors take the new communicator; leavers leave
  * or, with the pool, park at the end of world. */
-static void commit_shrink(engine_state_t *e, const engine_reconfig_t *rc, const bool *leaving,
-                          int stay)
+static void commit_shrink(const engine_parts_t *parts, engine_procs_t *procs,
+                          const engine_reconfig_t *rc, const bool *leaving, int stay)
 {
-    int old_size = e->size, old_rank = e->rank;
+    engine_group_t *g = parts->group;
+    int old_size = g->size, old_rank = g->rank;
     /* Where every process of the old set runs: the pool keeps the leavers' hosts. */
-    double *hosts = e->procs.world != MPI_COMM_NULL ? calloc((size_t)old_size, sizeof *hosts)
+    double *hosts = procs->world != MPI_COMM_NULL ? calloc((size_t)old_size, sizeof *hosts)
                                                     : NULL;
     if (hosts != NULL) {
         char name[MPI_MAX_PROCESSOR_NAME];
         int len = 0;
         MPI_Get_processor_name(name, &len);
         double mine = engine_host_hash(name);
-        PMPI_Allgather(&mine, 1, MPI_DOUBLE, hosts, 1, MPI_DOUBLE, e->comm);
+        PMPI_Allgather(&mine, 1, MPI_DOUBLE, hosts, 1, MPI_DOUBLE, g->comm);
     }
-    MPI_Comm_free(&e->comm);
-    e->comm = rc->n;
+    MPI_Comm_free(&g->comm);
+    g->comm = rc->n;
     if (rc->n != MPI_COMM_NULL) {
-        e->rank = rc->me_n;
+        g->rank = rc->me_n;
         engine_set_log_rank(rc->me_n);
-        e->size = stay;
+        g->size = stay;
     }
-    if (e->procs.world != MPI_COMM_NULL &&
-        engine_pool_after_shrink(e, leaving, old_size, old_rank, hosts,
+    if (procs->world != MPI_COMM_NULL &&
+        engine_pool_after_shrink(parts, procs, leaving, old_size, old_rank, hosts,
                                  rc->park_leavers) != MAL_OK)
-        MPI_Comm_free(&e->procs.world); /* no pool any more on this process */
+        MPI_Comm_free(&procs->world); /* no pool any more on this process */
     free(hosts);
     if (rc->n == MPI_COMM_NULL) {
-        e->procs.removed = e->procs.world == MPI_COMM_NULL;
-        if (e->procs.removed)
-            leave(e);
+        procs->removed = procs->world == MPI_COMM_NULL;
+        if (procs->removed)
+            leave(parts, procs);
     }
 }
 
-static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const double *weights,
-                                bool park, double t0)
+static mal_status_t shrink_data(const engine_parts_t *parts, engine_procs_t *procs,
+                                const bool *leaving, const double *weights, bool park, double t0)
 {
-    int p = e->size, stay = 0;
-    engine_reconfig_t rc = {.action = MAL_ACTION_SHRINK, .reg = &e->reg,
-                            .xfer = &e->xfer, .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS),
-                            .u = e->comm, .me_u = e->rank, .n_u = p, .old_procs = p,
-                            .weights = weights, .mon = e->mon,
-                            .park_leavers = park};
+    engine_group_t *g = parts->group;
+    int p = g->size, stay = 0;
+    /* The model's parameters too: MAL_REDIST_AUTO picks a shrink's executor from the
+     * calibration, as an expansion's. */
+    engine_reconfig_t rc = engine_reconfig_of(parts, MAL_ACTION_SHRINK);
+    rc.u = g->comm;
+    rc.me_u = g->rank;
+    rc.n_u = rc.old_procs = p;
+    rc.weights = weights;
+    rc.park_leavers = park;
     mal_status_t st = engine_reconfig_prepare(&rc);
     for (int r = 0; r < p; r++) {
         if (rc.n_of_u != NULL)
@@ -380,8 +397,8 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
     }
     rc.n_n = stay;
     double t_split = MPI_Wtime();
-    int rc_split = MPI_Comm_split(e->comm, leaving[e->rank] ? MPI_UNDEFINED : 0,
-                                  e->rank, &rc.n);
+    int rc_split = MPI_Comm_split(g->comm, leaving[g->rank] ? MPI_UNDEFINED : 0,
+                                  g->rank, &rc.n);
     t_split = MPI_Wtime() - t_split;
     if (!st)
         st = engine_mpi_check(rc_split, "MPI_Comm_split");
@@ -391,18 +408,17 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
     }
     st = engine_reconfig_move(&rc, st);
     mal_reconfig_stats_t s = {
-        .action = MAL_ACTION_SHRINK, .iteration = e->iteration, .procs_before = p,
+        .action = MAL_ACTION_SHRINK, .iteration = g->iteration, .procs_before = p,
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
         .window_seconds = rc.t_meet + rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(e, e->comm, &s, &rc.moved,
-                  e->pol.decision_fresh ? &e->pol.decision : NULL);
+    engine_report(parts, g->comm, &s, &rc.moved);
     if (st) {
         if (rc.n != MPI_COMM_NULL)
             MPI_Comm_free(&rc.n);
     } else {
         engine_reconfig_commit(&rc, true);
-        commit_shrink(e, &rc, leaving, stay);
+        commit_shrink(parts, procs, &rc, leaving, stay);
     }
     engine_reconfig_release(&rc);
     return st;
@@ -410,45 +426,46 @@ static mal_status_t shrink_data(engine_state_t *e, const bool *leaving, const do
 
 /* Prefetch after a shrink: the pool is brought back to mal_config_t.prefetch parked
  * processes. A spawn that fails leaves it smaller (said on stderr); the shrink stands. */
-static void refill_pool(engine_state_t *e)
+static void refill_pool(const engine_parts_t *parts, engine_procs_t *procs)
 {
-    int missing = e->procs.settings.prefetch - engine_pool_parked(e);
-    int free_slots = engine_room_free_slots(e);
+    int missing = parts->conf->prefetch - engine_pool_parked(procs);
+    int free_slots = engine_room_free_slots(parts, procs);
     missing = missing < free_slots ? missing : free_slots;
-    if (missing > 0 && e->procs.world != MPI_COMM_NULL)
-        engine_pool_fill(e, missing, NULL);
+    if (missing > 0 && procs->world != MPI_COMM_NULL)
+        engine_pool_fill(parts, procs, missing, NULL);
 }
 
-mal_status_t engine_shrink(engine_state_t *e, int count, const int *ranks,
-                           const double *weights, bool for_good)
+mal_status_t engine_shrink(const engine_parts_t *parts, engine_procs_t *procs, int count,
+                           const int *ranks, const double *weights, bool for_good)
 {
+    engine_group_t *g = parts->group;
     double t0 = MPI_Wtime();
     mal_status_t st = check_transport("mal_shrink");
     if (st)
         return st;
-    bool *leaving = calloc((size_t)e->size, sizeof *leaving);
-    st = leaving ? leaving_set(e, count, ranks, leaving)
-                 : engine_fail(MAL_ERR_NOMEM, "no memory for %d flags", e->size);
+    bool *leaving = calloc((size_t)g->size, sizeof *leaving);
+    st = leaving ? leaving_set(g, count, ranks, leaving)
+                 : engine_fail(MAL_ERR_NOMEM, "no memory for %d flags", g->size);
     if (!st)
-        st = check_new_weights(weights, e->size - count, "mal_shrink");
-    st = engine_agree_in(e->comm, st, st ? 0 : resize_fingerprint(e, count, 0, ranks,
-                                                                  weights, e->size - count),
-                         "mal_shrink");
+        st = check_new_weights(weights, g->size - count, "mal_shrink");
+    uint64_t fp = st ? 0 : resize_fingerprint(parts->xfer->method, count, 0, ranks, weights,
+                                              g->size - count);
+    st = engine_agree_in(g->comm, st, fp, "mal_shrink");
     if (st) {
         free(leaving);
-        report_abandoned(e, MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);
+        report_abandoned(parts, MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);
         return st;
     }
-    predict_resize(e, MAL_ACTION_SHRINK, count, leaving, weights);
-    st = shrink_data(e, leaving, weights, e->procs.settings.pool && !for_good, t0);
+    predict_resize(parts, procs, MAL_ACTION_SHRINK, count, leaving, weights);
+    st = shrink_data(parts, procs, leaving, weights, parts->conf->pool && !for_good, t0);
     free(leaving);
     if (st)
         return st;
-    if (e->comm == MPI_COMM_NULL && !e->procs.removed)
-        return park_released(e);
-    if (!e->procs.removed)
-        refill_pool(e);
-    return e->procs.removed ? MAL_REMOVED : MAL_RECONFIGURED;
+    if (g->comm == MPI_COMM_NULL && !procs->removed)
+        return park_released(parts, procs);
+    if (!procs->removed)
+        refill_pool(parts, procs);
+    return procs->removed ? MAL_REMOVED : MAL_RECONFIGURED;
 }
 
 

@@ -21,6 +21,7 @@
 #include "procs.h"
 #include "reconf.h"
 #include "settings.h"
+#include "spawn.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -155,63 +156,69 @@ void engine_room_announce(const engine_settings_t *s)
 
 /* ---- at an expansion ------------------------------------------------------------------- */
 
-static int parked_count(const engine_state_t *e)
+/* Parked processes (as engine_pool_parked, which this file cannot call: the pool asks
+ * the room for its free slots, and the files form no cycle). */
+static int parked_count(const engine_procs_t *procs)
 {
-    return e->procs.world != MPI_COMM_NULL ? e->procs.nparked : 0;
+    return procs->world != MPI_COMM_NULL ? procs->nparked : 0;
 }
 
-bool engine_room_fits(const engine_state_t *e, int count)
+bool engine_room_fits(const engine_parts_t *parts, int count)
 {
-    const engine_settings_t *s = &e->procs.settings;
-    if (s->room.slots <= 0 || (int64_t)e->size + count <= s->room.slots)
+    engine_group_t *g = parts->group;
+    const engine_settings_t *s = parts->conf;
+    if (s->room.slots <= 0 || (int64_t)g->size + count <= s->room.slots)
         return true;
     /* Every rank probes alike: the same parameters, the same answer. */
     return s->room_unconfirmed && engine_platform()->oversubscribe;
 }
 
-bool engine_room_allows(const engine_state_t *e, int count)
+bool engine_room_allows(const engine_parts_t *parts, const engine_procs_t *procs, int count)
 {
-    return count <= parked_count(e) || engine_room_fits(e, count);
+    return count <= parked_count(procs) || engine_room_fits(parts, count);
 }
 
-mal_status_t engine_room_check(const engine_state_t *e, int count)
+mal_status_t engine_room_check(const engine_parts_t *parts, const engine_procs_t *procs, int count)
 {
-    if (engine_room_allows(e, count))
+    engine_group_t *g = parts->group;
+    if (engine_room_allows(parts, procs, count))
         return MAL_OK;
-    const engine_settings_t *s = &e->procs.settings;
+    const engine_settings_t *s = parts->conf;
     /* Every rank finds the same refusal: the notice is printed once, by rank 0. */
     bool logging = engine_logging();
-    engine_set_logging(logging && e->rank == 0);
+    engine_set_logging(logging && g->rank == 0);
     mal_status_t st = engine_fail(MAL_ERR_LIMIT, "mal_expand: %d more process%s refused: "
                                   "%d -> %d processes goes beyond the %lld slot%s of the %s; "
                                   "the application goes on with its %d process%s "
                                   "(MAL_ALLOCATION=off lifts the limit)", count,
-                                  count == 1 ? "" : "es", e->size, e->size + count,
+                                  count == 1 ? "" : "es", g->size, g->size + count,
                                   (long long)s->room.slots, s->room.slots == 1 ? "" : "s",
-                                  s->room_source, e->size, e->size == 1 ? "" : "es");
+                                  s->room_source, g->size, g->size == 1 ? "" : "es");
     engine_set_logging(logging);
     return st;
 }
 
-int engine_room_free_slots(const engine_state_t *e)
+int engine_room_free_slots(const engine_parts_t *parts, const engine_procs_t *procs)
 {
-    int64_t slots = e->procs.settings.room.slots;
+    engine_group_t *g = parts->group;
+    int64_t slots = parts->conf->room.slots;
     if (slots <= 0)
         return INT_MAX;
-    int64_t left = slots - e->size - parked_count(e);
+    int64_t left = slots - g->size - parked_count(procs);
     return left > 0 ? (int)left : 0;
 }
 
 /* Processes per allocation host: the active ones (each says where it runs) and the
- * parked ones (the pool knows their hosts). Collective over e->comm; NULL on every rank
+ * parked ones (the pool knows their hosts). Collective over g->comm; NULL on every rank
  * when one is out of memory. */
-static int *running_per_host(const engine_state_t *e)
+static int *running_per_host(const engine_parts_t *parts, const engine_procs_t *procs)
 {
-    const alloc_t *a = &e->procs.settings.room;
-    int *where = malloc((size_t)e->size * sizeof *where);
+    engine_group_t *g = parts->group;
+    const alloc_t *a = &parts->conf->room;
+    int *where = malloc((size_t)g->size * sizeof *where);
     int *running = calloc((size_t)a->nhosts, sizeof *running);
     int ok = where != NULL && running != NULL;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, e->comm);
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, g->comm);
     if (ok) {
         /* localhost and 127.* name the launcher's host: rank 0's is taken for it, by
          * every rank alike (a rank elsewhere is not "localhost"). */
@@ -219,15 +226,15 @@ static int *running_per_host(const engine_state_t *e)
         int len = 0;
         MPI_Get_processor_name(name, &len);
         memcpy(first, name, sizeof first);
-        PMPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, e->comm);
+        PMPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, g->comm);
         int mine = alloc_find_host(a, name, first);
-        PMPI_Allgather(&mine, 1, MPI_INT, where, 1, MPI_INT, e->comm);
-        for (int r = 0; r < e->size; r++)
+        PMPI_Allgather(&mine, 1, MPI_INT, where, 1, MPI_INT, g->comm);
+        for (int r = 0; r < g->size; r++)
             if (where[r] >= 0)
                 running[where[r]]++;
-        for (int i = 0; i < parked_count(e); i++)
+        for (int i = 0; i < parked_count(procs); i++)
             for (int h = 0; h < a->nhosts; h++)
-                running[h] += e->procs.parked[i].host == engine_host_hash(a->hosts[h].name);
+                running[h] += procs->parked[i].host == engine_host_hash(a->hosts[h].name);
     }
     free(where);
     if (!ok) {
@@ -252,14 +259,15 @@ static char *names_of(const alloc_t *a, const int *place, int n)
     return list;
 }
 
-bool engine_room_place(engine_state_t *e, int count)
+bool engine_room_place(const engine_parts_t *parts, engine_procs_t *procs, int count)
 {
-    const engine_settings_t *s = &e->procs.settings;
-    int spawning = count - (count < parked_count(e) ? count : parked_count(e));
-    if (s->room.nhosts == 0 || s->hosts != NULL || e->procs.spawn_hosts != NULL ||
+    engine_group_t *g = parts->group;
+    const engine_settings_t *s = parts->conf;
+    int spawning = count - (count < parked_count(procs) ? count : parked_count(procs));
+    if (s->room.nhosts == 0 || s->hosts != NULL || procs->spawn_hosts != NULL ||
         spawning == 0)
         return false;
-    int *running = running_per_host(e);
+    int *running = running_per_host(parts, procs);
     int *place = malloc((size_t)spawning * sizeof *place);
     int n = running != NULL && place != NULL ? alloc_place(&s->room, running, spawning, place)
                                              : 0;
@@ -267,20 +275,20 @@ bool engine_room_place(engine_state_t *e, int count)
      * allocation's hosts leaves its slot free. The rest go to the placed hosts in turn.
      * Without memory for the list, the runtime places them (only rank 0 spawns). */
     char *list = n > 0 ? names_of(&s->room, place, n) : NULL;
-    if (list != NULL && e->rank == 0 && s->summary)
+    if (list != NULL && g->rank == 0 && s->summary)
         engine_notice("libmal: placing %d new process%s on %s: the first free slots of the "
                       "%s\n", spawning, spawning == 1 ? "" : "es", list, s->room_source);
     free(running);
     free(place);
-    e->procs.spawn_hosts = list;
-    e->procs.spawn_hosts_base = e->procs.spawned;
+    procs->spawn_hosts = list;
+    procs->spawn_hosts_base = procs->spawned;
     return list != NULL;
 }
 
-void engine_room_unplace(engine_state_t *e, bool placed)
+void engine_room_unplace(engine_procs_t *procs, bool placed)
 {
     if (!placed)
         return;
-    free(e->procs.spawn_hosts);
-    e->procs.spawn_hosts = NULL;
+    free(procs->spawn_hosts);
+    procs->spawn_hosts = NULL;
 }

@@ -21,8 +21,8 @@
  * - MAL_FAULT_SPAWN_HANG (testing): a libmal-spawned child stops before main, as a
  *   lost start does, so the time-out path can be tested on purpose. */
 #include "core.h"
-#include "procs.h"
 #include "settings.h"
+#include "spawn.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,11 +1,14 @@
 /* A parked process that an expansion wakes (pool.c): the join information grafted onto
  * what it holds, the spawns that complete the expansion, its data phase. */
 #include "core.h"
+#include "join.h"
 #include "monitor.h"
 #include "plan.h"
+#include "pool.h"
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
+#include "spawn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,8 +110,7 @@ static void graft_values(engine_registry_t *own, engine_registry_t *fresh)
 /* The arrived registry (in the sender's order, which every collective follows) onto this
  * process's: its own objects keep their identity, the arrived ones fill the gaps,
  * structures the active processes no longer have are dropped. */
-static void graft_registry(engine_procs_t *procs, engine_registry_t *own,
-                           engine_registry_t *fresh)
+static void graft_registry(engine_procs_t *procs, engine_registry_t *own, engine_registry_t *fresh)
 {
     graft_matrices(own, fresh);
     mal_array_t *order = NULL, **tail = &order;
@@ -132,44 +134,69 @@ static void graft_registry(engine_procs_t *procs, engine_registry_t *own,
     graft_values(own, fresh);
 }
 
-mal_status_t engine_receive_wake(engine_state_t *e, MPI_Comm pair, engine_join_header_t *h)
+/* What a woken process reads before it takes it over: a state of its own, as a joining
+ * process would build it. */
+typedef struct {
+    engine_group_t group;
+    settings_t settings;
+    engine_settings_t conf;
+    engine_registry_t reg;
+    engine_transfer_t xfer;
+    engine_sink_t sink;
+    engine_procs_t procs;
+} received_t;
+
+static void received_free(received_t *t)
 {
-    engine_state_t t = {.comm = MPI_COMM_NULL};
+    engine_settings_free(&t->conf);
+    settings_free(&t->settings);
+    free(t->procs.parked);
+    while (t->reg.arrays != NULL) {
+        mal_array_t *a = t->reg.arrays;
+        t->reg.arrays = a->next;
+        engine_array_destroy(&t->reg, a);
+    }
+    engine_csr_free_all(&t->reg);
+    engine_free_values(&t->reg);
+}
+
+/* The active processes' progress, pool, registry and settings (which mal_set_redist may
+ * have changed while this process was parked) onto this process's. */
+static void adopt_received(const engine_parts_t *parts, engine_procs_t *procs, received_t *t)
+{
+    parts->group->iteration = t->group.iteration;
+    parts->group->plan_next = t->group.plan_next;
+    procs->spawned = t->procs.spawned;
+    free(procs->parked);
+    procs->parked = t->procs.parked;
+    procs->nparked = t->procs.nparked;
+    procs->reused = t->procs.reused;
+    procs->released = t->procs.released;
+    t->procs.parked = NULL;
+    graft_registry(procs, parts->reg, &t->reg);
+    parts->reg->generation = t->reg.generation; /* the active processes' count */
+    settings_free(parts->settings);
+    *parts->settings = t->settings;
+    t->settings = (settings_t){0};
+    parts->xfer->method = t->xfer.method;
+}
+
+mal_status_t engine_receive_wake(const engine_parts_t *parts, engine_procs_t *procs, MPI_Comm pair,
+                                 engine_join_header_t *h)
+{
+    received_t t = {.group.comm = MPI_COMM_NULL};
+    engine_parts_t into = {.group = &t.group, .settings = &t.settings, .conf = &t.conf,
+                           .reg = &t.reg, .xfer = &t.xfer, .sink = &t.sink};
     *h = (engine_join_header_t){0};
-    const char *why = engine_receive_join_info(pair, &t, h);
+    const char *why = engine_receive_join_info(pair, &into, &t.procs, h);
     if (why == NULL) {
-        e->iteration = t.iteration;
-        e->pol.next_action = t.pol.next_action;
-        e->procs.spawned = t.procs.spawned;
-        free(e->procs.parked);
-        e->procs.parked = t.procs.parked;
-        e->procs.nparked = t.procs.nparked;
-        e->procs.reused = t.procs.reused;
-        e->procs.released = t.procs.released;
-        t.procs.parked = NULL;
-        graft_registry(&e->procs, &e->reg, &t.reg);
-        e->reg.generation = t.reg.generation; /* the active processes' count */
-        /* The active processes' settings, which mal_set_redist may have changed while
-         * this process was parked. */
-        settings_free(&e->settings);
-        e->settings = t.settings;
-        t.settings = (settings_t){0};
-        e->xfer.method = t.xfer.method;
+        adopt_received(parts, procs, &t);
     } else {
         free(h->weights);
         h->weights = NULL;
     }
-    engine_settings_free(&t.procs.settings);
-    settings_free(&t.settings);
-    free(t.procs.parked);
-    while (t.reg.arrays != NULL) {
-        mal_array_t *a = t.reg.arrays;
-        t.reg.arrays = a->next;
-        engine_array_destroy(&t.reg, a);
-    }
-    engine_csr_free_all(&t.reg);
-    engine_free_values(&t.reg);
-    engine_pool_drop_reserves(&e->procs);
+    received_free(&t);
+    engine_pool_drop_reserves(procs);
     return why == NULL ? MAL_OK : engine_fail(MAL_ERR_SPAWN, "a parked process %s", why);
 }
 
@@ -189,26 +216,23 @@ mal_status_t engine_follow_spawns(MPI_Comm *comm, int64_t remaining)
     return MAL_OK;
 }
 
-mal_status_t engine_join_woken(engine_state_t *e, MPI_Comm comm, engine_join_header_t *h)
+mal_status_t engine_join_woken(const engine_parts_t *parts, engine_procs_t *procs, MPI_Comm comm,
+                               engine_join_header_t *h)
 {
-    if (e->mon == NULL)
-        e->mon = engine_monitor_init(&e->procs.settings, e->procs.initial, e->iteration, false);
-    mal_status_t st = engine_join_data(e, comm, h);
+    engine_state_enter(parts, procs, comm); /* the data phase reports to the monitor */
+    mal_status_t st = engine_join_data(parts, comm, h);
     free(h->weights);
     h->weights = NULL;
-    if (st) {
-        MPI_Comm_free(&comm);
+    if (st) { /* parked again, in no active set */
+        MPI_Comm_free(&parts->group->comm);
+        engine_set_log_rank(-1);
         return st;
     }
-    e->comm = comm;
-    MPI_Comm_rank(comm, &e->rank);
-    MPI_Comm_size(comm, &e->size);
-    engine_set_log_rank(e->rank);
-    e->procs.removed = false;
+    procs->removed = false;
     if (h->remaining > 0) { /* processes were spawned after it: world is the new set */
-        MPI_Comm_free(&e->procs.world);
-        MPI_Comm_dup(comm, &e->procs.world);
-        MPI_Comm_set_errhandler(e->procs.world, MPI_ERRORS_RETURN);
+        MPI_Comm_free(&procs->world);
+        MPI_Comm_dup(comm, &procs->world);
+        MPI_Comm_set_errhandler(procs->world, MPI_ERRORS_RETURN);
     }
     return MAL_OK;
 }

@@ -71,10 +71,11 @@ static void print_summary(const mal_reconfig_stats_t *s, const engine_moved_t *h
     engine_notice_write(&n);
 }
 
-void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local,
-                   const engine_moved_t *moved, const mal_decision_t *decision)
+void engine_report(const engine_parts_t *parts, MPI_Comm comm, mal_reconfig_stats_t *local,
+                   const engine_moved_t *moved)
 {
-    engine_moved_t executed = moved ? *moved : (engine_moved_t){.method = e->xfer.method};
+    const mal_decision_t *decision = parts->sink->reason;
+    engine_moved_t executed = moved ? *moved : (engine_moved_t){.method = parts->xfer->method};
     double t[7] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
                    local->total_seconds, local->process_seconds, local->switch_seconds,
                    local->background_seconds};
@@ -101,13 +102,13 @@ void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local
     s.pooled = how[0];
     s.spawned = how[1];
     s.async = how[2] != 0;
-    e->stats.reconfig = s;
-    engine_monitor_reconfigured(e->mon, &s, executed.method);
+    parts->sink->stats.reconfig = s;
+    engine_monitor_reconfigured(parts->sink->mon, &s, executed.method);
     int rank;
     MPI_Comm_rank(comm, &rank);
     if (rank != 0)
         return;
-    const engine_settings_t *set = &e->procs.settings;
+    const engine_settings_t *set = parts->conf;
     if (set->report != NULL)
         write_json(set->report, &s, &executed, decision);
     if (set->summary)

@@ -45,48 +45,58 @@ static uint64_t rebalance_fingerprint(mal_redist_t method, const double *weights
     return engine_hash(h, weights, (size_t)n * sizeof *weights);
 }
 
-mal_status_t engine_rebalance(engine_state_t *e, const double *weights)
+engine_reconfig_t engine_reconfig_of(const engine_parts_t *parts, mal_action_t action)
 {
+    return (engine_reconfig_t){.action = action, .reg = parts->reg, .xfer = parts->xfer,
+                               .min_rows = settings_num(parts->settings, SETTING_MIN_ROWS),
+                               .mon = parts->sink->mon, .params = &parts->conf->params};
+}
+
+mal_status_t engine_rebalance(const engine_parts_t *parts, const double *weights)
+{
+    engine_group_t *g = parts->group;
     double t0 = MPI_Wtime();
-    mal_status_t st = check_weights(weights, e->size);
-    engine_reconfig_t rc = {
-        .action = MAL_ACTION_REBALANCE, .reg = &e->reg, .xfer = &e->xfer,
-        .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS), .u = e->comm, .me_u = e->rank, .n_u = e->size,
-        .n = e->comm, .me_n = e->rank, .n_n = e->size, .old_procs = e->size,
-        .weights = weights, .mon = e->mon, .params = &e->procs.settings.params,
-        .fingerprint = st ? 0 : rebalance_fingerprint(e->xfer.method, weights, e->size)};
+    mal_status_t st = check_weights(weights, g->size);
+    engine_reconfig_t rc = engine_reconfig_of(parts, MAL_ACTION_REBALANCE);
+    rc.u = rc.n = g->comm;
+    rc.me_u = rc.me_n = g->rank;
+    rc.n_u = rc.n_n = rc.old_procs = g->size;
+    rc.weights = weights;
+    rc.fingerprint = st ? 0 : rebalance_fingerprint(parts->xfer->method, weights, g->size);
     if (!st)
         st = engine_reconfig_prepare(&rc);
     st = engine_reconfig_move(&rc, st);
-    e->stats.moved = rc.moved; /* the executor, also of a move that failed */
+    parts->sink->stats.moved = rc.moved; /* the executor, also of a move that failed */
     if (!st) {
         engine_reconfig_commit(&rc, true);
-        e->stats.last = rebalance_stats(&rc, t0);
+        parts->sink->stats.last = rebalance_stats(&rc, t0);
     }
     engine_reconfig_release(&rc);
     return st;
 }
 
-mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights, int count,
-                                       int64_t plan_iteration, const mal_decision_t *decision)
+mal_status_t engine_reported_rebalance(const engine_parts_t *parts, const double *weights,
+                                       int count, int64_t plan_iteration)
 {
+    engine_group_t *g = parts->group;
     double t0 = MPI_Wtime();
     mal_status_t st;
-    e->stats.moved = (engine_moved_t){.method = e->xfer.method}; /* until it moves */
-    if (count != e->size)
+    /* The executor until it moves. */
+    parts->sink->stats.moved = (engine_moved_t){.method = parts->xfer->method};
+    if (count != g->size)
         st = engine_fail(MAL_ERR_ARG, "plan entry at iteration %lld: %d weights for %d "
-                         "processes", (long long)plan_iteration, count, e->size);
+                         "processes", (long long)plan_iteration, count, g->size);
     else {
-        engine_monitor_predict(e->mon, e->comm, e->iteration, MAL_ACTION_REBALANCE, 0, 0, NULL,
-                               e->size, weights, (engine_host_list_t){0});
-        st = engine_rebalance(e, weights);
+        engine_monitor_predict(parts->sink->mon, g->comm, g->iteration, MAL_ACTION_REBALANCE,
+                               0, 0, NULL, g->size, weights, (engine_host_list_t){0});
+        st = engine_rebalance(parts, weights);
     }
-    mal_rebalance_stats_t r = e->stats.last;
+    mal_rebalance_stats_t r = parts->sink->stats.last;
     mal_reconfig_stats_t s = {
-        .action = MAL_ACTION_REBALANCE, .iteration = e->iteration,
-        .procs_before = e->size, .procs_after = e->size,
+        .action = MAL_ACTION_REBALANCE, .iteration = g->iteration,
+        .procs_before = g->size, .procs_after = g->size,
         .bytes_moved = st ? 0 : r.bytes_received, .redist_seconds = st ? 0 : r.seconds,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(e, e->comm, &s, &e->stats.moved, decision);
+    engine_report(parts, g->comm, &s, &parts->sink->stats.moved);
     return st ? st : MAL_RECONFIGURED;
 }

@@ -1,69 +1,31 @@
 /* The reconf layer's outcome side (reconf/rebalance.c, reconf/outcome.c): rebalances and
- * the report of every reconfiguration, and (see engine_state_t) the state of libmal.
- * The data path shared by every reconfiguration is in plan.h. */
+ * the report of every reconfiguration, and the state types a reconfiguration works on
+ * (the process set, the report sink, the view of the parts it takes). The data path
+ * shared by every reconfiguration is in plan.h. */
 #ifndef MAL_RECONF_H
 #define MAL_RECONF_H
 
 #include "core.h"
 #include "mal.h"
 #include "monitor.h"
-#include "policy.h"
+#include "plan.h"
 #include "registry.h"
-#include "schedule.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* What the active processes know of one parked process (procs/pool.c). */
+/* The active process set, as a reconfiguration sees and changes it: mal_comm(), this
+ * process's place in it, and the run's progress that every process of the set shares
+ * and a joining process is given (procs/joininfo.c). A reconfiguration that commits
+ * replaces it. */
 typedef struct {
-    bool holds;                 /* released by a shrink: it holds the application's
-                                 * handles of the structures registered then        */
-    int64_t generation;         /* the registry's generation when it parked          */
-    double host;                /* engine_host_hash of its host, 0 unknown            */
-} engine_parked_t;
-
-typedef struct engine_async engine_async_t;
-
-/* The processes layer's state: this process's job and its place in the malleable set. */
-typedef struct {
-    MPI_Comm job;               /* this process's MPI job (its MPI_COMM_WORLD peers
-                                 * that use libmal): they finalize MPI together      */
-    bool initial;               /* not started by a libmal expansion               */
-    bool removed;               /* released by a shrink: only mal_finalize is left  */
-    int64_t spawned;            /* processes spawned so far: next host in the list  */
-    engine_settings_t settings;
-    char *spawn_hosts;          /* the decided expansion's hosts (comma-separated),
-                                 * used instead of settings.hosts, from index
-                                 * spawn_hosts_base; NULL otherwise                   */
-    int64_t spawn_hosts_base;
-    /* The pool (procs/pool.c). `world` spans every live process: the active ones first,
-     * in mal_comm()'s order, then the parked ones, oldest first. MPI_COMM_NULL when the
-     * pool is off. The active processes know every parked one (`parked`, in world
-     * order after them); a parked process knows only that it is one. */
-    MPI_Comm world;
-    engine_parked_t *parked;
-    int nparked;
-    bool parked_self;           /* this process waits in the pool                    */
-    int64_t prepared;           /* registry generation the fresh parked processes
-                                 * reserved memory for (rank 0), -1 none            */
-    int64_t reused, released;   /* processes taken from / released by the pool       */
-    engine_async_t *async;      /* an asynchronous expansion under way, else NULL   */
-    double async_started;       /* its switch: when the background phase started     */
-    int async_spawned;          /* its switch: processes the background spawned       */
-    struct engine_reserve *reserves; /* a prespawned process's prepared memory        */
-} engine_procs_t;
-
-/* What decides reconfigurations: the plan and the policy (decide.c). */
-typedef struct {
-    schedule_t schedule;
-    size_t next_action;         /* first plan entry not yet carried out             */
-    double start_seconds;       /* MPI_Wtime at mal_init (rank 0 measures the run)   */
-    policy_state_t policy_state;
-    mal_decision_t decision;    /* the latest, on every rank                         */
-    bool decision_fresh;        /* the reconfiguration under way carries it out:
-                                 * the report names its reason                       */
-} engine_decider_t;
+    MPI_Comm comm;
+    int rank;
+    int size;
+    int64_t iteration;          /* mal_step calls                                    */
+    size_t plan_next;           /* first plan entry not yet carried out (decide/)    */
+} engine_group_t;
 
 /* Figures of the latest rebalance and reconfiguration. */
 typedef struct {
@@ -72,43 +34,50 @@ typedef struct {
     mal_reconfig_stats_t reconfig;
 } engine_stats_t;
 
-/* The state of this process's libmal: every layer's part of it. It is the API layer's
- * (engine_context, api/context.c), but it lives here, in the reconf layer, because that
- * is the lowest layer whose functions still take it: engine_rebalance,
- * engine_reported_rebalance and engine_report (reconf/rebalance.c, reconf/outcome.c)
- * read and write e->procs.settings, e->stats and e->reg. The parts of later layers it
- * aggregates (engine_procs_t, engine_decider_t) are defined here with it for that
- * reason; monitor_t stays opaque (monitor.h). */
+/* Where the outcome of a reconfiguration goes: the figures the public calls return, the
+ * monitor (the model's check), and, on rank 0, the report and the summary
+ * (engine_report; their paths and switches are settings). */
 typedef struct {
-    bool initialized;
-    MPI_Comm comm;
-    int rank;
-    int size;
-    settings_t settings;        /* every setting, resolved once (core/settings.h)   */
-    int64_t iteration;          /* mal_step calls, carried to joiners               */
-    engine_registry_t reg;
-    engine_transfer_t xfer;
-    engine_procs_t procs;
-    engine_decider_t pol;
     engine_stats_t stats;
     monitor_t *mon;             /* engine_monitor_init .. engine_monitor_finalize      */
-} engine_state_t;
+    const mal_decision_t *reason; /* the policy's decision the reconfiguration under
+                                 * way carries out (decide/), NULL for a call or a plan */
+} engine_sink_t;
+
+/* What a reconfiguration works with: the process set, the settings, the registered
+ * data, how it moves and where the outcome goes. Each part is owned by its layer and
+ * lives in the API layer's state (api/state.h), which hands this view down: the layers
+ * below it never see libmal's whole state, and the processes and decide layers pass
+ * their own state beside it. `settings` and `conf` are written only where a process's
+ * state is built (procs/state.c, a join) and by mal_set_redist. */
+typedef struct {
+    engine_group_t *group;
+    settings_t *settings;       /* every setting (core/settings.h)                    */
+    engine_settings_t *conf;    /* what the process and decide layers derive from it  */
+    engine_registry_t *reg;
+    engine_transfer_t *xfer;
+    engine_sink_t *sink;
+} engine_parts_t;
 
 /* ---- rebalances and the outcome of every reconfiguration (reconf/) ---- */
-/* The work of mal_rebalance (rebalance.c), collective over e->comm; its figures go to
- * e->stats.last. */
-mal_status_t engine_rebalance(engine_state_t *e, const double *weights);
-/* A plan's (`decision` NULL) or the policy's rebalance, predicted and reported like the
- * other reconfigurations (rebalance.c). */
-mal_status_t engine_reported_rebalance(engine_state_t *e, const double *weights, int count,
-                                       int64_t plan_iteration, const mal_decision_t *decision);
+/* A reconfiguration over `parts` (rebalance.c): its registry, transport, weighted
+ * layout's minimum, monitor and model parameters filled in; the caller sets the process
+ * sets, the weights and the rest. */
+engine_reconfig_t engine_reconfig_of(const engine_parts_t *parts, mal_action_t action);
+/* The work of mal_rebalance (rebalance.c), collective over the group; its figures go
+ * to the sink's stats.last. */
+mal_status_t engine_rebalance(const engine_parts_t *parts, const double *weights);
+/* A plan's or the policy's rebalance (the sink's reason), predicted and reported like
+ * the other reconfigurations (rebalance.c). */
+mal_status_t engine_reported_rebalance(const engine_parts_t *parts, const double *weights,
+                                       int count, int64_t plan_iteration);
 
 /* Reconfiguration report (reconf/outcome.c): reduce the figures over `comm`, store them
- * (e->stats.reconfig), tell the monitor, and on its rank 0 write the JSON line and the
- * summary, with `decision` (the policy's behind it, NULL for none). `moved`: the executor
- * and the bytes this rank copied per path (engine_reconfig_t.moved), NULL when the
- * reconfiguration stopped before moving data. */
-void engine_report(engine_state_t *e, MPI_Comm comm, mal_reconfig_stats_t *local,
-                   const engine_moved_t *moved, const mal_decision_t *decision);
+ * (the sink's stats.reconfig), tell the monitor, and on its rank 0 write the JSON line
+ * and the summary, with the sink's reason. `moved`: the executor and the bytes this rank
+ * copied per path (engine_reconfig_t.moved), NULL when the reconfiguration stopped
+ * before moving data. */
+void engine_report(const engine_parts_t *parts, MPI_Comm comm, mal_reconfig_stats_t *local,
+                   const engine_moved_t *moved);
 
 #endif /* MAL_RECONF_H */

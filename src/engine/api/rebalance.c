@@ -7,5 +7,6 @@ mal_status_t mal_rebalance(const double *weights)
     mal_status_t st = engine_require_idle("mal_rebalance");
     if (st)
         return st;
-    return engine_rebalance(engine_context(), weights);
+    engine_parts_t parts = engine_context_parts();
+    return engine_rebalance(&parts, weights);
 }
