@@ -99,13 +99,24 @@ static void test_before_init(void)
     CHECK(mal_find_array("x") == NULL && mal_buffer_count() == 0, "registry before init");
 }
 
+/* "I:w=1:1:..." with `count` weights, after `prefix`. */
+static void weights_plan(char *plan, size_t len, const char *prefix, int iteration, int count)
+{
+    int n = snprintf(plan, len, "%s%d:w=1", prefix, iteration);
+    for (int r = 1; r < count; r++)
+        n += snprintf(plan + n, len - (size_t)n, ":1");
+}
+
 /* The SHMEM transport refused before shmem_init is ever reached (this test runs under
  * mpiexec): a plan that changes the process set, a communicator short of the job. */
 static void test_bad_shmem_init(const mal_config_t *base)
 {
     mal_config_t cfg = *base;
     cfg.redist = MAL_REDIST_SHMEM;
-    cfg.plan = "5:w=1,10:+1";
+    char plan[128];
+    weights_plan(plan, sizeof plan, "", 5, size);
+    strcat(plan, ",10:+1");
+    cfg.plan = plan;
     EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_UNSUPPORTED, "mal_init",
            "plan entry 2 (iteration 10)");
     cfg.plan = NULL;
@@ -610,27 +621,50 @@ static mal_config_t step_config(void)
     return cfg;
 }
 
-/* Plan entries the current process set cannot carry out: mal_step fails naming itself
- * (then the call it made for the entry), and the data stay. */
+/* Plan entries the process set they meet cannot carry out: mal_init refuses the plan,
+ * naming the entry and how the count came to be. */
+static void test_bad_plan(void)
+{
+    char plan[256], expected[256];
+    mal_config_t cfg = step_config();
+    weights_plan(plan, sizeof plan, "", 1, size + 1); /* one weight too many */
+    cfg.plan = plan;
+    snprintf(expected, sizeof expected, "entry 1 (iteration 1, \"w=\" with %d weights): %d "
+             "process%s run%s then (%d at the start)", size + 1, size, size == 1 ? "" : "es",
+             size == 1 ? "s" : "", size);
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "mal_init", expected);
+    snprintf(plan, sizeof plan, "1:+1,2:-%d", size + 1);
+    snprintf(expected, sizeof expected, "entry 2 (iteration 2, releases %d processes, which "
+             "leaves none): %d or %d processes run then (%d at the start, +1 at iteration "
+             "1; each change may fail)", size + 1, size, size + 1, size);
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "mal_init", expected);
+    snprintf(plan, sizeof plan, "1:+1,3:-@%d", size + 1);
+    snprintf(expected, sizeof expected, "entry 2 (iteration 3, releases rank %d)", size + 1);
+    EXPECT(mal_init(MPI_COMM_WORLD, &cfg), MAL_ERR_ARG, "mal_init", expected);
+    CHECK(!mal_is_initialized(), "a refused plan leaves libmal uninitialised");
+}
+
+/* A plan entry that meets another process count than mal_init predicted, because the
+ * expansion before it failed (its program cannot be spawned): mal_step fails naming
+ * itself (then the call it made for the entry), and the data stay. */
 static void test_bad_step(void)
 {
     char plan[256];
-    int n = snprintf(plan, sizeof plan, "1:w=1");
-    for (int r = 0; r < size; r++) /* one weight too many */
-        n += snprintf(plan + n, sizeof plan - (size_t)n, ":1");
-    snprintf(plan + n, sizeof plan - (size_t)n, ",2:-%d", size);
+    weights_plan(plan, sizeof plan, "1:+1,", 2, size + 1);
     mal_config_t cfg = step_config();
     cfg.plan = plan;
+    cfg.spawn_program = "/nonexistent/libmal-test-program";
     CHECK(mal_init(MPI_COMM_WORLD, &cfg) == MAL_OK, "init with plan '%s': %s", plan,
           mal_error_message());
     mal_array_t *a = NULL;
     CHECK(mal_alloc_window("keep", MPI_DOUBLE, 40, 1, MAL_BLOCK, &a) == MAL_OK, "alloc");
     fill_or_count(a, true);
     snapshot_t snap = take_snapshot(a);
+    EXPECT(mal_step(), MAL_ERR_SPAWN, "mal_step",
+           rank == 0 ? "cannot spawn" : "could not spawn");
+    check_unchanged(&snap, "a plan entry whose spawn failed");
     EXPECT(mal_step(), MAL_ERR_ARG, "mal_step", "weights for");
     check_unchanged(&snap, "a plan entry with the wrong weight count");
-    EXPECT(mal_step(), MAL_ERR_ARG, "mal_step", "mal_shrink: count");
-    check_unchanged(&snap, "a plan entry releasing every process");
     CHECK(mal_step() == MAL_CONTINUE, "mal_step after the plan: %s", mal_error_message());
     mal_finalize();
 }
@@ -695,6 +729,7 @@ int main(int argc, char **argv)
     CHECK(mal_free_array(keep) == MAL_OK && mal_buffer_count() == 0, "free");
     CHECK(mal_finalize() == MAL_OK, "finalize");
     test_min_rows();
+    test_bad_plan();
     test_bad_step();
     test_monitor_fault();
     int rc = mpitest_verdict("test_errors", "every bad input refused, nothing changed");

@@ -350,8 +350,65 @@ static void test_release_for_good(void)
     CHECK(rc == MAL_ERR_ARG, "-1!!: rc %d", rc);
 }
 
+/* `text` parses and checks against `procs`; `expect` (NULL: accepted) is found in the
+ * refusal. */
+static void check_plan(const char *text, int procs, const char *expect)
+{
+    schedule_t s;
+    char err[320] = "";
+    mal_status_t rc = schedule_parse(text, &s, err, sizeof err);
+    CHECK(rc == MAL_OK, "%s: parse rc %d (%s)", text, rc, err);
+    if (rc != MAL_OK)
+        return;
+    rc = schedule_check(&s, procs, err, sizeof err);
+    if (expect == NULL)
+        CHECK(rc == MAL_OK, "%s from %d: refused (%s)", text, procs, err);
+    else
+        CHECK(rc == MAL_ERR_ARG && strstr(err, expect) != NULL,
+              "%s from %d: rc %d, message '%s', expected '%s'", text, procs, rc, err, expect);
+    schedule_free(&s);
+}
+
+static void test_check(void)
+{
+    /* The counts each entry can meet follow the entries before it. */
+    check_plan("", 1, NULL);
+    check_plan("10:+2,20:w=1:2:3:4,30:-@0:3,40:w=1:1", 2, NULL);
+    check_plan("10:+2,20:w=1:2:3", 2,
+               "entry 2 (iteration 20, \"w=\" with 3 weights): 2 or 4 processes run then "
+               "(2 at the start, +2 at iteration 10; each change may fail)");
+    check_plan("5:w=1", 1, NULL);
+    check_plan("5:w=1:1", 1, "entry 1 (iteration 5, \"w=\" with 2 weights): 1 process "
+                             "runs then (1 at the start)");
+    /* A change that fails leaves the count as it was: the weights of either count pass. */
+    check_plan("1:+1,2:w=1:1,3:w=1:1:1", 2, NULL);
+    check_plan("1:+1,2:+1,3:w=1:1:1,4:-1,5:+1", 2, NULL);
+    check_plan("1:+1,2:-1,3:w=1:1:1:1", 2, "2 or 3 processes run then");
+    check_plan("1:+1,2:+2,3:-1,4:w=1:1:1:1:1:1:1", 2,
+               "1, 2, 3, 4 or 5 processes run then");
+    /* Releasing every process, or a rank that is not there even at the largest count. */
+    check_plan("5:-2", 2, "entry 1 (iteration 5, releases 2 processes, which leaves none)");
+    check_plan("5:-1,6:-1", 2, NULL);
+    check_plan("5:-1!,6:-2", 2, "entry 2 (iteration 6, releases 2 processes, which leaves "
+                                "none): 1 or 2 processes run then");
+    check_plan("5:-@0:1", 2, "which leaves none");
+    check_plan("5:-@3", 3, "entry 1 (iteration 5, releases rank 3): 3 processes run then");
+    check_plan("5:+1,6:-@3", 3, NULL);
+    check_plan("5:+1,6:-@0!,7:w=1:0:2", 3, NULL);
+    /* Changes beyond the fourth are elided from the history. */
+    check_plan("1:+1,2:+1,3:+1,4:+1,5:+1,6:w=1:1:1:1:1:1:1:1:1", 1,
+               "(1 at the start, +1 at iteration 1, +1 at iteration 2, "
+               "+1 at iteration 3, +1 at iteration 4, ...; each change may fail)");
+    /* A NULL message buffer is allowed. */
+    schedule_t s;
+    CHECK(schedule_parse("5:-1", &s, NULL, 0) == MAL_OK, "parse");
+    CHECK(schedule_check(&s, 1, NULL, 0) == MAL_ERR_ARG, "check without a buffer");
+    schedule_free(&s);
+}
+
 int main(void)
 {
+    test_check();
     test_valid_plans();
     test_invalid_plans();
     test_list_limits();

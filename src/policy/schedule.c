@@ -417,6 +417,127 @@ void schedule_free(schedule_t *s)
     *s = (schedule_t){0};
 }
 
+/* The process counts an entry can meet: every change before it may succeed or fail (a
+ * spawn can fail, an expansion can be refused), so a count is one of a set. Sorted,
+ * distinct; `overflow` once more than COUNTS_MAX are possible (the check then stops). */
+#define COUNTS_MAX 64
+typedef struct {
+    int n;
+    int value[COUNTS_MAX];
+    bool overflow;
+} counts_t;
+
+static void counts_add(counts_t *c, int v)
+{
+    int i = 0;
+    while (i < c->n && c->value[i] < v)
+        i++;
+    if (i < c->n && c->value[i] == v)
+        return;
+    if (c->n == COUNTS_MAX) {
+        c->overflow = true;
+        return;
+    }
+    memmove(&c->value[i + 1], &c->value[i], (size_t)(c->n - i) * sizeof *c->value);
+    c->value[i] = v;
+    c->n++;
+}
+
+static bool counts_has(const counts_t *c, int v)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->value[i] == v)
+            return true;
+    return false;
+}
+
+/* After entry `a`: each count as it was (the change failed) and as it changed. */
+static void counts_step(counts_t *c, const schedule_action_t *a)
+{
+    if (a->kind == SCHEDULE_REBALANCE)
+        return;
+    counts_t before = *c;
+    for (int i = 0; i < before.n; i++) {
+        int64_t v = before.value[i] + (a->kind == SCHEDULE_EXPAND ? a->count : -a->count);
+        if (v >= 1 && v <= SCHEDULE_MAX_PROCS)
+            counts_add(c, (int)v);
+    }
+}
+
+/* "2 processes run", "2 or 4 processes run", "1, 2 or 3 processes run". */
+static void counts_text(const counts_t *c, char *out, size_t len)
+{
+    size_t used = 0;
+    for (int i = 0; i < c->n && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%d",
+                                 i == 0 ? "" : i == c->n - 1 ? " or " : ", ", c->value[i]);
+    bool one = c->n == 1 && c->value[0] == 1;
+    if (used < len)
+        snprintf(out + used, len - used, " process%s run%s", one ? "" : "es", one ? "s" : "");
+}
+
+/* How the count came to be, for a message: "2 at the start, +2 at iteration 10, -1 at
+ * iteration 20" (the first few changes). */
+static void count_history(const schedule_t *s, size_t upto, int procs, char *out, size_t len)
+{
+    size_t used = (size_t)snprintf(out, len, "%d at the start", procs);
+    for (size_t i = 0, shown = 0; i < upto && used < len; i++) {
+        const schedule_action_t *a = &s->actions[i];
+        if (a->kind == SCHEDULE_REBALANCE)
+            continue;
+        if (++shown > 4) {
+            snprintf(out + used, len - used, ", ...");
+            return;
+        }
+        used += (size_t)snprintf(out + used, len - used, ", %c%d at iteration %lld",
+                                 a->kind == SCHEDULE_EXPAND ? '+' : '-', a->count,
+                                 (long long)a->iteration);
+    }
+}
+
+/* Why entry `a` can act on none of the counts `c`, or NULL when it can on one. */
+static const char *entry_problem(const schedule_action_t *a, const counts_t *c, char *why,
+                                 size_t len)
+{
+    int most = c->value[c->n - 1];
+    if (a->kind == SCHEDULE_REBALANCE && !counts_has(c, a->count)) {
+        snprintf(why, len, "\"w=\" with %d weight%s", a->count, a->count == 1 ? "" : "s");
+        return why;
+    }
+    if (a->kind == SCHEDULE_SHRINK && a->count >= most) {
+        snprintf(why, len, "releases %d process%s, which leaves none", a->count,
+                 a->count == 1 ? "" : "es");
+        return why;
+    }
+    for (int i = 0; a->kind == SCHEDULE_SHRINK && a->ranks != NULL && i < a->count; i++)
+        if (a->ranks[i] >= most) {
+            snprintf(why, len, "releases rank %d", a->ranks[i]);
+            return why;
+        }
+    return NULL;
+}
+
+mal_status_t schedule_check(const schedule_t *s, int procs, char *err, size_t errlen)
+{
+    counts_t c = {0};
+    counts_add(&c, procs);
+    for (size_t i = 0; s != NULL && i < s->count && !c.overflow; i++) {
+        const schedule_action_t *a = &s->actions[i];
+        char why[96], counts[160], history[200];
+        if (entry_problem(a, &c, why, sizeof why) != NULL) {
+            counts_text(&c, counts, sizeof counts);
+            count_history(s, i, procs, history, sizeof history);
+            if (err != NULL && errlen > 0)
+                snprintf(err, errlen, "entry %zu (iteration %lld, %s): %s then (%s%s)", i + 1,
+                         (long long)a->iteration, why, counts, history,
+                         c.n > 1 ? "; each change may fail" : "");
+            return MAL_ERR_ARG;
+        }
+        counts_step(&c, a);
+    }
+    return MAL_OK;
+}
+
 size_t schedule_next(const schedule_t *s, int64_t it)
 {
     if (!s)

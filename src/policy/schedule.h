@@ -66,6 +66,20 @@ typedef struct {
  * so they follow the current LC_NUMERIC locale ("C" unless the program changed it). */
 mal_status_t schedule_parse(const char *text, schedule_t *out, char *err, size_t errlen);
 
+/* Check a parsed plan against the process count it starts from (`procs`, >= 1). Each
+ * entry can meet one of a set of counts: every change before it may succeed or fail (a
+ * spawn can fail, an expansion can be refused, and the application goes on). An entry
+ * that can act on none of them is refused: a weight list whose length is none of the
+ * counts, a shrink that releases every process even of the largest, a rank beyond the
+ * largest. Returns MAL_OK, or MAL_ERR_ARG with err naming the entry by its 1-based
+ * position and iteration, e.g.
+ *   entry 2 (iteration 20, "w=" with 3 weights): 2 or 4 processes run then (2 at the
+ *   start, +2 at iteration 10; each change may fail)
+ * err may be NULL; as for schedule_parse otherwise. No MPI: the caller passes the count.
+ * Counts beyond SCHEDULE_MAX_PROCS are not reached (such an expansion fails). */
+#define SCHEDULE_MAX_PROCS (1 << 20)
+mal_status_t schedule_check(const schedule_t *s, int procs, char *err, size_t errlen);
+
 /* Release what schedule_parse allocated. Safe on NULL and on an empty or zeroed
  * schedule, and again on a freed one: it always leaves *s as {NULL, 0}. */
 void schedule_free(schedule_t *s);

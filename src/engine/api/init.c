@@ -94,8 +94,13 @@ static mal_status_t resolve_all(const mal_config_t *cfg, engine_state_t *e)
     engine_parts_t parts = engine_parts_of(e);
     st = engine_state_derive(&parts, false);
     const engine_settings_t *settings = &e->conf;
-    char err[256];
-    if (!st && schedule_parse(settings->plan, &e->pol.schedule, err, sizeof err) != 0)
+    char err[320];
+    /* Every entry checked against the process count it will meet, now rather than when
+     * it fires (the count each entry meets is known: only the plan changes it). */
+    int procs = 1;
+    MPI_Comm_size(e->group.comm, &procs);
+    if (!st && (schedule_parse(settings->plan, &e->pol.schedule, err, sizeof err) != 0 ||
+                schedule_check(&e->pol.schedule, procs, err, sizeof err) != 0))
         st = engine_fail(MAL_ERR_ARG, "mal_init: plan '%s': %s", settings->plan, err);
     /* A plan this launcher or MPI library cannot carry out without hanging is refused
      * now, not at its iteration (platform.c). */
