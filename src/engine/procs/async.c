@@ -44,12 +44,14 @@ struct engine_async {
 static void prepull_old(engine_async_t *a)
 {
     engine_state_t *e = &a->snap;
-    for (mal_array_t *x = e->reg.arrays; x != NULL; x = x->next) {
-        const engine_buffer_t *cur = &x->buf[x->current], *spare = &x->buf[1 - x->current];
-        if (!x->read_mostly || x->layout != ENGINE_LAYOUT_OWN || cur->peers == NULL ||
-            spare->base == NULL || (spare->peers == NULL && !spare->pending))
+    for (mal_array_t *x = engine_array_first(&e->reg); x != NULL; x = engine_array_next(x)) {
+        const engine_buffer_t *spare = engine_array_spare(x);
+        const int64_t *offsets;
+        const engine_peer_mem_t *peers;
+        if (!engine_array_sources(x, &offsets, &peers) || spare->base == NULL ||
+            (spare->peers == NULL && !spare->pending))
             continue;
-        engine_prepull_src_t src = {e->size, x->offsets, cur->peers};
+        engine_prepull_src_t src = {e->size, offsets, peers};
         engine_prepull_dst_t dst = {e->size + a->count, e->rank, a->weights,
                                     settings_num(&e->settings, SETTING_MIN_ROWS), spare->base, spare->mapped};
         engine_prepull(&e->reg, x, &src, &dst);

@@ -57,13 +57,14 @@ static void prepull_new(engine_state_t *e, const engine_join_header_t *h)
 {
     int me = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &me); /* its place in its spawn call */
-    for (mal_array_t *a = e->reg.arrays; h->first >= 0 && a != NULL; a = a->next) {
-        engine_prepull_src_t src = {(int)h->old_procs, a->offsets, a->prepulled.peers};
+    for (mal_array_t *a = engine_array_first(&e->reg); h->first >= 0 && a != NULL;
+         a = engine_array_next(a)) {
+        engine_prepull_src_t src = {.old_procs = (int)h->old_procs};
         engine_prepull_dst_t dst = {.procs = (int)h->new_procs, .me = (int)h->first + me,
                                     .weights = h->weights,
                                     .min_rows = settings_num(&e->settings, SETTING_MIN_ROWS)};
-        if (a->prepulled.peers != NULL && a->offsets != NULL &&
-            engine_pool_reserved(&e->procs, a->name, &dst.base, &dst.mapped))
+        if (engine_array_sources(a, &src.offsets, &src.peers) &&
+            engine_pool_reserved(&e->procs, engine_array_name(a), &dst.base, &dst.mapped))
             engine_prepull(&e->reg, a, &src, &dst);
     }
 }
@@ -77,12 +78,9 @@ static void park_prespawned(engine_state_t *e, MPI_Comm world, engine_join_heade
     p->world = world;
     MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
     int64_t procs = h->old_procs + 1;
-    for (mal_array_t *a = e->reg.arrays; a != NULL; a = a->next) {
-        int64_t rows = a->distribution == MAL_REPLICATED
-                           ? a->global_rows
-                           : engine_grown_capacity(&e->reg, (a->global_rows + procs - 1) / procs);
-        engine_pool_reserve(p, a->name, rows * a->row_bytes);
-    }
+    for (mal_array_t *a = engine_array_first(&e->reg); a != NULL; a = engine_array_next(a))
+        engine_pool_reserve(p, engine_array_name(a),
+                            engine_array_share_bytes(&e->reg, a, procs));
     prepull_new(e, h);
     if (h->first >= 0) /* an asynchronous expansion waits for this (async.c) */
         engine_pool_say_ready(p);

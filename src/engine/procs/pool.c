@@ -355,19 +355,15 @@ static bool any_flag(const unsigned char *flags, int n)
 static void prepare_fresh(engine_state_t *e)
 {
     engine_procs_t *p = &e->procs;
-    int n = 0;
-    for (mal_array_t *a = e->reg.arrays; a != NULL; a = a->next)
-        n++;
+    int n = engine_array_count(&e->reg);
     pool_reserve_t *r = calloc((size_t)(n > 0 ? n : 1), sizeof *r);
     if (r == NULL)
         return; /* an optimisation: without it the expansion maps the memory itself */
     int k = 0, procs = e->size + 1;
-    for (mal_array_t *a = e->reg.arrays; a != NULL; a = a->next, k++) {
-        strcpy(r[k].name, a->name);
-        int64_t rows = a->distribution == MAL_REPLICATED
-                           ? a->global_rows
-                           : engine_grown_capacity(&e->reg, (a->global_rows + procs - 1) / procs);
-        r[k].bytes = rows * a->row_bytes;
+    for (mal_array_t *a = engine_array_first(&e->reg); a != NULL;
+         a = engine_array_next(a), k++) {
+        strcpy(r[k].name, engine_array_name(a));
+        r[k].bytes = engine_array_share_bytes(&e->reg, a, procs);
     }
     for (int i = 0; i < p->nparked; i++)
         if (!p->parked[i].holds) {

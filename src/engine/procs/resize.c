@@ -298,11 +298,7 @@ static mal_status_t leaving_set(const engine_state_t *e, int count, const int *r
 
 static void leave(engine_state_t *e)
 {
-    while (e->reg.arrays != NULL) {
-        mal_array_t *a = e->reg.arrays;
-        e->reg.arrays = a->next;
-        engine_array_destroy(&e->reg, a);
-    }
+    engine_array_destroy_all(&e->reg);
     engine_csr_free_all(&e->reg);
     if (e->comm != MPI_COMM_NULL)
         MPI_Comm_free(&e->comm);

@@ -2,7 +2,7 @@
  * allocation, lookup and free. State comes in explicitly (registry.h). */
 #include "core.h"
 #include "memory.h"
-#include "registry.h"
+#include "registry_impl.h"
 
 #include <limits.h>
 #include <math.h>
@@ -294,14 +294,28 @@ void engine_buffer_free(engine_registry_t *reg, engine_buffer_t *buf)
     *buf = (engine_buffer_t){.win = MPI_WIN_NULL};
 }
 
-void engine_array_destroy(engine_registry_t *reg, mal_array_t *a)
+void engine_array_free_buffers(engine_registry_t *reg, mal_array_t *a)
 {
     for (int b = 0; b < 2; b++)
         engine_buffer_free(reg, &a->buf[b]);
+}
+
+void engine_array_destroy(engine_registry_t *reg, mal_array_t *a)
+{
+    engine_array_free_buffers(reg, a);
     free(a->bounds);
     free(a->offsets);
     free(a->prepulled.peers);
     free(a);
+}
+
+void engine_array_destroy_all(engine_registry_t *reg)
+{
+    while (reg->arrays != NULL) {
+        mal_array_t *a = reg->arrays;
+        reg->arrays = a->next;
+        engine_array_destroy(reg, a);
+    }
 }
 
 char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows)
@@ -396,14 +410,14 @@ static uint64_t alloc_fingerprint(const char *name, int64_t global_rows, int64_t
     return engine_hash(h, fields, sizeof fields);
 }
 
-void engine_initial_place(const engine_registry_t *reg, mal_distribution_t dist,
-                          int64_t global_rows, const int64_t *bounds, int nprocs,
-                          int64_t *caps, int64_t *offsets)
+void engine_initial_place(const engine_registry_t *reg, const mal_array_t *a,
+                          const int64_t *bounds, int nprocs, int64_t *caps, int64_t *offsets)
 {
+    bool replicated = a->distribution == MAL_REPLICATED;
     for (int r = 0; r < nprocs; r++) {
         int64_t rows = bounds[r + 1] - bounds[r];
-        caps[r] = dist == MAL_REPLICATED ? global_rows : engine_grown_capacity(reg, rows);
-        offsets[r] = dist == MAL_REPLICATED ? 0 : (caps[r] - rows) / 2;
+        caps[r] = replicated ? a->global_rows : engine_grown_capacity(reg, rows);
+        offsets[r] = replicated ? 0 : (caps[r] - rows) / 2;
     }
 }
 
@@ -423,8 +437,7 @@ static mal_status_t create_buffers(const engine_regctx_t *ctx, mal_array_t *a)
     int p = ctx->size;
     int64_t *caps = a ? malloc((size_t)p * sizeof *caps) : NULL;
     if (caps != NULL)
-        engine_initial_place(ctx->reg, a->distribution, a->global_rows, a->bounds, p, caps,
-                             a->offsets);
+        engine_initial_place(ctx->reg, a, a->bounds, p, caps, a->offsets);
     /* A NULL caps still takes part in the collective allocation, as a failure. */
     int nbuf = a == NULL || a->distribution == MAL_BLOCK ? 2 : 1;
     int64_t row_bytes = a ? a->row_bytes : 1;
