@@ -460,7 +460,7 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
     if (mapped != NULL)
         engine_monitor_window(rc->mon, mapped, p);
     free(mapped);
-    mal_status_t st = engine_buffer_regrow(rc->u, rc->reg, rc->xfer, spare, rb, caps,
+    mal_status_t st = engine_buffer_regrow(rc->u, &rc->reg->windows, rc->xfer, spare, rb, caps,
                                            engine_array_current(a)->symmetric);
     free(caps);
     rc->windows_created += !st;
@@ -515,7 +515,7 @@ static mal_status_t new_target(engine_reconfig_t *rc, engine_move_t *m)
     engine_buffer_t *spare = engine_array_spare(a);
     /* A parked process woken by the expansion kept memory (pending) as well. */
     engine_buffer_t *donor = rc->me_u < rc->old_procs || spare->pending ? spare : NULL;
-    mal_status_t st = engine_buffer_alloc_in(rc->n, rc->reg, rc->xfer, &m->target,
+    mal_status_t st = engine_buffer_alloc_in(rc->n, &rc->reg->windows, rc->xfer, &m->target,
                                              engine_array_row_bytes(a), m->caps, donor);
     if (!st)
         set_destination(m, &m->target, rc->me_u);
@@ -538,5 +538,5 @@ mal_status_t engine_plan_targets(engine_reconfig_t *rc)
 void engine_plan_free_targets(engine_reconfig_t *rc)
 {
     for (int i = 0; rc->moves != NULL && i < rc->count; i++)
-        engine_buffer_free(rc->reg, &rc->moves[i].target);
+        engine_buffer_free(&rc->reg->windows, &rc->moves[i].target);
 }

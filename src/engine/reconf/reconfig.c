@@ -246,21 +246,11 @@ static void adopt_layout(engine_move_t *m, engine_buffer_t kept)
  * "Several hosts: figures"). */
 static engine_buffer_t keep_memory(engine_reconfig_t *rc, engine_buffer_t *b)
 {
-    engine_buffer_t kept = {.win = MPI_WIN_NULL, .base = b->base, .mapped = b->mapped,
-                            .pending = true};
-    kept.caps = calloc((size_t)rc->n_n, sizeof *kept.caps);
-    for (int u = 0; kept.caps != NULL && u < rc->old_procs; u++)
+    int64_t *caps = calloc((size_t)rc->n_n, sizeof *caps);
+    for (int u = 0; caps != NULL && u < rc->old_procs; u++)
         if (rc->n_of_u[u] >= 0)
-            kept.caps[rc->n_of_u[u]] = b->caps[u];
-    if (b->own) { /* its window is freed with the others, in registry order */
-        b->lent = true;
-        return kept;
-    }
-    free(b->peers);
-    free(b->caps);
-    *b = (engine_buffer_t){.win = MPI_WIN_NULL};
-    rc->reg->windows--;
-    return kept;
+            caps[rc->n_of_u[u]] = b->caps[u];
+    return engine_buffer_keep(&rc->reg->windows, b, caps);
 }
 
 void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
@@ -283,7 +273,7 @@ void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
         if (had_old) /* collective over the old communicator, in registry order */
             engine_array_free_buffers(rc->reg, a);
         else /* a woken process's kept memory, unless the target took it */
-            engine_buffer_free(rc->reg, spare);
+            engine_buffer_free(&rc->reg->windows, spare);
         if (rc->n != MPI_COMM_NULL)
             adopt_layout(m, kept);
         else /* a leaver: no buffer left but the memory it keeps */

@@ -53,71 +53,12 @@ typedef struct {
     double headroom;            /* mal_config_t.headroom: how much capacities grow  */
 } engine_registry_t;
 
-/* How data moves: the transport chosen at mal_init (or by mal_set_redist). The transport
- * layer's settings, declared here because the registry (array.c: which memory a buffer
- * gets) is the lowest layer that reads them; the transports take engine_plan_t. */
-typedef struct {
-    mal_redist_t method;
-    bool direct;                /* buffers may be direct memory (MAL_MEMORY)           */
-    bool shmem;                 /* this mal_init started (or reused) the SHMEM transport
-                                 * over mal_comm(): symmetric allocations are allowed  */
-    int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
-} engine_transfer_t;
-
-/* The transport's settings from the settings object: the initial start's and a join's. */
-static inline engine_transfer_t engine_transfer_of(const settings_t *set)
-{
-    mal_redist_t method = (mal_redist_t)settings_num(set, SETTING_REDIST);
-    return (engine_transfer_t){
-        .method = method, .shmem = method == MAL_REDIST_SHMEM,
-        .direct = settings_num(set, SETTING_MEMORY) == MAL_MEMORY_DIRECT,
-        .count_limit = settings_num(set, SETTING_MAX_COUNT)};
-}
-
-/* How one reconfiguration's rows moved: the executor (the method set, or what
- * MAL_REDIST_AUTO took for its link class and state) and the bytes this rank copied
- * per path (ENGINE_PATH_*: cross-memory attach, MPI). */
-typedef struct {
-    mal_redist_t method;
-    bool automatic;             /* taken by MAL_REDIST_AUTO                          */
-    int link, state;            /* what it was taken for: PREDICT_LINK_*, PREDICT_*  */
-    int64_t by[2];
-} engine_moved_t;
-
 /* Initial layout of structure `a` over `nprocs` ranks with block bounds `bounds`: the
  * capacity of every rank (headroom split before and after the part) and where each
  * part starts in it (array.c). */
 void engine_initial_place(const engine_registry_t *reg, const mal_array_t *a,
                           const int64_t *bounds, int nprocs, int64_t *caps, int64_t *offsets);
 
-/* Buffers of a structure (array.c): direct memory or a window (symmetric-heap blocks
- * are the registry's own allocations); every page is populated now, so no first touch
- * lands in a move; `reg` counts them (mal_buffer_count). */
-/* Whether the buffer holds memory (a window or a symmetric block). */
-bool engine_buffer_present(const engine_buffer_t *buf);
-/* A reconfiguration's new buffer over `comm`, collective; `caps` must be the same on
- * every rank (MAL_ERR_MISMATCH otherwise). `donor`: this process's spare of the
- * structure (its memory is borrowed where large enough), NULL on a joining process. */
-mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_registry_t *reg,
-                                    const engine_transfer_t *xfer, engine_buffer_t *buf,
-                                    int64_t row_bytes, const int64_t *caps,
-                                    const engine_buffer_t *donor);
-/* Give `buf` (over `comm`, mal_comm()) the capacities `caps`: direct memory is kept by
- * the ranks it still fits, otherwise the buffer is freed and allocated again (a
- * symmetric block when `symmetric`). Collective; on failure the buffer is absent on
- * every rank. */
-mal_status_t engine_buffer_regrow(MPI_Comm comm, engine_registry_t *reg,
-                                  const engine_transfer_t *xfer, engine_buffer_t *buf,
-                                  int64_t row_bytes, const int64_t *caps, bool symmetric);
-void engine_buffer_free(engine_registry_t *reg, engine_buffer_t *buf);
-/* Whether rank `rank`'s direct memory of `buf` (a buffer or kept memory) already holds
- * `cap` rows: a new buffer of that capacity maps nothing there. For the model. */
-bool engine_buffer_holds(const engine_buffer_t *buf, int rank, int64_t cap);
-/* "direct", "window", "symmetric" or "none". */
-const char *engine_buffer_kind(const engine_buffer_t *buf);
-/* `b` borrowed its memory from `donor`: hand it over for good (the donor's free no
- * longer unmaps it). */
-void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor);
 /* `rows` with the registry's headroom. */
 int64_t engine_grown_capacity(const engine_registry_t *reg, int64_t rows);
 
