@@ -20,8 +20,12 @@
 # Includes follow the same order: a file (source or header) of one layer may include only
 # headers of its own layer or of layers before it, a header's layer being its folder; an
 # include of a later layer's header is reported as upward.
-# Exit status: 0 without a cycle, an upward call or include and an ambiguous include, 1
-# otherwise (the files are printed), 2 on bad usage.
+# Private headers: a header named *_impl.h belongs to its folder (registry/registry_impl.h:
+# what a structure holds, which the other layers reach through registry.h's functions); an
+# include of one from another folder is reported as private.
+# Exit status: 0 without a cycle, an upward call or include, an ambiguous include and a
+# private header included from another folder, 1 otherwise (the files are printed), 2 on
+# bad usage.
 set -eu
 
 if [ $# -lt 1 ] || [ ! -d "$1/mal_static.dir" ]; then
@@ -99,6 +103,16 @@ upward() { # EDGES LAYERS VERB WHAT OUT
 upward "$work/call_edges" "$work/layer_of" "->" call "$work/upward" || status=1
 upward "$work/include_edges" "$work/layer_of_file" includes include \
     "$work/upward_includes" || status=1
+awk '$2 ~ /_impl\.h$/ { from = $1; to = $2; sub(/\/[^\/]*$/, "", from); sub(/\/[^\/]*$/, "", to)
+                        if (from != to) print "  " $1 " includes " $2 }' \
+    "$work/include_edges" >"$work/private"
+if [ -s "$work/private" ]; then
+    echo "layers: PRIVATE headers included from another folder ($(wc -l <"$work/private")):"
+    cat "$work/private"
+    status=1
+else
+    echo "layers: every private header (*_impl.h) is included only in its own folder"
+fi
 for graph in call include; do
     edges="$work/${graph}_edges"
     nodes=$(awk '{ print $1; print $2 }' "$edges" | sort -u | wc -l)

@@ -54,32 +54,29 @@ mal_array_t *mal_find_array(const char *name)
 
 void *mal_local_data(const mal_array_t *a)
 {
-    return a ? engine_part_base(a, a->current, a->offsets[engine_context()->group.rank]) : NULL;
+    return a ? engine_array_local_data(a, engine_context()->group.rank) : NULL;
 }
 
 int64_t mal_global_rows(const mal_array_t *a)
 {
-    return a ? a->global_rows : -1;
+    return a ? engine_array_global_rows(a) : -1;
 }
 
 int64_t mal_row_len(const mal_array_t *a)
 {
-    return a ? a->row_len : -1;
+    return a ? engine_array_row_len(a) : -1;
 }
 
 int64_t mal_first_row(const mal_array_t *a)
 {
     if (a == NULL)
         return -1;
-    return a->distribution == MAL_BLOCK ? a->bounds[engine_context()->group.rank] : 0;
+    return engine_array_first_row(a, engine_context()->group.rank);
 }
 
 int64_t mal_local_rows(const mal_array_t *a)
 {
     if (a == NULL)
         return -1;
-    if (a->distribution == MAL_REPLICATED)
-        return a->global_rows;
-    int me = engine_context()->group.rank;
-    return a->bounds[me + 1] - a->bounds[me];
+    return engine_array_local_rows(a, engine_context()->group.rank);
 }

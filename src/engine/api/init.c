@@ -237,11 +237,7 @@ mal_status_t mal_finalize(void)
     engine_enter("mal_finalize");
     if (!e->initialized)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_finalize called before mal_init");
-    while (e->reg.arrays != NULL) {
-        mal_array_t *a = e->reg.arrays;
-        e->reg.arrays = a->next;
-        engine_array_destroy(&e->reg, a);
-    }
+    engine_array_destroy_all(&e->reg);
     engine_csr_free_all(&e->reg);
     engine_monitor_finalize(&e->sink.mon);
     engine_parts_t parts = engine_parts_of(e);

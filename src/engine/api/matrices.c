@@ -43,45 +43,45 @@ mal_csr_t *mal_find_csr(const char *name)
 
 const int64_t *mal_csr_rowptr(const mal_csr_t *m)
 {
-    return m ? m->local_rowptr : NULL;
+    return m ? engine_csr_local_rowptr(m) : NULL;
 }
 
 int64_t mal_csr_global_rows(const mal_csr_t *m)
 {
-    return m ? m->global_rows : -1;
+    return m ? engine_csr_describe(m).global_rows : -1;
 }
 
 int64_t mal_csr_global_cols(const mal_csr_t *m)
 {
-    return m ? m->global_cols : -1;
+    return m ? engine_csr_describe(m).global_cols : -1;
 }
 
 int64_t mal_csr_global_nnz(const mal_csr_t *m)
 {
-    return m ? m->colind->global_rows : -1;
+    return m ? engine_array_global_rows(engine_csr_part(m, CSR_PART_COLIND)) : -1;
 }
 
 const mal_colind_t *mal_csr_colind(const mal_csr_t *m)
 {
-    return m ? mal_local_data(m->colind) : NULL;
+    return m ? mal_local_data(engine_csr_part(m, CSR_PART_COLIND)) : NULL;
 }
 
 void *mal_csr_values(const mal_csr_t *m)
 {
-    return m ? mal_local_data(m->values) : NULL;
+    return m ? mal_local_data(engine_csr_part(m, CSR_PART_VALUES)) : NULL;
 }
 
 int64_t mal_csr_first_row(const mal_csr_t *m)
 {
-    return m ? mal_first_row(m->rowptr) : -1;
+    return m ? mal_first_row(engine_csr_part(m, CSR_PART_ROWPTR)) : -1;
 }
 
 int64_t mal_csr_local_rows(const mal_csr_t *m)
 {
-    return m ? mal_local_rows(m->rowptr) : -1;
+    return m ? mal_local_rows(engine_csr_part(m, CSR_PART_ROWPTR)) : -1;
 }
 
 int64_t mal_csr_local_nnz(const mal_csr_t *m)
 {
-    return m ? mal_local_rows(m->colind) : -1;
+    return m ? mal_local_rows(engine_csr_part(m, CSR_PART_COLIND)) : -1;
 }

@@ -69,10 +69,10 @@ const char *mal_memory_name(const mal_array_t *array)
 {
     if (!engine_context()->initialized || array == NULL)
         return "none";
-    return engine_buffer_kind(&array->buf[array->current]);
+    return engine_buffer_kind(engine_array_current(array));
 }
 
 const char *mal_csr_memory_name(const mal_csr_t *matrix)
 {
-    return mal_memory_name(matrix != NULL ? matrix->values : NULL);
+    return mal_memory_name(matrix != NULL ? engine_csr_part(matrix, CSR_PART_VALUES) : NULL);
 }

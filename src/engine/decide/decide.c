@@ -100,28 +100,24 @@ static void arrays_free(decision_arrays_t *a)
  * MAL_READ_MOSTLY (an asynchronous expansion moves them in the background). */
 static void data_rows(const engine_registry_t *reg, policy_input_t *in, policy_proc_t *procs)
 {
-    const mal_array_t *largest = NULL;
-    double bytes = 0, read_mostly = 0, best = -1;
-    for (const mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
-        if (a->distribution != MAL_BLOCK)
+    const mal_array_t *largest = engine_array_largest_block(reg);
+    double bytes = 0, read_mostly = 0;
+    for (const mal_array_t *a = engine_array_first(reg); a != NULL; a = engine_array_next(a)) {
+        if (engine_array_replicated(a))
             continue;
-        double b = (double)a->global_rows * (double)a->row_bytes;
+        double b = (double)engine_array_global_rows(a) * (double)engine_array_row_bytes(a);
         bytes += b;
-        read_mostly += a->read_mostly ? b : 0;
-        if (b > best) {
-            best = b;
-            largest = a;
-        }
+        read_mostly += engine_array_read_mostly(a) ? b : 0;
     }
     in->rows = 0;
     for (int r = 0; r < in->nprocs; r++) {
-        procs[r].rows = largest ? largest->bounds[r + 1] - largest->bounds[r] : 0;
+        procs[r].rows = largest ? engine_array_local_rows(largest, r) : 0;
         in->rows += procs[r].rows;
     }
-    in->row_bytes = largest && largest->global_rows > 0
-                        ? (int64_t)ceil(bytes / (double)largest->global_rows) : 0;
-    in->read_mostly_row_bytes = largest && largest->global_rows > 0
-                        ? (int64_t)floor(read_mostly / (double)largest->global_rows) : 0;
+    int64_t largest_rows = largest ? engine_array_global_rows(largest) : 0;
+    in->row_bytes = largest_rows > 0 ? (int64_t)ceil(bytes / (double)largest_rows) : 0;
+    in->read_mostly_row_bytes = largest_rows > 0
+                        ? (int64_t)floor(read_mostly / (double)largest_rows) : 0;
 }
 
 /* What an expansion would cost beyond spawning: parked processes are woken, not spawned

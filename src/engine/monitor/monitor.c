@@ -311,15 +311,8 @@ void engine_monitor_record(monitor_t *mon, mal_comm_op_t op, double bytes, doubl
  * sweep when the application reports none (for a matrix: its nonzeros). */
 static double rows_held(const engine_registry_t *reg, int rank)
 {
-    double best = -1, rows = 0;
-    for (const mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
-        double bytes = (double)a->global_rows * (double)a->row_bytes;
-        if (a->distribution == MAL_BLOCK && bytes > best) {
-            best = bytes;
-            rows = (double)(a->bounds[rank + 1] - a->bounds[rank]);
-        }
-    }
-    return rows;
+    const mal_array_t *largest = engine_array_largest_block(reg);
+    return largest ? (double)engine_array_local_rows(largest, rank) : 0;
 }
 
 void engine_monitor_begin_iteration(monitor_t *mon)

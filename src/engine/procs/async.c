@@ -52,12 +52,14 @@ static void prepull_old(engine_async_t *a)
 {
     const engine_parts_t *parts = &a->parts;
     const engine_group_t *g = parts->group;
-    for (mal_array_t *x = parts->reg->arrays; x != NULL; x = x->next) {
-        const engine_buffer_t *cur = &x->buf[x->current], *spare = &x->buf[1 - x->current];
-        if (!x->read_mostly || x->layout != ENGINE_LAYOUT_OWN || cur->peers == NULL ||
-            spare->base == NULL || (spare->peers == NULL && !spare->pending))
+    for (mal_array_t *x = engine_array_first(parts->reg); x != NULL; x = engine_array_next(x)) {
+        const engine_buffer_t *spare = engine_array_spare(x);
+        const int64_t *offsets;
+        const engine_peer_mem_t *peers;
+        if (!engine_array_sources(x, &offsets, &peers) || spare->base == NULL ||
+            (spare->peers == NULL && !spare->pending))
             continue;
-        engine_prepull_src_t src = {g->size, x->offsets, cur->peers};
+        engine_prepull_src_t src = {g->size, offsets, peers};
         engine_prepull_dst_t dst = {g->size + a->count, g->rank, a->weights,
                                     settings_num(parts->settings, SETTING_MIN_ROWS),
                                     spare->base, spare->mapped};

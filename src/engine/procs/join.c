@@ -61,13 +61,14 @@ static void prepull_new(const engine_parts_t *parts, engine_procs_t *procs,
 {
     int me = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &me); /* its place in its spawn call */
-    for (mal_array_t *a = parts->reg->arrays; h->first >= 0 && a != NULL; a = a->next) {
-        engine_prepull_src_t src = {(int)h->old_procs, a->offsets, a->prepulled.peers};
+    for (mal_array_t *a = engine_array_first(parts->reg); h->first >= 0 && a != NULL;
+         a = engine_array_next(a)) {
+        engine_prepull_src_t src = {.old_procs = (int)h->old_procs};
         engine_prepull_dst_t dst = {.procs = (int)h->new_procs, .me = (int)h->first + me,
                                     .weights = h->weights,
                                     .min_rows = settings_num(parts->settings, SETTING_MIN_ROWS)};
-        if (a->prepulled.peers != NULL && a->offsets != NULL &&
-            engine_pool_reserved(procs, a->name, &dst.base, &dst.mapped))
+        if (engine_array_sources(a, &src.offsets, &src.peers) &&
+            engine_pool_reserved(procs, engine_array_name(a), &dst.base, &dst.mapped))
             engine_prepull(parts->reg, a, &src, &dst);
     }
 }
@@ -81,13 +82,9 @@ static void park_prespawned(const engine_parts_t *parts, engine_procs_t *procs, 
     procs->world = world;
     MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
     int64_t after = h->old_procs + 1;
-    for (mal_array_t *a = parts->reg->arrays; a != NULL; a = a->next) {
-        int64_t rows = a->distribution == MAL_REPLICATED
-                           ? a->global_rows
-                           : engine_grown_capacity(parts->reg,
-                                                   (a->global_rows + after - 1) / after);
-        engine_pool_reserve(procs, a->name, rows * a->row_bytes);
-    }
+    for (mal_array_t *a = engine_array_first(parts->reg); a != NULL; a = engine_array_next(a))
+        engine_pool_reserve(procs, engine_array_name(a),
+                            engine_array_share_bytes(parts->reg, a, after));
     prepull_new(parts, procs, h);
     if (h->first >= 0) /* an asynchronous expansion waits for this (async.c) */
         engine_pool_say_ready(procs);

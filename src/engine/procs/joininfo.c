@@ -92,22 +92,20 @@ static void pack_settings(engine_wire_t *p, const engine_parts_t *parts)
 /* Matrices first: the structures name theirs by position in this list. */
 static void pack_matrices(engine_wire_t *p, const engine_registry_t *reg)
 {
-    int64_t count = 0;
-    for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next)
-        count++;
-    engine_wire_put_i64(p, count);
-    for (mal_csr_t *m = reg->matrices; m != NULL; m = m->next) {
-        engine_wire_put_str(p, m->name);
-        engine_wire_put_i64(p, m->global_rows);
-        engine_wire_put_i64(p, m->global_cols);
-        engine_wire_put_i64(p, m->value_bytes);
+    engine_wire_put_i64(p, engine_csr_count(reg));
+    for (mal_csr_t *m = engine_csr_first(reg); m != NULL; m = engine_csr_next(m)) {
+        engine_csr_desc_t d = engine_csr_describe(m);
+        engine_wire_put_str(p, d.name);
+        engine_wire_put_i64(p, d.global_rows);
+        engine_wire_put_i64(p, d.global_cols);
+        engine_wire_put_i64(p, d.value_bytes);
     }
 }
 
 static int64_t matrix_index(const engine_registry_t *reg, const mal_csr_t *target)
 {
     int64_t i = 0;
-    for (const mal_csr_t *m = reg->matrices; m != NULL; m = m->next, i++)
+    for (const mal_csr_t *m = engine_csr_first(reg); m != NULL; m = engine_csr_next(m), i++)
         if (m == target)
             return i;
     return -1;
@@ -115,52 +113,49 @@ static int64_t matrix_index(const engine_registry_t *reg, const mal_csr_t *targe
 
 /* Where a read-mostly structure's rows are (offsets and direct memory of every owner),
  * so that a process spawned into the pool for an expansion copies its part ahead. */
-static void pack_sources(engine_wire_t *p, const mal_array_t *a, int nprocs)
+static void pack_sources(engine_wire_t *p, const engine_array_desc_t *d, int nprocs)
 {
-    const engine_buffer_t *cur = &a->buf[a->current];
-    bool direct = a->read_mostly && a->layout == ENGINE_LAYOUT_OWN && cur->peers != NULL &&
-                  a->offsets != NULL;
+    bool direct = d->offsets != NULL;
     engine_wire_put_i64(p, direct);
     if (!direct)
         return;
-    engine_wire_put(p, a->offsets, (size_t)nprocs * sizeof *a->offsets);
-    engine_wire_put(p, cur->peers, (size_t)nprocs * sizeof *cur->peers);
+    engine_wire_put(p, d->offsets, (size_t)nprocs * sizeof *d->offsets);
+    engine_wire_put(p, d->peers, (size_t)nprocs * sizeof *d->peers);
 }
 
 /* `nprocs`: the current process count (every structure has nprocs + 1 bounds). */
 static void pack_arrays(engine_wire_t *p, const engine_registry_t *reg, int nprocs)
 {
-    int64_t count = 0;
-    for (mal_array_t *a = reg->arrays; a != NULL; a = a->next)
-        count++;
-    engine_wire_put_i64(p, count);
-    for (mal_array_t *a = reg->arrays; a != NULL; a = a->next) {
-        engine_wire_put_str(p, a->name);
-        engine_wire_put_i64(p, a->distribution);
-        engine_wire_put_i64(p, a->global_rows);
-        engine_wire_put_i64(p, a->row_len);
-        engine_wire_put_i64(p, a->row_bytes);
-        engine_wire_put_i64(p, a->layout);
-        engine_wire_put_i64(p, a->part);
-        engine_wire_put_i64(p, a->read_mostly);
-        engine_wire_put_i64(p, matrix_index(reg, a->matrix));
-        engine_wire_put(p, a->bounds, ((size_t)nprocs + 1) * sizeof *a->bounds);
-        pack_sources(p, a, nprocs);
+    engine_wire_put_i64(p, engine_array_count(reg));
+    for (mal_array_t *a = engine_array_first(reg); a != NULL; a = engine_array_next(a)) {
+        engine_array_desc_t d = engine_array_describe(a);
+        engine_wire_put_str(p, d.name);
+        engine_wire_put_i64(p, d.distribution);
+        engine_wire_put_i64(p, d.global_rows);
+        engine_wire_put_i64(p, d.row_len);
+        engine_wire_put_i64(p, d.row_bytes);
+        engine_wire_put_i64(p, d.layout);
+        engine_wire_put_i64(p, d.part);
+        engine_wire_put_i64(p, d.read_mostly);
+        engine_wire_put_i64(p, matrix_index(reg, d.matrix));
+        engine_wire_put(p, d.bounds, ((size_t)nprocs + 1) * sizeof *d.bounds);
+        pack_sources(p, &d, nprocs);
     }
 }
 
 static void pack_values(engine_wire_t *p, const engine_registry_t *reg)
 {
     int64_t count = 0;
-    for (engine_value_t *v = reg->values; v != NULL; v = v->next)
-        count += v->ptr != NULL;
+    for (const engine_value_t *v = engine_value_first(reg); v != NULL; v = engine_value_next(v))
+        count++;
     engine_wire_put_i64(p, count);
-    for (engine_value_t *v = reg->values; v != NULL; v = v->next)
-        if (v->ptr != NULL) {
-            engine_wire_put_str(p, v->name);
-            engine_wire_put_i64(p, (int64_t)v->bytes);
-            engine_wire_put(p, v->ptr, v->bytes);
-        }
+    for (const engine_value_t *v = engine_value_first(reg); v != NULL;
+         v = engine_value_next(v)) {
+        engine_value_desc_t d = engine_value_describe(v);
+        engine_wire_put_str(p, d.name);
+        engine_wire_put_i64(p, (int64_t)d.bytes);
+        engine_wire_put(p, d.data, d.bytes);
+    }
 }
 
 /* What the children answer, combined with MPI_MAX over the pair communicator (rank 0
@@ -296,134 +291,81 @@ static void unpack_settings(engine_wire_reader_t *u, const engine_parts_t *parts
 static void unpack_matrices(engine_wire_reader_t *u, engine_registry_t *reg)
 {
     int64_t count = engine_wire_get_i64(u);
-    mal_csr_t **tail = &reg->matrices;
     for (int64_t i = 0; i < count && !u->failed; i++) {
-        mal_csr_t *m = calloc(1, sizeof *m);
         char *name = engine_wire_get_str(u);
-        if (m == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX) {
-            free(m);
-            free(name);
-            u->failed = true;
-            return;
-        }
-        strcpy(m->name, name);
+        engine_csr_desc_t d = {.name = name};
+        d.global_rows = engine_wire_get_i64(u);
+        d.global_cols = engine_wire_get_i64(u);
+        d.value_bytes = engine_wire_get_i64(u);
+        u->failed |= !engine_csr_arrived(reg, &d);
         free(name);
-        m->global_rows = engine_wire_get_i64(u);
-        m->global_cols = engine_wire_get_i64(u);
-        m->value_bytes = engine_wire_get_i64(u);
-        m->adoptable = true;
-        *tail = m;
-        tail = &m->next;
     }
 }
 
 static mal_csr_t *matrix_at(const engine_registry_t *reg, int64_t index)
 {
-    mal_csr_t *m = reg->matrices;
+    mal_csr_t *m = engine_csr_first(reg);
     for (int64_t i = 0; m != NULL && i < index; i++)
-        m = m->next;
+        m = engine_csr_next(m);
     return index < 0 ? NULL : m;
 }
 
-/* Point a structure at its matrix, and a matrix at its parts. */
-static void link_matrix(engine_wire_reader_t *u, const engine_registry_t *reg, mal_array_t *a,
-                        int64_t index)
+/* A block of `n` values of `size` bytes, or NULL with the reader failed. */
+static void *get_block(engine_wire_reader_t *u, int64_t n, size_t size)
 {
-    a->matrix = matrix_at(reg, index);
-    if ((a->layout != ENGINE_LAYOUT_OWN || a->part != CSR_PART_NONE) && a->matrix == NULL) {
+    void *data = u->failed ? NULL : malloc((size_t)n * size);
+    if (data == NULL)
         u->failed = true;
-        return;
-    }
-    switch (a->part) {
-    case CSR_PART_ROWPTR: a->matrix->rowptr = a; break;
-    case CSR_PART_COLIND: a->matrix->colind = a; break;
-    case CSR_PART_VALUES: a->matrix->values = a; break;
-    case CSR_PART_NONE: return;
-    }
-    a->adoptable = false; /* handed back by mal_alloc_csr, not mal_alloc_window */
+    else
+        engine_wire_get(u, data, (size_t)n * size);
+    return data;
 }
 
-static void unpack_sources(engine_wire_reader_t *u, mal_array_t *a, int64_t old_procs)
+static void unpack_sources(engine_wire_reader_t *u, engine_array_desc_t *d,
+                           int64_t old_procs)
 {
     if (engine_wire_get_i64(u) == 0 || u->failed)
         return;
-    a->offsets = malloc((size_t)old_procs * sizeof *a->offsets);
-    a->prepulled.peers = malloc((size_t)old_procs * sizeof *a->prepulled.peers);
-    if (a->offsets == NULL || a->prepulled.peers == NULL) {
-        u->failed = true;
-        return;
-    }
-    engine_wire_get(u, a->offsets, (size_t)old_procs * sizeof *a->offsets);
-    engine_wire_get(u, a->prepulled.peers, (size_t)old_procs * sizeof *a->prepulled.peers);
-}
-
-static mal_array_t *unpack_array(engine_wire_reader_t *u, const engine_registry_t *reg,
-                                 int64_t old_procs)
-{
-    mal_array_t *a = calloc(1, sizeof *a);
-    char *name = engine_wire_get_str(u);
-    if (a == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX) {
-        free(a);
-        free(name);
-        u->failed = true;
-        return NULL;
-    }
-    strcpy(a->name, name);
-    free(name);
-    a->distribution = (mal_distribution_t)engine_wire_get_i64(u);
-    a->global_rows = engine_wire_get_i64(u);
-    a->row_len = engine_wire_get_i64(u);
-    a->row_bytes = engine_wire_get_i64(u);
-    a->layout = (engine_layout_t)engine_wire_get_i64(u);
-    a->part = (csr_part_t)engine_wire_get_i64(u);
-    a->read_mostly = engine_wire_get_i64(u) != 0;
-    int64_t matrix = engine_wire_get_i64(u);
-    a->bounds = malloc(((size_t)old_procs + 1) * sizeof *a->bounds);
-    if (a->bounds == NULL)
-        u->failed = true;
-    else
-        engine_wire_get(u, a->bounds, ((size_t)old_procs + 1) * sizeof *a->bounds);
-    a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
-    a->adoptable = true;
-    unpack_sources(u, a, old_procs);
-    link_matrix(u, reg, a, matrix);
-    return a;
+    d->offsets = get_block(u, old_procs, sizeof *d->offsets);
+    d->peers = get_block(u, old_procs, sizeof *d->peers);
 }
 
 /* Structures in the sender's registry order, which every later collective follows. */
+static void unpack_array(engine_wire_reader_t *u, engine_registry_t *reg, int64_t old_procs)
+{
+    char *name = engine_wire_get_str(u);
+    engine_array_desc_t d = {.name = name};
+    d.distribution = (mal_distribution_t)engine_wire_get_i64(u);
+    d.global_rows = engine_wire_get_i64(u);
+    d.row_len = engine_wire_get_i64(u);
+    d.row_bytes = engine_wire_get_i64(u);
+    d.layout = (engine_layout_t)engine_wire_get_i64(u);
+    d.part = (csr_part_t)engine_wire_get_i64(u);
+    d.read_mostly = engine_wire_get_i64(u) != 0;
+    d.matrix = matrix_at(reg, engine_wire_get_i64(u));
+    d.bounds = get_block(u, old_procs + 1, sizeof *d.bounds);
+    unpack_sources(u, &d, old_procs);
+    u->failed |= !engine_array_arrived(reg, &d);
+    free(name);
+}
+
 static void unpack_arrays(engine_wire_reader_t *u, engine_registry_t *reg, int64_t old_procs)
 {
     int64_t count = engine_wire_get_i64(u);
-    mal_array_t **tail = &reg->arrays;
-    for (int64_t i = 0; i < count && !u->failed; i++) {
-        mal_array_t *a = unpack_array(u, reg, old_procs);
-        if (a != NULL) {
-            *tail = a;
-            tail = &a->next;
-        }
-    }
+    for (int64_t i = 0; i < count && !u->failed; i++)
+        unpack_array(u, reg, old_procs);
 }
 
 static void unpack_values(engine_wire_reader_t *u, engine_registry_t *reg)
 {
     int64_t count = engine_wire_get_i64(u);
     for (int64_t i = 0; i < count && !u->failed; i++) {
-        engine_value_t *v = calloc(1, sizeof *v);
         char *name = engine_wire_get_str(u);
         int64_t bytes = engine_wire_get_i64(u);
-        if (v == NULL || name == NULL || strlen(name) >= ENGINE_NAME_MAX || bytes <= 0 ||
-            (v->carried = malloc((size_t)bytes)) == NULL) {
-            free(v);
-            free(name);
-            u->failed = true;
-            return;
-        }
-        strcpy(v->name, name);
+        engine_value_desc_t d = {.name = name, .bytes = bytes > 0 ? (size_t)bytes : 0};
+        d.data = d.bytes > 0 ? get_block(u, bytes, 1) : NULL;
+        u->failed |= !engine_value_arrived(reg, &d);
         free(name);
-        v->bytes = (size_t)bytes;
-        engine_wire_get(u, v->carried, v->bytes);
-        v->next = reg->values;
-        reg->values = v;
     }
 }
 

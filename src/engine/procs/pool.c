@@ -365,20 +365,15 @@ static bool any_flag(const unsigned char *flags, int n)
 static void prepare_fresh(const engine_parts_t *parts, engine_procs_t *procs)
 {
     engine_group_t *g = parts->group;
-    int n = 0;
-    for (mal_array_t *a = parts->reg->arrays; a != NULL; a = a->next)
-        n++;
+    int n = engine_array_count(parts->reg);
     pool_reserve_t *r = calloc((size_t)(n > 0 ? n : 1), sizeof *r);
     if (r == NULL)
         return; /* an optimisation: without it the expansion maps the memory itself */
     int k = 0, after = g->size + 1;
-    for (mal_array_t *a = parts->reg->arrays; a != NULL; a = a->next, k++) {
-        strcpy(r[k].name, a->name);
-        int64_t rows = a->distribution == MAL_REPLICATED
-                           ? a->global_rows
-                           : engine_grown_capacity(parts->reg,
-                                                   (a->global_rows + after - 1) / after);
-        r[k].bytes = rows * a->row_bytes;
+    for (mal_array_t *a = engine_array_first(parts->reg); a != NULL;
+         a = engine_array_next(a), k++) {
+        strcpy(r[k].name, engine_array_name(a));
+        r[k].bytes = engine_array_share_bytes(parts->reg, a, after);
     }
     for (int i = 0; i < procs->nparked; i++)
         if (!procs->parked[i].holds) {

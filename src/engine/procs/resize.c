@@ -310,11 +310,7 @@ static mal_status_t leaving_set(const engine_group_t *g, int count, const int *r
 static void leave(const engine_parts_t *parts, engine_procs_t *procs)
 {
     engine_group_t *g = parts->group;
-    while (parts->reg->arrays != NULL) {
-        mal_array_t *a = parts->reg->arrays;
-        parts->reg->arrays = a->next;
-        engine_array_destroy(parts->reg, a);
-    }
+    engine_array_destroy_all(parts->reg);
     engine_csr_free_all(parts->reg);
     if (g->comm != MPI_COMM_NULL)
         MPI_Comm_free(&g->comm);

@@ -14,124 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static mal_array_t *take_array(mal_array_t **list, const char *name)
+/* The arrived registry onto this process's (engine_registry_graft); a structure that
+ * kept no memory of its own takes what the pool prepared for it. */
+static void graft_registry(engine_procs_t *procs, engine_registry_t *own,
+                           engine_registry_t *fresh)
 {
-    for (mal_array_t **p = list; *p != NULL; p = &(*p)->next)
-        if (strcmp((*p)->name, name) == 0) {
-            mal_array_t *a = *p;
-            *p = a->next;
-            a->next = NULL;
-            return a;
-        }
-    return NULL;
-}
-
-static mal_csr_t *find_matrix(mal_csr_t *list, const char *name)
-{
-    for (; list != NULL; list = list->next)
-        if (strcmp(list->name, name) == 0)
-            return list;
-    return NULL;
-}
-
-/* The woken process's own object for a structure that arrived (`fresh`): the old layout
- * from the message, no buffer but the memory it kept. */
-static mal_array_t *graft_array(mal_array_t *own, mal_array_t *fresh)
-{
-    free(own->bounds);
-    free(own->offsets);
-    own->bounds = fresh->bounds;
-    own->offsets = NULL;
-    fresh->bounds = NULL;
-    engine_buffer_t kept = own->buf[1].pending ? own->buf[1] : own->buf[0];
-    if (!kept.pending)
-        kept = (engine_buffer_t){.win = MPI_WIN_NULL};
-    own->buf[0] = (engine_buffer_t){.win = MPI_WIN_NULL};
-    own->buf[1] = kept;
-    own->current = 0;
-    free(fresh->offsets);
-    free(fresh->prepulled.peers);
-    free(fresh);
-    return own;
-}
-
-/* Matrices: a woken process that held them keeps its objects (the application's
- * handles); one that did not takes the arrived ones. */
-static void graft_matrices(engine_registry_t *own, engine_registry_t *fresh)
-{
-    mal_csr_t **tail = &own->matrices;
-    while (*tail != NULL)
-        tail = &(*tail)->next;
-    while (fresh->matrices != NULL) {
-        mal_csr_t *m = fresh->matrices;
-        fresh->matrices = m->next;
-        m->next = NULL;
-        mal_csr_t *mine = find_matrix(own->matrices, m->name);
-        if (mine == NULL) {
-            *tail = m;
-            tail = &m->next;
-            continue;
-        }
-        for (mal_array_t *a = fresh->arrays; a != NULL; a = a->next)
-            if (a->matrix == m)
-                a->matrix = mine;
-        free(m);
-    }
-}
-
-/* The arrived values: a registered one takes the bytes; one still pending (a prespawned
- * process, whose mal_init has not returned, got values at its spawn) takes the new
- * bytes instead of those of its spawn; one it does not know yet is pending. */
-static void graft_values(engine_registry_t *own, engine_registry_t *fresh)
-{
-    while (fresh->values != NULL) {
-        engine_value_t *v = fresh->values, *w = own->values;
-        fresh->values = v->next;
-        while (w != NULL && strcmp(v->name, w->name) != 0)
-            w = w->next;
-        if (w != NULL && w->ptr != NULL && w->bytes == v->bytes)
-            memcpy(w->ptr, v->carried, v->bytes);
-        if (w != NULL && w->ptr == NULL) {
-            free(w->carried);
-            w->carried = v->carried;
-            w->bytes = v->bytes;
-            v->carried = NULL;
-        }
-        if (w == NULL) {
-            v->next = own->values;
-            own->values = v;
-        } else {
-            free(v->carried);
-            free(v);
-        }
-    }
-}
-
-/* The arrived registry (in the sender's order, which every collective follows) onto this
- * process's: its own objects keep their identity, the arrived ones fill the gaps,
- * structures the active processes no longer have are dropped. */
-static void graft_registry(engine_procs_t *procs, engine_registry_t *own, engine_registry_t *fresh)
-{
-    graft_matrices(own, fresh);
-    mal_array_t *order = NULL, **tail = &order;
-    while (fresh->arrays != NULL) {
-        mal_array_t *a = fresh->arrays;
-        fresh->arrays = a->next;
-        a->next = NULL;
-        mal_array_t *mine = take_array(&own->arrays, a->name);
-        mal_array_t *kept = mine != NULL ? graft_array(mine, a) : a;
-        if (!kept->buf[1].pending)
-            engine_pool_claim(procs, kept->name, &kept->buf[1]);
-        *tail = kept;
-        tail = &kept->next;
-    }
-    while (own->arrays != NULL) {
-        mal_array_t *gone = own->arrays;
-        own->arrays = gone->next;
-        engine_array_destroy(own, gone);
-    }
-    own->arrays = order;
-    graft_values(own, fresh);
+    engine_registry_graft(own, fresh);
+    for (mal_array_t *a = engine_array_first(own); a != NULL; a = engine_array_next(a))
+        if (!engine_array_spare(a)->pending)
+            engine_pool_claim(procs, engine_array_name(a), engine_array_spare(a));
 }
 
 /* What a woken process reads before it takes it over: a state of its own, as a joining
@@ -151,11 +42,7 @@ static void received_free(received_t *t)
     engine_settings_free(&t->conf);
     settings_free(&t->settings);
     free(t->procs.parked);
-    while (t->reg.arrays != NULL) {
-        mal_array_t *a = t->reg.arrays;
-        t->reg.arrays = a->next;
-        engine_array_destroy(&t->reg, a);
-    }
+    engine_array_destroy_all(&t->reg);
     engine_csr_free_all(&t->reg);
     engine_free_values(&t->reg);
 }

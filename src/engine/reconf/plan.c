@@ -33,8 +33,7 @@ void engine_plan_layouts(const int64_t *old_bounds, int old_procs, const int *n_
 mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
 {
     rc->moved.method = rc->xfer->method; /* MAL_REDIST_AUTO's: engine_plan_method */
-    for (mal_array_t *a = rc->reg->arrays; a != NULL; a = a->next)
-        rc->count++;
+    rc->count = engine_array_count(rc->reg);
     rc->moves = calloc(rc->count ? (size_t)rc->count : 1, sizeof *rc->moves);
     rc->n_of_u = malloc((size_t)rc->n_u * sizeof *rc->n_of_u);
     if (rc->moves == NULL || rc->n_of_u == NULL)
@@ -43,7 +42,7 @@ mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
     for (int r = 0; r < rc->n_u; r++)
         rc->n_of_u[r] = r;
     int i = 0;
-    for (mal_array_t *a = rc->reg->arrays; a != NULL; a = a->next) {
+    for (mal_array_t *a = engine_array_first(rc->reg); a != NULL; a = engine_array_next(a)) {
         rc->moves[i].target.win = MPI_WIN_NULL;
         rc->moves[i++].array = a;
     }
@@ -54,13 +53,13 @@ mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
 static mal_status_t check_memory(const engine_reconfig_t *rc, const mal_array_t *a)
 {
     mal_redist_t method = rc->moved.method;
-    bool symmetric = a->buf[a->current].symmetric;
+    bool symmetric = engine_array_current(a)->symmetric;
     bool shmem = method == MAL_REDIST_SHMEM;
     if (!rebalancing(rc) || shmem == symmetric || !engine_method_one_sided(method))
         return MAL_OK;
     return engine_fail(MAL_ERR_UNSUPPORTED, "mal_rebalance: \"%s\" lives in %s, which "
                        "method %s cannot reach (allocate it under %s, or use alltoallv or "
-                       "p2p)", a->name, symmetric ? "the SHMEM symmetric heap"
+                       "p2p)", engine_array_name(a), symmetric ? "the SHMEM symmetric heap"
                                                   : "MPI windows or direct memory",
                        engine_redist_name(method), symmetric ? "shmem" : "rma or rma-get");
 }
@@ -78,7 +77,8 @@ static mal_status_t alloc_move(const engine_reconfig_t *rc, engine_move_t *m)
     m->segs = malloc(2 * nu * sizeof(partition_segment_t));
     if (!m->old_bounds || !m->new_bounds || !m->new_bounds_n || !m->new_offsets ||
         !m->new_offsets_n || !m->caps || !m->flows || !m->segs)
-        return engine_fail(MAL_ERR_NOMEM, "no memory to plan \"%s\"", m->array->name);
+        return engine_fail(MAL_ERR_NOMEM, "no memory to plan \"%s\"",
+                           engine_array_name(m->array));
     return MAL_OK;
 }
 
@@ -86,9 +86,9 @@ static mal_status_t alloc_move(const engine_reconfig_t *rc, engine_move_t *m)
 static mal_status_t new_layout_n(const engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
-    if (a->layout != ENGINE_LAYOUT_OWN) {
-        memcpy(m->new_bounds_n, engine_csr_next_bounds(a),
-               ((size_t)rc->n_n + 1) * sizeof(int64_t));
+    const int64_t *followed = engine_csr_next_bounds(a);
+    if (followed != NULL) {
+        memcpy(m->new_bounds_n, followed, ((size_t)rc->n_n + 1) * sizeof(int64_t));
         return MAL_OK;
     }
     double *even = rc->weights ? NULL : engine_even_weights(rc->n_n);
@@ -96,19 +96,19 @@ static mal_status_t new_layout_n(const engine_reconfig_t *rc, engine_move_t *m)
     if (w == NULL)
         return engine_fail(MAL_ERR_NOMEM, "no memory for %d weights", rc->n_n);
     /* min_rows is a rule for block parts; a replicated structure has none. */
-    int64_t min_rows = a->distribution == MAL_BLOCK ? rc->min_rows : 0;
-    mal_status_t err = partition_block(a->global_rows, rc->n_n, w, min_rows,
-                                   m->new_bounds_n);
+    int64_t min_rows = engine_array_replicated(a) ? 0 : rc->min_rows;
+    int64_t rows = engine_array_global_rows(a);
+    mal_status_t err = partition_block(rows, rc->n_n, w, min_rows, m->new_bounds_n);
     free(even);
     if (!err)
         return MAL_OK;
     if (rebalancing(rc))
         return engine_fail(MAL_ERR_ARG, "mal_rebalance: min_rows %lld for every positive "
                            "weight exceeds the %lld rows of \"%s\"", (long long)rc->min_rows,
-                           (long long)a->global_rows, a->name);
+                           (long long)rows, engine_array_name(a));
     return engine_fail(MAL_ERR_ARG, "reconfiguration: min_rows %lld for each of %d "
                        "processes exceeds the %lld rows of \"%s\"", (long long)rc->min_rows,
-                       rc->n_n, (long long)a->global_rows, a->name);
+                       rc->n_n, (long long)rows, engine_array_name(a));
 }
 
 /* Where rank r's new part goes in a buffer with `cap` rows: at the old offset shifted by
@@ -117,17 +117,18 @@ static mal_status_t new_layout_n(const engine_reconfig_t *rc, engine_move_t *m)
  * centred. The result may fall outside [0, cap - rows]: the caller checks or clamps. */
 static int64_t shifted_offset(const mal_array_t *a, const int64_t *nb, int r, int64_t cap)
 {
+    const int64_t *ob = engine_array_bounds(a);
     int64_t rows = nb[r + 1] - nb[r];
-    if (a->bounds[r + 1] == a->bounds[r])
+    if (ob[r + 1] == ob[r])
         return (cap - rows) / 2;
-    return a->offsets[r] + (nb[r] - a->bounds[r]);
+    return engine_array_offsets(a)[r] + (nb[r] - ob[r]);
 }
 
 /* In place when every rank's shifted part fits its current buffer: all ranks see the
  * same capacities and layouts, so they all reach the same answer. */
 static bool fits_in_place(const mal_array_t *a, int p, const int64_t *nb, int64_t *offsets)
 {
-    const int64_t *caps = a->buf[a->current].caps;
+    const int64_t *caps = engine_array_current(a)->caps;
     for (int r = 0; r < p; r++) {
         int64_t rows = nb[r + 1] - nb[r], off = shifted_offset(a, nb, r, caps[r]);
         if (off < 0 || off + rows > caps[r])
@@ -145,11 +146,9 @@ static void place(const engine_reconfig_t *rc, engine_move_t *m)
     mal_array_t *a = m->array;
     if (rebalancing(rc)) {
         m->in_place = fits_in_place(a, rc->n_u, m->new_bounds, m->new_offsets);
-        m->spare = m->in_place ? a->current : 1 - a->current;
         return;
     }
-    engine_initial_place(rc->reg, a->distribution, a->global_rows, m->new_bounds_n, rc->n_n,
-                         m->caps, m->new_offsets_n);
+    engine_initial_place(rc->reg, a, m->new_bounds_n, rc->n_n, m->caps, m->new_offsets_n);
     for (int r = 0; r < rc->n_u; r++) {
         int k = rc->n_of_u[r];
         m->new_offsets[r] = k < 0 ? 0 : m->new_offsets_n[k];
@@ -159,9 +158,9 @@ static void place(const engine_reconfig_t *rc, engine_move_t *m)
 /* Where this rank's old part is: nowhere on a joiner. */
 static char *old_part(const engine_reconfig_t *rc, const mal_array_t *a)
 {
-    if (rc->me_u >= rc->old_procs || !engine_buffer_present(&a->buf[a->current]))
+    if (rc->me_u >= rc->old_procs || !engine_buffer_present(engine_array_current(a)))
         return NULL;
-    return engine_part_base(a, a->current, a->offsets[rc->me_u]);
+    return engine_array_local_data(a, rc->me_u);
 }
 
 /* Replicated rows across communicators: a process that stays copies its own rows, and
@@ -174,12 +173,13 @@ static void replicated_segments(const engine_reconfig_t *rc, engine_move_t *m)
     engine_plan_t *plan = &m->plan;
     plan->recv = m->segs;
     plan->send = m->segs + rc->n_u;
+    int64_t rows = engine_array_global_rows(a);
     if (me >= p || rc->n_of_u[me] < 0)
         return;
-    m->segs[plan->nrecv++] = (partition_segment_t){.peer = me, .rows = a->global_rows};
-    if (rc->action != MAL_ACTION_EXPAND || a->global_rows == 0)
+    m->segs[plan->nrecv++] = (partition_segment_t){.peer = me, .rows = rows};
+    if (rc->action != MAL_ACTION_EXPAND || rows == 0)
         return;
-    int64_t q = a->global_rows / p, extra = a->global_rows % p;
+    int64_t q = rows / p, extra = rows % p;
     int64_t lo = q * me + (me < extra ? me : extra), hi = lo + q + (me < extra);
     for (int j = p; j < rc->n_u; j++)
         m->segs[rc->n_u + plan->nsend++] = (partition_segment_t){
@@ -196,10 +196,9 @@ static void block_segments(const engine_reconfig_t *rc, engine_move_t *m)
     plan->nsend = partition_plan_send(m->old_bounds, n, m->new_bounds, n, me, m->segs + n);
 }
 
-/* Whether every rank's new part fits the spare buffer as it is. */
-static bool spare_fits(const mal_array_t *a, int spare, const int64_t *new_bounds, int p)
+/* Whether every rank's new part fits the spare buffer `b` as it is. */
+static bool spare_fits(const engine_buffer_t *b, const int64_t *new_bounds, int p)
 {
-    const engine_buffer_t *b = &a->buf[spare];
     bool fits = engine_buffer_present(b);
     for (int r = 0; r < p && fits; r++)
         fits = new_bounds[r + 1] - new_bounds[r] <= b->caps[r];
@@ -216,7 +215,7 @@ static bool spare_fits(const mal_array_t *a, int spare, const int64_t *new_bound
 static void split_growth(engine_reconfig_t *rc, const engine_move_t *m)
 {
     if (!rc->moved.automatic || rc->moved.method != MAL_REDIST_RMA_GET || !rebalancing(rc) ||
-        m->in_place || spare_fits(m->array, m->spare, m->new_bounds, rc->n_u))
+        m->in_place || spare_fits(engine_array_spare(m->array), m->new_bounds, rc->n_u))
         return;
     rc->moved.method = MAL_REDIST_RMA;
 }
@@ -224,19 +223,19 @@ static void split_growth(engine_reconfig_t *rc, const engine_move_t *m)
 static void fill_plan(engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
-    const engine_buffer_t *cur = &a->buf[a->current];
+    const engine_buffer_t *cur = engine_array_current(a);
     int n = rc->n_u;
-    bool replicated = a->distribution == MAL_REPLICATED;
+    bool replicated = engine_array_replicated(a);
     partition_flows(m->old_bounds, m->new_bounds, n, m->flows, m->flows + n);
     m->tp = rc->transport ? rc->transport
                           : engine_transport_choose(rc->moved.method, replicated);
     m->plan = (engine_plan_t){
         .comm = rc->u, .me = rc->me_u, .nprocs = n,
         .old_bounds = m->old_bounds, .new_bounds = m->new_bounds,
-        .row_bytes = a->row_bytes, .count_limit = rc->xfer->count_limit,
+        .row_bytes = engine_array_row_bytes(a), .count_limit = rc->xfer->count_limit,
         .src = old_part(rc, a),
         .src_at = {.win = cur->win, .peers = cur->peers, .near = cur->near,
-                   .base = cur->base, .offsets = a->offsets},
+                   .base = cur->base, .offsets = engine_array_offsets(a)},
         .dst_at = {.win = MPI_WIN_NULL, .offsets = m->new_offsets},
         .in_rows = m->flows, .out_rows = m->flows + n,
         .kept_in_place = m->in_place,
@@ -253,14 +252,14 @@ static void fill_plan(engine_reconfig_t *rc, engine_move_t *m)
 static int64_t bytes_in(const engine_reconfig_t *rc, const engine_move_t *m)
 {
     const mal_array_t *a = m->array;
-    if (a->distribution == MAL_REPLICATED) {
+    if (engine_array_replicated(a)) {
         bool joiner = rc->me_u >= rc->old_procs && rc->n_of_u[rc->me_u] >= 0;
-        return joiner && rc->action == MAL_ACTION_EXPAND ? a->global_rows * a->row_bytes : 0;
+        return joiner && rc->action == MAL_ACTION_EXPAND ? engine_array_bytes(a) : 0;
     }
     int64_t bytes = 0;
     for (size_t k = 0; k < m->plan.nrecv; k++)
         if (m->plan.recv[k].peer != rc->me_u)
-            bytes += m->plan.recv[k].rows * a->row_bytes;
+            bytes += m->plan.recv[k].rows * engine_array_row_bytes(a);
     return bytes;
 }
 
@@ -268,13 +267,13 @@ static mal_status_t plan_move(engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
     /* A rebalance moves block rows only: a replicated structure has no layout. */
-    if (rebalancing(rc) && a->distribution != MAL_BLOCK)
+    if (rebalancing(rc) && engine_array_replicated(a))
         return MAL_OK;
     mal_status_t st = check_memory(rc, a);
     if (st || (st = alloc_move(rc, m)) || (st = new_layout_n(rc, m)))
         return st;
-    engine_plan_layouts(a->bounds, rc->old_procs, rc->n_of_u, rc->n_u, m->new_bounds_n,
-                        m->old_bounds, m->new_bounds);
+    engine_plan_layouts(engine_array_bounds(a), rc->old_procs, rc->n_of_u, rc->n_u,
+                        m->new_bounds_n, m->old_bounds, m->new_bounds);
     m->moves = !rebalancing(rc) || !partition_same(m->old_bounds, m->new_bounds, rc->n_u);
     if (!m->moves)
         return MAL_OK;
@@ -301,8 +300,9 @@ static bool moves_cold(const engine_reconfig_t *rc)
 {
     if (!rebalancing(rc))
         return true;
-    for (const mal_array_t *a = rc->reg->arrays; a != NULL; a = a->next)
-        if (a->distribution == MAL_BLOCK && !a->buf[a->current].crossed)
+    for (const mal_array_t *a = engine_array_first(rc->reg); a != NULL;
+         a = engine_array_next(a))
+        if (!engine_array_replicated(a) && !engine_array_current(a)->crossed)
             return true;
     return false;
 }
@@ -355,14 +355,16 @@ static int64_t kept_rows(const engine_move_t *m, int r)
 static void predict_rebalance(const engine_reconfig_t *rc, const engine_move_t *m)
 {
     const mal_array_t *a = m->array;
-    bool cold = !a->buf[a->current].crossed || (!m->in_place && !a->buf[1 - a->current].crossed);
-    engine_monitor_plan(rc->mon, m->old_bounds, m->new_bounds, rc->n_u, a->row_bytes,
+    int64_t rb = engine_array_row_bytes(a);
+    bool cold = !engine_array_current(a)->crossed ||
+                (!m->in_place && !engine_array_spare(a)->crossed);
+    engine_monitor_plan(rc->mon, m->old_bounds, m->new_bounds, rc->n_u, rb,
                         m->plan.mode == ENGINE_RMA_PULL ? PREDICT_RMA_PULL
                                                          : PREDICT_RMA_SPLIT, cold);
     for (int r = 0; r < rc->n_u && !m->in_place; r++) {
         int64_t stay = kept_rows(m, r);
         if (stay > 0)
-            engine_monitor_copy(rc->mon, r, stay * a->row_bytes, 0, false);
+            engine_monitor_copy(rc->mon, r, stay * rb, 0, false);
     }
 }
 
@@ -373,14 +375,14 @@ static void predict_rebalance(const engine_reconfig_t *rc, const engine_move_t *
 static void predict_new_buffer(const engine_reconfig_t *rc, const engine_move_t *m)
 {
     const mal_array_t *a = m->array;
-    const engine_buffer_t *spare = &a->buf[1 - a->current];
+    const engine_buffer_t *spare = engine_array_spare(a);
     int64_t *mapped = calloc((size_t)rc->n_u, sizeof *mapped);
     for (int u = 0; u < rc->n_u && mapped != NULL; u++) {
         int k = rc->n_of_u[u];
         if (k < 0)
             continue;
         bool reused = u < rc->old_procs && engine_buffer_holds(spare, u, m->caps[k]);
-        mapped[u] = reused ? 0 : m->caps[k] * a->row_bytes;
+        mapped[u] = reused ? 0 : m->caps[k] * engine_array_row_bytes(a);
     }
     if (mapped != NULL)
         engine_monitor_window(rc->mon, mapped, rc->n_u);
@@ -394,24 +396,24 @@ static void predict_across(const engine_reconfig_t *rc, const engine_move_t *m)
 {
     const mal_array_t *a = m->array;
     bool expand = rc->action == MAL_ACTION_EXPAND;
-    int64_t rb = a->row_bytes;
+    bool block = !engine_array_replicated(a);
+    int64_t rb = engine_array_row_bytes(a), global_rows = engine_array_global_rows(a);
     predict_new_buffer(rc, m);
     /* Pushes land in new targets (cold); pulls read the old buffers. */
-    bool cold = expand || !a->buf[a->current].crossed;
-    if (a->distribution == MAL_BLOCK)
+    bool cold = expand || !engine_array_current(a)->crossed;
+    if (block)
         engine_monitor_plan(rc->mon, m->old_bounds, m->new_bounds, rc->n_u, rb,
                             expand ? PREDICT_RMA_PUSH : PREDICT_RMA_PULL, cold);
     for (int r = 0; r < rc->old_procs; r++) {
         if (rc->n_of_u[r] < 0)
             continue;
-        int64_t stay = a->global_rows;
-        if (a->distribution == MAL_BLOCK) {
+        int64_t stay = global_rows;
+        if (block) {
             stay = kept_rows(m, r);
         } else if (expand) { /* an even slice to every joiner */
             int64_t joiners = rc->n_u - rc->old_procs;
-            engine_monitor_copy(rc->mon, r,
-                                (a->global_rows / rc->old_procs + 1) * rb * joiners, joiners,
-                                true);
+            engine_monitor_copy(rc->mon, r, (global_rows / rc->old_procs + 1) * rb * joiners,
+                                joiners, true);
         }
         engine_monitor_copy(rc->mon, r, stay * rb, 0, false);
     }
@@ -436,9 +438,10 @@ void engine_plan_predict(const engine_reconfig_t *rc)
 static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
-    engine_buffer_t *spare = &a->buf[m->spare];
+    engine_buffer_t *spare = engine_array_spare(a);
+    int64_t rb = engine_array_row_bytes(a);
     int p = rc->n_u;
-    if (spare_fits(a, m->spare, m->new_bounds, p))
+    if (spare_fits(spare, m->new_bounds, p))
         return MAL_OK;
     int64_t *caps = malloc((size_t)p * sizeof *caps);
     for (int r = 0; r < p && caps != NULL; r++) {
@@ -453,12 +456,12 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
      * collective allocation, as a failure. */
     int64_t *mapped = calloc((size_t)p, sizeof *mapped);
     for (int r = 0; r < p && caps != NULL && mapped != NULL; r++)
-        mapped[r] = engine_buffer_holds(spare, r, caps[r]) ? 0 : caps[r] * a->row_bytes;
+        mapped[r] = engine_buffer_holds(spare, r, caps[r]) ? 0 : caps[r] * rb;
     if (mapped != NULL)
         engine_monitor_window(rc->mon, mapped, p);
     free(mapped);
-    mal_status_t st = engine_buffer_regrow(rc->u, rc->reg, rc->xfer, spare, a->row_bytes, caps,
-                                           a->buf[a->current].symmetric);
+    mal_status_t st = engine_buffer_regrow(rc->u, &rc->reg->windows, rc->xfer, spare, rb, caps,
+                                           engine_array_current(a)->symmetric);
     free(caps);
     rc->windows_created += !st;
     return st;
@@ -470,7 +473,7 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
 static void place_in_spare(const engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
-    const int64_t *caps = a->buf[m->spare].caps;
+    const int64_t *caps = engine_array_spare(a)->caps;
     for (int r = 0; r < rc->n_u; r++) {
         int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r];
         int64_t off = shifted_offset(a, m->new_bounds, r, caps[r]);
@@ -481,7 +484,8 @@ static void place_in_spare(const engine_reconfig_t *rc, engine_move_t *m)
 
 static void set_destination(engine_move_t *m, engine_buffer_t *b, int me)
 {
-    m->plan.dst = b->base == NULL ? NULL : b->base + m->new_offsets[me] * m->array->row_bytes;
+    int64_t rb = engine_array_row_bytes(m->array);
+    m->plan.dst = b->base == NULL ? NULL : b->base + m->new_offsets[me] * rb;
     m->plan.dst_at.win = b->win;
     m->plan.dst_at.peers = b->peers;
     m->plan.dst_at.near = b->near;
@@ -497,7 +501,8 @@ static mal_status_t spare_target(engine_reconfig_t *rc, engine_move_t *m)
             return st;
         place_in_spare(rc, m);
     }
-    set_destination(m, &m->array->buf[m->spare], rc->me_u);
+    mal_array_t *a = m->array;
+    set_destination(m, m->in_place ? engine_array_current(a) : engine_array_spare(a), rc->me_u);
     return MAL_OK;
 }
 
@@ -507,11 +512,11 @@ static mal_status_t spare_target(engine_reconfig_t *rc, engine_move_t *m)
 static mal_status_t new_target(engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
+    engine_buffer_t *spare = engine_array_spare(a);
     /* A parked process woken by the expansion kept memory (pending) as well. */
-    engine_buffer_t *spare = rc->me_u < rc->old_procs || a->buf[1 - a->current].pending
-                                 ? &a->buf[1 - a->current] : NULL;
-    mal_status_t st = engine_buffer_alloc_in(rc->n, rc->reg, rc->xfer, &m->target, a->row_bytes,
-                                             m->caps, spare);
+    engine_buffer_t *donor = rc->me_u < rc->old_procs || spare->pending ? spare : NULL;
+    mal_status_t st = engine_buffer_alloc_in(rc->n, &rc->reg->windows, rc->xfer, &m->target,
+                                             engine_array_row_bytes(a), m->caps, donor);
     if (!st)
         set_destination(m, &m->target, rc->me_u);
     return st;
@@ -533,5 +538,5 @@ mal_status_t engine_plan_targets(engine_reconfig_t *rc)
 void engine_plan_free_targets(engine_reconfig_t *rc)
 {
     for (int i = 0; rc->moves != NULL && i < rc->count; i++)
-        engine_buffer_free(rc->reg, &rc->moves[i].target);
+        engine_buffer_free(&rc->reg->windows, &rc->moves[i].target);
 }

@@ -24,7 +24,8 @@ typedef struct {
     bool moves;                 /* rows travel: false for a rebalance that leaves the
                                  * layout as it is (and for replicated structures,
                                  * which a rebalance never touches)                 */
-    bool in_place;              /* rebalance: the new parts stay in buf[current]    */
+    bool in_place;              /* rebalance: the new parts stay in the current
+                                 * buffer; else they go to the spare                 */
     bool allocated;             /* tp->allocate succeeded: tp->free at release      */
     bool exposed[2];            /* sides whose epoch is open (engine_side_t)        */
     int64_t *old_bounds;        /* n_u + 1: old parts, empty for joiners            */
@@ -38,7 +39,6 @@ typedef struct {
     int64_t bytes_in;           /* bytes this rank receives from others              */
     engine_buffer_t target;     /* a new buffer over N (none on a leaver, nor in a
                                  * rebalance)                                        */
-    int spare;                  /* rebalance: the buffer index the rows go to       */
     engine_plan_t plan;
 } engine_move_t;
 

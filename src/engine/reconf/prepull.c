@@ -21,7 +21,8 @@ mal_status_t engine_expanded_part(const engine_registry_t *reg, const mal_array_
     const double *w = weights != NULL ? weights : even;
     mal_status_t st = bounds == NULL || w == NULL
                           ? engine_fail(MAL_ERR_NOMEM, "no memory for a layout of %d", n)
-                          : partition_block(a->global_rows, n, w, min_rows, bounds);
+                          : partition_block(engine_array_global_rows(a), n, w, min_rows,
+                                            bounds);
     if (!st) {
         part->lo = bounds[me];
         part->hi = bounds[me + 1];
@@ -33,19 +34,21 @@ mal_status_t engine_expanded_part(const engine_registry_t *reg, const mal_array_
     return st;
 }
 
-/* Rows [lo, hi) from the old owners (`old_procs` parts with a->bounds, their offsets in
- * their buffers and their memory) into `dst`. */
+/* Rows [lo, hi) from the old owners (`old_procs` parts with the structure's bounds, their
+ * offsets in their buffers and their memory) into `dst`. */
 static mal_status_t copy_rows(const mal_array_t *a, const engine_prepull_src_t *src,
                               int64_t lo, int64_t hi, char *dst)
 {
+    const int64_t *b = engine_array_bounds(a);
+    int64_t rb = engine_array_row_bytes(a);
     for (int u = 0; u < src->old_procs; u++) {
-        int64_t s = lo > a->bounds[u] ? lo : a->bounds[u];
-        int64_t t = hi < a->bounds[u + 1] ? hi : a->bounds[u + 1];
+        int64_t s = lo > b[u] ? lo : b[u];
+        int64_t t = hi < b[u + 1] ? hi : b[u + 1];
         if (s >= t)
             continue;
-        int64_t disp = (src->offsets[u] + (s - a->bounds[u])) * a->row_bytes;
-        mal_status_t st = engine_direct_transfer(src->peers, false, dst + (s - lo) * a->row_bytes,
-                                                 (t - s) * a->row_bytes, u, disp);
+        int64_t disp = (src->offsets[u] + (s - b[u])) * rb;
+        mal_status_t st = engine_direct_transfer(src->peers, false, dst + (s - lo) * rb,
+                                                 (t - s) * rb, u, disp);
         if (st)
             return st;
     }
@@ -56,21 +59,24 @@ mal_status_t engine_prepull(const engine_registry_t *reg, mal_array_t *a,
                             const engine_prepull_src_t *src, const engine_prepull_dst_t *dst)
 {
     engine_part_t part;
-    a->prepulled.base = NULL;
+    engine_prepull_t *done = engine_array_prepulled(a);
+    int64_t rb = engine_array_row_bytes(a);
+    done->base = NULL;
     mal_status_t st = engine_expanded_part(reg, a, dst->procs, dst->weights, dst->min_rows,
                                            dst->me, &part);
-    if (st || (size_t)(part.cap * a->row_bytes) > dst->mapped)
+    if (st || (size_t)(part.cap * rb) > dst->mapped)
         return st; /* memory too small: the switch moves the rows as usual */
-    st = copy_rows(a, src, part.lo, part.hi, dst->base + part.offset * a->row_bytes);
+    st = copy_rows(a, src, part.lo, part.hi, dst->base + part.offset * rb);
     if (!st)
-        a->prepulled = (engine_prepull_t){.base = dst->base, .lo = part.lo, .hi = part.hi,
-                                          .offset = part.offset, .procs = dst->procs,
-                                          .peers = a->prepulled.peers};
+        *done = (engine_prepull_t){.base = dst->base, .lo = part.lo, .hi = part.hi,
+                                   .offset = part.offset, .procs = dst->procs,
+                                   .peers = done->peers};
     return st;
 }
 
 void engine_prepull_forget(mal_array_t *a)
 {
-    free(a->prepulled.peers);
-    a->prepulled = (engine_prepull_t){0};
+    engine_prepull_t *done = engine_array_prepulled(a);
+    free(done->peers);
+    *done = (engine_prepull_t){0};
 }

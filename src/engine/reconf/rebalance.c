@@ -24,7 +24,7 @@ static mal_rebalance_stats_t rebalance_stats(const engine_reconfig_t *rc, double
                                .layout_changed = rc->changed, .in_place = rc->changed};
     for (int i = 0; i < rc->count; i++) {
         const engine_move_t *m = &rc->moves[i];
-        int64_t row_bytes = m->array->row_bytes;
+        int64_t row_bytes = engine_array_row_bytes(m->array);
         s.in_place &= !m->moves || m->in_place;
         for (size_t k = 0; m->moves && k < m->plan.nrecv; k++) {
             int64_t bytes = m->plan.recv[k].rows * row_bytes;

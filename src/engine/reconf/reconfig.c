@@ -94,7 +94,7 @@ static bool rebalancing(const engine_reconfig_t *rc)
  * take. */
 static mal_status_t relayout(engine_reconfig_t *rc, mal_status_t st)
 {
-    if (rc->reg->matrices == NULL)
+    if (engine_csr_first(rc->reg) == NULL)
         return st;
     engine_relayout_t r = {.u = rc->u, .me_u = rc->me_u, .old_procs = rc->old_procs,
                            .me_n = rc->n != MPI_COMM_NULL ? rc->me_n : -1, .n_n = rc->n_n,
@@ -144,7 +144,7 @@ static void skip_prepulled(engine_reconfig_t *rc)
     int *ok = malloc((size_t)rc->count * sizeof *ok);
     for (int i = 0; ok != NULL && i < rc->count; i++) {
         const engine_move_t *m = &rc->moves[i];
-        const engine_prepull_t *p = &m->array->prepulled;
+        const engine_prepull_t *p = engine_array_prepulled(m->array);
         int me = rc->me_n;
         ok[i] = m->moves && p->base != NULL && p->procs == rc->n_n &&
                 p->lo == m->new_bounds_n[me] && p->hi == m->new_bounds_n[me + 1] &&
@@ -218,14 +218,9 @@ static void commit_rebalance(engine_reconfig_t *rc)
 {
     for (int i = 0; i < rc->count; i++) {
         engine_move_t *m = &rc->moves[i];
-        mal_array_t *a = m->array;
-        if (!m->moves)
-            continue;
-        memcpy(a->bounds, m->new_bounds, ((size_t)rc->n_u + 1) * sizeof(int64_t));
-        memcpy(a->offsets, m->new_offsets, (size_t)rc->n_u * sizeof(int64_t));
-        a->buf[a->current].crossed = true;
-        a->current = m->spare;
-        a->buf[a->current].crossed = true;
+        if (m->moves)
+            engine_array_rebalanced(m->array, m->new_bounds, m->new_offsets, rc->n_u,
+                                    m->in_place);
     }
     if (rc->changed)
         engine_csr_commit(rc->reg, rc->me_n);
@@ -233,22 +228,14 @@ static void commit_rebalance(engine_reconfig_t *rc)
         engine_csr_discard(rc->reg);
 }
 
-/* Swap the new layout's arrays into the structure (sizes change with the process
- * count); the move's copies are taken over. */
-static void adopt_layout(engine_move_t *m)
+/* Swap the new layout's arrays and the target into the structure (sizes change with
+ * the process count); the move's copies are taken over. */
+static void adopt_layout(engine_move_t *m, engine_buffer_t kept)
 {
-    mal_array_t *a = m->array;
-    free(a->bounds);
-    free(a->offsets);
-    a->bounds = m->new_bounds_n;
-    a->offsets = m->new_offsets_n;
+    engine_array_install(m->array, m->new_bounds_n, m->new_offsets_n, &m->target, kept);
     m->new_bounds_n = NULL;
     m->new_offsets_n = NULL;
-    a->buf[0] = m->target;
-    a->buf[0].crossed = true; /* the rows it holds came through it */
-    a->buf[1] = (engine_buffer_t){.win = MPI_WIN_NULL};
     m->target = (engine_buffer_t){.win = MPI_WIN_NULL};
-    a->current = 0;
 }
 
 /* libmal's memory under the old buffer (direct, or a window over it) on a process that
@@ -259,21 +246,11 @@ static void adopt_layout(engine_move_t *m)
  * "Several hosts: figures"). */
 static engine_buffer_t keep_memory(engine_reconfig_t *rc, engine_buffer_t *b)
 {
-    engine_buffer_t kept = {.win = MPI_WIN_NULL, .base = b->base, .mapped = b->mapped,
-                            .pending = true};
-    kept.caps = calloc((size_t)rc->n_n, sizeof *kept.caps);
-    for (int u = 0; kept.caps != NULL && u < rc->old_procs; u++)
+    int64_t *caps = calloc((size_t)rc->n_n, sizeof *caps);
+    for (int u = 0; caps != NULL && u < rc->old_procs; u++)
         if (rc->n_of_u[u] >= 0)
-            kept.caps[rc->n_of_u[u]] = b->caps[u];
-    if (b->own) { /* its window is freed with the others, in registry order */
-        b->lent = true;
-        return kept;
-    }
-    free(b->peers);
-    free(b->caps);
-    *b = (engine_buffer_t){.win = MPI_WIN_NULL};
-    rc->reg->windows--;
-    return kept;
+            caps[rc->n_of_u[u]] = b->caps[u];
+    return engine_buffer_keep(&rc->reg->windows, b, caps);
 }
 
 void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
@@ -285,26 +262,22 @@ void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
     for (int i = 0; i < rc->count; i++) {
         engine_move_t *m = &rc->moves[i];
         mal_array_t *a = m->array;
+        engine_buffer_t *old = engine_array_current(a), *spare = engine_array_spare(a);
         engine_buffer_t kept = {.win = MPI_WIN_NULL};
         /* The target may have borrowed the spare's memory: it is the target's now. */
-        engine_buffer_settle(&m->target, &a->buf[1 - a->current]);
+        engine_buffer_settle(&m->target, spare);
         /* A leaver that parks in the pool keeps its memory for its next part. */
-        const engine_buffer_t *old = &a->buf[a->current];
         if (had_old && (rc->n != MPI_COMM_NULL || rc->park_leavers) &&
             (old->peers != NULL || old->own))
-            kept = keep_memory(rc, &a->buf[a->current]);
+            kept = keep_memory(rc, old);
         if (had_old) /* collective over the old communicator, in registry order */
-            for (int b = 0; b < 2; b++)
-                engine_buffer_free(rc->reg, &a->buf[b]);
+            engine_array_free_buffers(rc->reg, a);
         else /* a woken process's kept memory, unless the target took it */
-            engine_buffer_free(rc->reg, &a->buf[1 - a->current]);
-        if (rc->n != MPI_COMM_NULL) {
-            adopt_layout(m);
-        } else {
-            a->buf[0] = (engine_buffer_t){.win = MPI_WIN_NULL};
-            a->current = 0;
-        }
-        a->buf[1] = kept;
+            engine_buffer_free(&rc->reg->windows, spare);
+        if (rc->n != MPI_COMM_NULL)
+            adopt_layout(m, kept);
+        else /* a leaver: no buffer left but the memory it keeps */
+            engine_array_install(a, NULL, NULL, NULL, kept);
     }
     /* Row pointers are rebuilt from the committed rows; a leaver has none left. */
     if (rc->n != MPI_COMM_NULL)

@@ -6,7 +6,7 @@
  * in-place moves, joins. What is particular to it is where the boundaries go (by
  * nonzeros, computed here from a distributed prefix) and the rebased row pointer. */
 #include "core.h"
-#include "registry.h"
+#include "registry_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +26,27 @@ static mal_csr_t *find_csr(const engine_registry_t *reg, const char *name)
 mal_csr_t *engine_csr_find(const engine_registry_t *reg, const char *name)
 {
     return name != NULL ? find_csr(reg, name) : NULL;
+}
+
+mal_csr_t *engine_csr_first(const engine_registry_t *reg)
+{
+    return reg->matrices;
+}
+
+mal_csr_t *engine_csr_next(const mal_csr_t *m)
+{
+    return m->next;
+}
+
+mal_array_t *engine_csr_part(const mal_csr_t *m, csr_part_t part)
+{
+    return part == CSR_PART_ROWPTR ? m->rowptr : part == CSR_PART_COLIND ? m->colind
+           : part == CSR_PART_VALUES ? m->values : NULL;
+}
+
+const int64_t *engine_csr_local_rowptr(const mal_csr_t *m)
+{
+    return m->local_rowptr;
 }
 
 static bool has_followers(const engine_registry_t *reg, const mal_csr_t *m)
@@ -135,7 +156,7 @@ static void detach_parts(engine_registry_t *reg, mal_csr_t *m)
     m->rowptr = m->colind = m->values = NULL;
 }
 
-static void append_matrix(engine_registry_t *reg, mal_csr_t *m)
+void engine_csr_append(engine_registry_t *reg, mal_csr_t *m)
 {
     mal_csr_t **tail = &reg->matrices;
     while (*tail != NULL)
@@ -164,7 +185,7 @@ static mal_status_t adopt_csr(mal_csr_t *m, int64_t rows, int64_t cols, MPI_Data
     return MAL_OK;
 }
 
-static mal_csr_t *new_matrix(const char *name, int64_t rows, int64_t cols, int64_t value_bytes)
+mal_csr_t *engine_csr_new(const char *name, int64_t rows, int64_t cols, int64_t value_bytes)
 {
     mal_csr_t *m = calloc(1, sizeof *m);
     if (m == NULL)
@@ -225,7 +246,7 @@ mal_status_t engine_csr_alloc(const engine_regctx_t *ctx, const char *name,
     /* Every row empty, rows split evenly: zero-filled windows already say so (the row
      * ends are all 0). */
     size_t p = (size_t)ctx->size;
-    mal_csr_t *m = st ? NULL : new_matrix(name, global_rows, global_cols, value_bytes);
+    mal_csr_t *m = st ? NULL : engine_csr_new(name, global_rows, global_cols, value_bytes);
     int64_t *rows = malloc((p + 1) * sizeof *rows), *nnz = calloc(p + 1, sizeof *nnz);
     if (!st && (m == NULL || rows == NULL || nnz == NULL))
         st = engine_fail(MAL_ERR_NOMEM, "mal_alloc_csr(\"%s\"): no memory", name);
@@ -247,7 +268,7 @@ mal_status_t engine_csr_alloc(const engine_regctx_t *ctx, const char *name,
         return st;
     }
     attach_parts(ctx->reg, m, parts);
-    append_matrix(ctx->reg, m);
+    engine_csr_append(ctx->reg, m);
     *csr = m;
     return MAL_OK;
 }
@@ -417,7 +438,7 @@ void engine_csr_free_all(engine_registry_t *reg)
 
 /* ---- the nnz-weighted layout of a change ---------------------------------------------- */
 
-static int count_matrices(const engine_registry_t *reg)
+int engine_csr_count(const engine_registry_t *reg)
 {
     int n = 0;
     for (const mal_csr_t *m = reg->matrices; m != NULL; m = m->next)
@@ -525,7 +546,7 @@ static mal_status_t alloc_next_local(engine_registry_t *reg, int me_n)
 mal_status_t engine_csr_relayout(engine_registry_t *reg, const engine_relayout_t *r,
                                  mal_status_t local)
 {
-    int count = count_matrices(reg);
+    int count = engine_csr_count(reg);
     size_t per = 2 * ((size_t)r->n_n + 1);
     engine_relayout_t rr = *r;
     double *even = r->weights ? NULL : engine_even_weights(r->n_n);
@@ -559,6 +580,8 @@ mal_status_t engine_csr_relayout(engine_registry_t *reg, const engine_relayout_t
 
 const int64_t *engine_csr_next_bounds(const mal_array_t *a)
 {
+    if (a->layout == ENGINE_LAYOUT_OWN)
+        return NULL;
     return a->layout == ENGINE_LAYOUT_NNZ ? a->matrix->next_nnz : a->matrix->next_rows;
 }
 

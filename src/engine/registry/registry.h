@@ -1,6 +1,8 @@
-/* The registry layer (array.c, csr.c, values.c): the structures, matrices and values of
- * this process, created, found and freed. It reads no global: the API layer hands it the
- * communicator the structures span and the parts of the state it works with. */
+/* The registry layer (array.c, access.c, csr.c, values.c, arrived.c): the structures,
+ * matrices and values of this process, created, found, read and freed. What they hold is
+ * private to the layer (registry_impl.h): the other layers use the functions below. It
+ * reads no global: the API layer hands it the communicator the structures span and the
+ * parts of the state it works with. */
 #ifndef MAL_REGISTRY_H
 #define MAL_REGISTRY_H
 
@@ -35,144 +37,98 @@ typedef struct {
     engine_peer_mem_t *peers;   /* a new process: the old owners' memory (owned)     */
 } engine_prepull_t;
 
-struct mal_array {
-    char name[ENGINE_NAME_MAX];
-    engine_layout_t layout;
-    struct mal_csr *matrix;     /* the matrix followed (layout != OWN)             */
-    csr_part_t part;            /* != NONE: one of that matrix's own parts         */
-    mal_distribution_t distribution;
-    int64_t global_rows;
-    int64_t row_len;
-    int64_t row_bytes;
-    int64_t *bounds;            /* layout: nparts + 1 boundaries (all ranks)      */
-    int64_t *offsets;           /* where each rank's part starts in buf[current],
-                                 * in rows (all ranks)                             */
-    engine_buffer_t buf[2];     /* buf[current] holds the data, the other is spare */
-    int current;
-    bool adoptable;             /* arrived with a join: the next mal_alloc_window of
-                                 * this name hands it back without communicating    */
-    bool read_mostly;           /* MAL_READ_MOSTLY: unchanged between iterations     */
-    engine_prepull_t prepulled; /* its rows for the coming expansion, copied ahead   */
-    struct mal_array *next;
-};
+/* A value registered with mal_register_value (what it holds: registry_impl.h). */
+typedef struct engine_value engine_value_t;
 
-/* A CSR matrix: three block structures in the registry. The row pointer holds, for each
- * row, the global nnz offset of its end: those numbers stay valid wherever the row goes,
- * so it moves as plain bytes and only the local rebased copy is rebuilt after a move.
- * Column indices and values are structures whose "rows" are nonzeros, laid out by the
- * nnz offsets of the row bounds (ENGINE_LAYOUT_NNZ), so a row range moves as one
- * contiguous range of each. */
-struct mal_csr {
-    char name[ENGINE_NAME_MAX];
-    int64_t global_rows, global_cols, value_bytes;
-    mal_array_t *rowptr, *colind, *values;
-    int64_t *local_rowptr;      /* local rows + 1, rebased to 0                    */
-    /* The layout a rebalance or reconfiguration is moving to, over the new process
-     * set, and this process's rebased row pointer for it (allocated before anything
-     * moves, filled after the commit). NULL outside one. */
-    int64_t *next_rows, *next_nnz, *next_local;
-    /* Row pointers are double-buffered like the data (capacities in entries): a move
-     * writes the one that is free, so its pages are not first touched on the critical
-     * path (a fresh 3 MiB row pointer cost 8 ms of faults here). */
-    int64_t local_cap, next_cap, *spare_local, spare_cap;
-    bool adoptable;             /* arrived with a join (see mal_array.adoptable)   */
-    struct mal_csr *next;
-};
-
-/* A value registered with mal_register_value, or (pending) one carried to a joining
- * process and not yet claimed by its mal_register_value. */
-typedef struct engine_value {
-    char name[ENGINE_NAME_MAX];
-    void *ptr;                  /* user memory; NULL while pending                  */
-    unsigned char *carried;     /* bytes received at the join; NULL once claimed    */
-    size_t bytes;
-    struct engine_value *next;
-} engine_value_t;
-
-/* The registry layer's state: every registered structure and value of this process. */
+/* The registry layer's state: every registered structure and value of this process.
+ * Other layers walk the lists with engine_array_first, engine_csr_first and
+ * engine_value_first, never through these heads. */
 typedef struct {
     mal_array_t *arrays;
     mal_csr_t *matrices;        /* in creation order on every rank                */
     engine_value_t *values;
-    int windows;
+    int windows;                /* buffers present in this process (mal_buffer_count) */
     int64_t generation;         /* bumped when a structure or value is (un)registered:
                                  * a parked process that held an older one is stale   */
     double headroom;            /* mal_config_t.headroom: how much capacities grow  */
 } engine_registry_t;
 
-/* How data moves: the transport chosen at mal_init (or by mal_set_redist). The transport
- * layer's settings, declared here because the registry (array.c: which memory a buffer
- * gets) is the lowest layer that reads them; the transports take engine_plan_t. */
-typedef struct {
-    mal_redist_t method;
-    bool direct;                /* buffers may be direct memory (MAL_MEMORY)           */
-    bool shmem;                 /* this mal_init started (or reused) the SHMEM transport
-                                 * over mal_comm(): symmetric allocations are allowed  */
-    int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
-} engine_transfer_t;
-
-/* The transport's settings from the settings object: the initial start's and a join's. */
-static inline engine_transfer_t engine_transfer_of(const settings_t *set)
-{
-    mal_redist_t method = (mal_redist_t)settings_num(set, SETTING_REDIST);
-    return (engine_transfer_t){
-        .method = method, .shmem = method == MAL_REDIST_SHMEM,
-        .direct = settings_num(set, SETTING_MEMORY) == MAL_MEMORY_DIRECT,
-        .count_limit = settings_num(set, SETTING_MAX_COUNT)};
-}
-
-/* How one reconfiguration's rows moved: the executor (the method set, or what
- * MAL_REDIST_AUTO took for its link class and state) and the bytes this rank copied
- * per path (ENGINE_PATH_*: cross-memory attach, MPI). */
-typedef struct {
-    mal_redist_t method;
-    bool automatic;             /* taken by MAL_REDIST_AUTO                          */
-    int link, state;            /* what it was taken for: PREDICT_LINK_*, PREDICT_*  */
-    int64_t by[2];
-} engine_moved_t;
-
-/* Initial layout of a structure over `nprocs` ranks with block bounds `bounds`: the
+/* Initial layout of structure `a` over `nprocs` ranks with block bounds `bounds`: the
  * capacity of every rank (headroom split before and after the part) and where each
  * part starts in it (array.c). */
-void engine_initial_place(const engine_registry_t *reg, mal_distribution_t dist,
-                          int64_t global_rows, const int64_t *bounds, int nprocs,
-                          int64_t *caps, int64_t *offsets);
+void engine_initial_place(const engine_registry_t *reg, const mal_array_t *a,
+                          const int64_t *bounds, int nprocs, int64_t *caps, int64_t *offsets);
 
-/* Buffers of a structure (array.c): direct memory or a window (symmetric-heap blocks
- * are the registry's own allocations); every page is populated now, so no first touch
- * lands in a move; `reg` counts them (mal_buffer_count). */
-/* Whether the buffer holds memory (a window or a symmetric block). */
-bool engine_buffer_present(const engine_buffer_t *buf);
-/* A reconfiguration's new buffer over `comm`, collective; `caps` must be the same on
- * every rank (MAL_ERR_MISMATCH otherwise). `donor`: this process's spare of the
- * structure (its memory is borrowed where large enough), NULL on a joining process. */
-mal_status_t engine_buffer_alloc_in(MPI_Comm comm, engine_registry_t *reg,
-                                    const engine_transfer_t *xfer, engine_buffer_t *buf,
-                                    int64_t row_bytes, const int64_t *caps,
-                                    const engine_buffer_t *donor);
-/* Give `buf` (over `comm`, mal_comm()) the capacities `caps`: direct memory is kept by
- * the ranks it still fits, otherwise the buffer is freed and allocated again (a
- * symmetric block when `symmetric`). Collective; on failure the buffer is absent on
- * every rank. */
-mal_status_t engine_buffer_regrow(MPI_Comm comm, engine_registry_t *reg,
-                                  const engine_transfer_t *xfer, engine_buffer_t *buf,
-                                  int64_t row_bytes, const int64_t *caps, bool symmetric);
-void engine_buffer_free(engine_registry_t *reg, engine_buffer_t *buf);
-/* Whether rank `rank`'s direct memory of `buf` (a buffer or kept memory) already holds
- * `cap` rows: a new buffer of that capacity maps nothing there. For the model. */
-bool engine_buffer_holds(const engine_buffer_t *buf, int rank, int64_t cap);
-/* "direct", "window", "symmetric" or "none". */
-const char *engine_buffer_kind(const engine_buffer_t *buf);
-/* `b` borrowed its memory from `donor`: hand it over for good (the donor's free no
- * longer unmaps it). */
-void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor);
-/* Free a structure's windows (collective) and memory; the caller unlinks it. */
-void engine_array_destroy(engine_registry_t *reg, mal_array_t *a);
 /* `rows` with the registry's headroom. */
 int64_t engine_grown_capacity(const engine_registry_t *reg, int64_t rows);
 
-/* Where this rank's local part starts in buffer `b` of `a`. */
-char *engine_part_base(const mal_array_t *a, int b, int64_t offset_rows);
+/* ---- a structure as the other layers see it (access.c) ----
+ * A structure has a block layout (every rank's rows, `bounds`) or is replicated (every
+ * rank holds every row), two buffers (the current one holds the data, the spare is
+ * where a rebalance moves rows that do not fit in place) and, in the current buffer,
+ * every rank's part at its offset. */
+
+/* Every structure of the registry, matrices' parts included, in registry order (the
+ * order of every collective over them): the first, the one after `a` (NULL past the
+ * last), and how many. */
+mal_array_t *engine_array_first(const engine_registry_t *reg);
+mal_array_t *engine_array_next(const mal_array_t *a);
+int engine_array_count(const engine_registry_t *reg);
+const char *engine_array_name(const mal_array_t *a);
+int64_t engine_array_global_rows(const mal_array_t *a);
+int64_t engine_array_row_len(const mal_array_t *a);
+int64_t engine_array_row_bytes(const mal_array_t *a);
+/* Bytes of every row: what one replicated copy or all the parts together hold. */
+int64_t engine_array_bytes(const mal_array_t *a);
+/* MAL_REPLICATED (no layout, never rebalanced), else MAL_BLOCK. */
+bool engine_array_replicated(const mal_array_t *a);
+/* MAL_READ_MOSTLY: unchanged between iterations, copied ahead of an expansion. */
+bool engine_array_read_mostly(const mal_array_t *a);
+/* The layout over the current ranks (size + 1 bounds) and where each rank's part starts
+ * in the current buffer (rows; NULL on a process that joined, until its data phase). */
+const int64_t *engine_array_bounds(const mal_array_t *a);
+const int64_t *engine_array_offsets(const mal_array_t *a);
+/* The rows rank `rank` holds: all of a replicated structure, its part of a block one;
+ * and the global index of its first (0 for a replicated one). */
+int64_t engine_array_local_rows(const mal_array_t *a, int rank);
+int64_t engine_array_first_row(const mal_array_t *a, int rank);
+/* Where this process's part starts in the current buffer (`me`: its rank). */
+char *engine_array_local_data(const mal_array_t *a, int me);
+/* The buffer holding the data, and the spare (a rebalance's target when the parts do
+ * not fit in place; after a reconfiguration, the memory kept for the next one). */
+engine_buffer_t *engine_array_current(const mal_array_t *a);
+engine_buffer_t *engine_array_spare(const mal_array_t *a);
+/* The largest block structure (by bytes; the first of equals), NULL when none: its
+ * rows are the work's unit when the application reports none. */
+const mal_array_t *engine_array_largest_block(const engine_registry_t *reg);
+/* Bytes of one process's buffer when `procs` share `a` evenly, headroom included: what
+ * a prespawned process prepares for the share of one more process. */
+int64_t engine_array_share_bytes(const engine_registry_t *reg, const mal_array_t *a,
+                                 int64_t procs);
+/* Where the old owners' rows of `a` are, for copying them ahead of an expansion: every
+ * old owner's offset and direct memory. On a process that holds a MAL_READ_MOSTLY
+ * structure with its own layout in direct memory, its current buffer's; on a new
+ * process, what the join message carried (engine_array_arrived). False when neither. */
+bool engine_array_sources(const mal_array_t *a, const int64_t **offsets,
+                          const engine_peer_mem_t **peers);
+/* The record of its rows copied ahead of an expansion (reconf/prepull.c keeps it). */
+engine_prepull_t *engine_array_prepulled(const mal_array_t *a);
+/* A rebalance's commit: the new layout over the same ranks (`nprocs` + 1 bounds,
+ * `nprocs` offsets, copied), moved to the spare buffer unless it was `in_place`. Both
+ * buffers have now exchanged data: their first-transfer costs are paid. */
+void engine_array_rebalanced(mal_array_t *a, const int64_t *bounds, const int64_t *offsets,
+                             int nprocs, bool in_place);
+/* A change of communicator's commit, the old buffers freed: the structure takes over
+ * `bounds` and `offsets` (over the new ranks) and `target` as its current buffer, or,
+ * on a leaver (`target` NULL), keeps its layout without a buffer; `kept` becomes its
+ * spare. */
+void engine_array_install(mal_array_t *a, int64_t *bounds, int64_t *offsets,
+                          const engine_buffer_t *target, engine_buffer_t kept);
+/* Free both buffers, in index order (collective over the structure's communicator for
+ * windows: every rank frees the same in the same order; array.c). */
+void engine_array_free_buffers(engine_registry_t *reg, mal_array_t *a);
+/* Free every structure (collective, in registry order) and empty the list (array.c). */
+void engine_array_destroy_all(engine_registry_t *reg);
 
 /* ---- CSR matrices (csr.c) ---- */
 
@@ -200,19 +156,80 @@ mal_status_t engine_csr_relayout(engine_registry_t *reg, const engine_relayout_t
  * pointers of process `me` (its rank in the new set) and drop the planning data. */
 void engine_csr_commit(engine_registry_t *reg, int me);
 void engine_csr_discard(engine_registry_t *reg);
-/* The new bounds of a structure that follows a matrix (over N, n_n + 1 entries). */
+/* The new bounds of a structure that follows a matrix (over N, n_n + 1 entries), NULL
+ * for one with its own layout (split by the weights). */
 const int64_t *engine_csr_next_bounds(const mal_array_t *a);
 /* Free every matrix handle (their structures are freed with the registry). */
 void engine_csr_free_all(engine_registry_t *reg);
-/* Link into / unlink from the registry. */
-void engine_array_link(engine_registry_t *reg, mal_array_t *a);
-void engine_array_unlink(engine_registry_t *reg, mal_array_t *a);
-/* Bytes of one row of `row_len` elements of `type`, 0 with the error recorded. */
-int64_t engine_row_bytes(MPI_Datatype type, int64_t row_len, int64_t global_rows,
-                         const char *call);
+/* The matrices in creation order, and how many (as engine_array_first). */
+mal_csr_t *engine_csr_first(const engine_registry_t *reg);
+mal_csr_t *engine_csr_next(const mal_csr_t *m);
+int engine_csr_count(const engine_registry_t *reg);
+/* One of the three structures a matrix is made of. */
+mal_array_t *engine_csr_part(const mal_csr_t *m, csr_part_t part);
+/* This process's row pointer, rebased to 0 (local rows + 1 entries). */
+const int64_t *engine_csr_local_rowptr(const mal_csr_t *m);
 
 /* Free the registered and carried values (registry/values.c). */
 void engine_free_values(engine_registry_t *reg);
+
+/* ---- what the join message carries (arrived.c; procs/joininfo.c writes and reads
+ * the message): each structure, matrix and value described on the sender and made
+ * again, unregistered and without buffers, on the joining process ---- */
+
+typedef struct {
+    const char *name;
+    int64_t global_rows, global_cols, value_bytes;
+} engine_csr_desc_t;
+
+/* From engine_array_describe its pointers are the structure's own, to read; into
+ * engine_array_arrived they are the new structure's, which keeps them. */
+typedef struct {
+    const char *name;
+    mal_distribution_t distribution;
+    int64_t global_rows, row_len, row_bytes;
+    engine_layout_t layout;
+    csr_part_t part;
+    bool read_mostly;
+    mal_csr_t *matrix;          /* the matrix it follows or is part of, NULL none   */
+    int64_t *bounds;            /* the old layout: old process count + 1            */
+    int64_t *offsets;           /* for a copy ahead (engine_array_sources), every  */
+    engine_peer_mem_t *peers;   /* old owner's offset and memory; NULL without     */
+} engine_array_desc_t;
+
+/* A value the application registered: its name and bytes (`data`: its memory; into
+ * engine_value_arrived, the carried bytes, which the value keeps). */
+typedef struct {
+    const char *name;
+    void *data;
+    size_t bytes;
+} engine_value_desc_t;
+
+engine_csr_desc_t engine_csr_describe(const mal_csr_t *m);
+/* Append the matrix the message describes: adoptable by the joiner's mal_alloc_csr.
+ * False without memory or with a name too long. */
+bool engine_csr_arrived(engine_registry_t *reg, const engine_csr_desc_t *d);
+engine_array_desc_t engine_array_describe(const mal_array_t *a);
+/* Append the structure the message describes, adoptable by the joiner's
+ * mal_alloc_window (a matrix's part is linked into its matrix instead). Its pointers are
+ * taken over, also on failure: false without memory, with a name too long, or when
+ * a structure that follows a matrix names none. */
+bool engine_array_arrived(engine_registry_t *reg, const engine_array_desc_t *d);
+/* The registered values (pending ones are not the application's yet): the first, the
+ * one after `v`, NULL past the last. */
+const engine_value_t *engine_value_first(const engine_registry_t *reg);
+const engine_value_t *engine_value_next(const engine_value_t *v);
+engine_value_desc_t engine_value_describe(const engine_value_t *v);
+/* A value carried to the joining process, pending until its mal_register_value. Takes
+ * d->data over, also on failure: false without memory or with a bad name or size. */
+bool engine_value_arrived(engine_registry_t *reg, const engine_value_desc_t *d);
+/* A parked process woken by an expansion: the arrived registry `fresh` (in the sender's
+ * order, which every collective follows) onto its own `own`. Its own structures and
+ * matrices keep their identity (the application's handles) and take the arrived old
+ * layout, with no buffer but the memory they kept; the arrived ones fill the gaps;
+ * structures the active processes no longer have are freed; the values take the
+ * arrived bytes. `fresh` is left empty of structures, matrices and values. */
+void engine_registry_graft(engine_registry_t *own, engine_registry_t *fresh);
 
 /* What a public registry call works over. */
 typedef struct {
@@ -238,11 +255,6 @@ mal_status_t engine_array_alloc_aligned(const engine_regctx_t *ctx, const char *
                                         MPI_Datatype type, int64_t row_len,
                                         const mal_csr_t *matrix, mal_array_t **array);
 mal_status_t engine_array_free(const engine_regctx_t *ctx, mal_array_t *array);
-/* Create a structure with the given block layout (ctx->size + 1 bounds), unregistered;
- * collective (a matrix's parts). */
-mal_status_t engine_array_create(const engine_regctx_t *ctx, const char *call,
-                                 const char *name, int64_t global_rows, int64_t row_len,
-                                 int64_t row_bytes, const int64_t *bounds, mal_array_t **out);
 /* The user's structure named `name` (not a matrix's part), NULL when none. */
 mal_array_t *engine_array_find(const engine_registry_t *reg, const char *name);
 

@@ -1,7 +1,7 @@
 /* Replicated values (mal_register_value): user memory every process holds alike, carried
  * to joining processes; a value carried here before its mal_register_value is pending. */
 #include "core.h"
-#include "registry.h"
+#include "registry_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
-/* The transport layer's memory (transport/): a structure's buffers as peers reach them,
- * direct memory (direct.c), the OpenSHMEM runtime (shmem.c) and the MPI library's
- * configuration (platform.c). The transfers themselves are in transport.h. */
+/* The transport layer's memory (transport/): a structure's buffers as peers reach them and
+ * their lifecycle (buffer.c), direct memory (direct.c), windows over libmal's memory
+ * (window.c), the OpenSHMEM runtime (shmem.c) and the MPI library's configuration
+ * (platform.c). The transfers themselves are in transport.h. */
 #ifndef MAL_TRANSPORT_MEMORY_H
 #define MAL_TRANSPORT_MEMORY_H
 
@@ -40,6 +41,50 @@ typedef struct {
                        * first-transfer costs are paid (the model's cold
                        * bandwidth applies until then)                    */
 } engine_buffer_t;
+
+/* ---- A structure's buffers (buffer.c) ----
+ * Direct memory, a window or a symmetric block, every page populated when allocated, so
+ * no first touch lands in a move (a reconfiguration's new memory excepted: see
+ * engine_private_map_or_borrow). `count` is the caller's count of the buffers present in
+ * this process (mal_buffer_count): an allocation adds one, a free takes one away. */
+
+/* Whether the buffer holds memory (a window, direct memory or a symmetric block). */
+bool engine_buffer_present(const engine_buffer_t *buf);
+/* The application's allocation (mal_alloc_window and the like) over `comm`, mal_comm(),
+ * collective; `caps` must be the same on every rank (MAL_ERR_MISMATCH otherwise). Under
+ * the SHMEM method a symmetric block (`comm` spans every PE). `announce`: rank 0 says
+ * once where structures live. */
+mal_status_t engine_buffer_alloc(MPI_Comm comm, int *count, const engine_transfer_t *xfer,
+                                 engine_buffer_t *buf, int64_t row_bytes, const int64_t *caps,
+                                 bool announce);
+/* A reconfiguration's new buffer over `comm`, collective; `caps` as above. `donor`: this
+ * process's spare of the structure (its memory is borrowed where large enough), NULL on a
+ * joining process. */
+mal_status_t engine_buffer_alloc_in(MPI_Comm comm, int *count, const engine_transfer_t *xfer,
+                                    engine_buffer_t *buf, int64_t row_bytes,
+                                    const int64_t *caps, const engine_buffer_t *donor);
+/* Give `buf` (over `comm`, mal_comm()) the capacities `caps`: direct memory is kept by
+ * the ranks it still fits, otherwise the buffer is freed and allocated again (a
+ * symmetric block when `symmetric`). Collective; on failure the buffer is absent on
+ * every rank. */
+mal_status_t engine_buffer_regrow(MPI_Comm comm, int *count, const engine_transfer_t *xfer,
+                                  engine_buffer_t *buf, int64_t row_bytes, const int64_t *caps,
+                                  bool symmetric);
+/* Collective over the buffer's communicator for a window or a symmetric block. */
+void engine_buffer_free(int *count, engine_buffer_t *buf);
+/* libmal's memory under `b` (direct, or a window over it) kept, as no buffer any more,
+ * for the structure's next allocation (pending, with `caps`, the capacities over the
+ * new communicator where known, taken over). Direct memory leaves `b` empty; a window's
+ * memory is only lent, its window freed later with the others (engine_buffer_free). */
+engine_buffer_t engine_buffer_keep(int *count, engine_buffer_t *b, int64_t *caps);
+/* Whether rank `rank`'s direct memory of `buf` (a buffer or kept memory) already holds
+ * `cap` rows: a new buffer of that capacity maps nothing there. For the model. */
+bool engine_buffer_holds(const engine_buffer_t *buf, int rank, int64_t cap);
+/* "direct", "window", "symmetric" or "none". */
+const char *engine_buffer_kind(const engine_buffer_t *buf);
+/* `b` borrowed its memory from `donor`: hand it over for good (the donor's free no
+ * longer unmaps it). */
+void engine_buffer_settle(engine_buffer_t *b, engine_buffer_t *donor);
 
 /* ---- Direct memory (direct.c) ---- */
 /* Collective over `comm`: when `allowed` and every rank reaches every other one by

@@ -8,6 +8,7 @@
 
 #include "mal.h"
 #include "partition.h"
+#include "settings.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,6 +27,37 @@ typedef struct {
  * or an MPI call (a window, a collective, messages). Counted per reconfiguration in
  * engine_plan_t.moved_by and reported as bytes_by_memory and bytes_by_mpi. */
 enum { ENGINE_PATH_MEMORY, ENGINE_PATH_MPI };
+
+/* How data moves: the transport chosen at mal_init (or by mal_set_redist). The transport
+ * layer's settings: its memory (memory.h: which memory a buffer gets) reads them, and the
+ * planner hands the transports what they need of them in engine_plan_t. */
+typedef struct {
+    mal_redist_t method;
+    bool direct;                /* buffers may be direct memory (MAL_MEMORY)           */
+    bool shmem;                 /* this mal_init started (or reused) the SHMEM transport
+                                 * over mal_comm(): symmetric allocations are allowed  */
+    int64_t count_limit;        /* largest count handed to one MPI call (MAL_MAX_COUNT) */
+} engine_transfer_t;
+
+/* The transport's settings from the settings object: the initial start's and a join's. */
+static inline engine_transfer_t engine_transfer_of(const settings_t *set)
+{
+    mal_redist_t method = (mal_redist_t)settings_num(set, SETTING_REDIST);
+    return (engine_transfer_t){
+        .method = method, .shmem = method == MAL_REDIST_SHMEM,
+        .direct = settings_num(set, SETTING_MEMORY) == MAL_MEMORY_DIRECT,
+        .count_limit = settings_num(set, SETTING_MAX_COUNT)};
+}
+
+/* How one reconfiguration's rows moved: the executor (the method set, or what
+ * MAL_REDIST_AUTO took for its link class and state) and the bytes this rank copied
+ * per path (ENGINE_PATH_*: cross-memory attach, MPI). */
+typedef struct {
+    mal_redist_t method;
+    bool automatic;             /* taken by MAL_REDIST_AUTO                          */
+    int link, state;            /* what it was taken for: PREDICT_LINK_*, PREDICT_*  */
+    int64_t by[2];
+} engine_moved_t;
 
 /* Who copies a segment: both sides sharing it (a rebalance, where every rank has both
  * buffers), the destination alone (a shrink: only the old buffers span everyone; also
