@@ -310,8 +310,11 @@ static void test_bad_weighted_alloc(mal_array_t *keep)
            "weights[");
     if (size > 1) {
         w[size - 1] = 1.0 + rank; /* weights differ between ranks */
+        char expected[160];
+        snprintf(expected, sizeof expected, "arguments differ between ranks: weights[%d] is 1 "
+                 "on rank 0, %d on rank %d", size - 1, size, size - 1);
         EXPECT(mal_alloc_array_weighted("w", MPI_DOUBLE, 10, 1, w, &a), MAL_ERR_MISMATCH,
-               fn, "differ");
+               fn, expected);
     }
     CHECK(a == NULL && mal_find_array("w") == NULL, "a refused weighted alloc registered");
     check_unchanged(&snap, "a refused mal_alloc_array_weighted");
@@ -326,8 +329,25 @@ static void test_collective_disagreement(mal_array_t *keep)
            "mal_alloc_window", "already registered");
     if (size > 1) {
         /* Rows differ between ranks: every rank is told, none allocates. */
+        char expected[160];
+        snprintf(expected, sizeof expected, "arguments differ between ranks: global_rows is 10 "
+                 "on rank 0, %d on rank %d", 10 + size - 1, size - 1);
         EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10 + rank, 1, MAL_BLOCK, &a),
-               MAL_ERR_MISMATCH, "mal_alloc_window", "differ");
+               MAL_ERR_MISMATCH, "mal_alloc_window", expected);
+        /* An enum is named, not numbered; the last rank differs from the others. */
+        mal_distribution_t dist = rank == size - 1 ? MAL_REPLICATED : MAL_BLOCK;
+        snprintf(expected, sizeof expected, "distribution is MAL_BLOCK on rank 0, "
+                 "MAL_REPLICATED on rank %d", size - 1);
+        EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, dist, &a), MAL_ERR_MISMATCH,
+               "mal_alloc_window", expected);
+        /* The type differs: the bytes of a row say so. */
+        EXPECT(mal_alloc_window("y", rank == 0 ? MPI_DOUBLE : MPI_INT, 10, 2, MAL_BLOCK, &a),
+               MAL_ERR_MISMATCH, "mal_alloc_window",
+               "the bytes of a row (the type's size times row_len) is 8 on rank 1, 16 on "
+               "rank 0");
+        /* Names: which ranks, not the texts. */
+        EXPECT(mal_alloc_window(rank == 0 ? "y" : "z", MPI_DOUBLE, 10, 1, MAL_BLOCK, &a),
+               MAL_ERR_MISMATCH, "mal_alloc_window", "the name differs between rank");
         /* One rank's argument is bad: it names the argument, the others name the rank. */
         if (rank == 1)
             EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, MAL_BLOCK, NULL), MAL_ERR_ARG,
@@ -335,6 +355,17 @@ static void test_collective_disagreement(mal_array_t *keep)
         else
             EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, MAL_BLOCK, &a), MAL_ERR_REMOTE,
                    "mal_alloc_window", "rank 1");
+        /* Expansions and shrinks name what differs, before anything is spawned. */
+        snprintf(expected, sizeof expected, "arguments differ between ranks: count is 1 on "
+                 "rank 0, %d on rank %d", size, size - 1);
+        EXPECT(mal_expand(1 + rank, MAL_SPAWN_DEFAULT, NULL), MAL_ERR_MISMATCH, "mal_expand",
+               expected);
+        EXPECT(mal_expand(1, rank == 0 ? MAL_SPAWN_BATCHED : MAL_SPAWN_PER_CALL, NULL),
+               MAL_ERR_MISMATCH, "mal_expand",
+               "mode is MAL_SPAWN_PER_CALL on rank 1, MAL_SPAWN_BATCHED on rank 0");
+        int leaver = rank == 0 ? 0 : 1;
+        EXPECT(mal_shrink(1, &leaver, NULL), MAL_ERR_MISMATCH, "mal_shrink",
+               "ranks differs between rank");
         /* Freeing NULL on one rank and a structure on the others: refused everywhere. */
         EXPECT(mal_free_array(rank == 0 ? NULL : keep), MAL_ERR_MISMATCH, "mal_free_array",
                "differ");
@@ -363,11 +394,15 @@ static void test_bad_rebalance(mal_array_t *keep)
     if (size > 1) {
         for (int r = 0; r < size; r++)
             w[r] = r == 0 ? 1.0 + rank : 1.0; /* weights differ between ranks */
-        EXPECT(mal_rebalance(w), MAL_ERR_MISMATCH, fn, "differ");
+        char expected[160];
+        snprintf(expected, sizeof expected, "arguments differ between ranks: weights[0] is 1 "
+                 "on rank 0, %d on rank %d", size, size - 1);
+        EXPECT(mal_rebalance(w), MAL_ERR_MISMATCH, fn, expected);
         for (int r = 0; r < size; r++)
             w[r] = 1.0;
         mal_set_redist(rank == 0 ? MAL_REDIST_RMA : MAL_REDIST_ALLTOALLV);
-        EXPECT(mal_rebalance(w), MAL_ERR_MISMATCH, fn, "differ");
+        EXPECT(mal_rebalance(w), MAL_ERR_MISMATCH, fn,
+               "the method (mal_set_redist) is rma on rank 0, alltoallv on rank 1");
         mal_set_redist(MAL_REDIST_RMA);
     }
     EXPECT(mal_set_redist((mal_redist_t)17), MAL_ERR_ARG, "mal_set_redist", "17");

@@ -23,5 +23,10 @@ MAL_PLAN="4:w=1:2" MAL_REDIST=rma MAL_FAULT_DIRECT=1 MAL_QUIET=1 MAL_REPORT="$pl
     "$launcher" -n 2 "$jacobi" --n 640 --iters 8 --check 2>/dev/null
 grep -q '"outcome":"MAL_ERR_MPI","error":' "$plan_report" ||
     { echo "report_schema: FAIL no abandoned reconfiguration in the report"; exit 1; }
+# What each reconfiguration asked for: the rebalance's weights, the shrink's released rank.
+grep -q '"action":"rebalance","procs_before":3,"procs_after":3,"weights":"1:2:1"' \
+    "$plan_report" || { echo "report_schema: FAIL no weights in the rebalance record"; exit 1; }
+grep -q '"action":"shrink","procs_before":3,"procs_after":2,"released":"2"' "$plan_report" ||
+    { echo "report_schema: FAIL no released rank in the shrink record"; exit 1; }
 cat "$plan_report" "$policy_report"
 "$check" "$schema" "$plan_report" "$policy_report" --require reconfig,prediction,parked,decision

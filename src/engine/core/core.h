@@ -103,6 +103,25 @@ uint64_t engine_hash(uint64_t hash, const void *data, size_t bytes);
 mal_status_t engine_agree_in(MPI_Comm comm, mal_status_t local, uint64_t fingerprint,
                              const char *call);
 
+/* One argument of a collective call, as the agreement names it when ranks differ. */
+typedef struct {
+    const char *name;              /* as the public call calls it: "row_len"            */
+    int64_t value;                 /* this rank's; for a text, engine_text_value's       */
+    const char *(*show)(int64_t);  /* the value's name (an enum's), NULL: the number     */
+    bool text;                     /* a text's hash: the message names the ranks only   */
+} engine_arg_t;
+/* A text's value for an engine_arg_t (a hash, NULL allowed). */
+int64_t engine_text_value(const char *text);
+
+/* engine_agree_in over the arguments `args` (the same names in the same order on every
+ * rank) and a list of doubles (`list_name`, `list` of `count`, NULL for none): when they
+ * differ, the message names the first argument that does and how, e.g. "mal_alloc_window:
+ * arguments differ between ranks: row_len is 1 on rank 0, 2 on rank 1" or "weights[2] is
+ * 1 on rank 0, 3 on rank 2". Collective over `comm`; one more allreduce only then. */
+mal_status_t engine_agree_args(MPI_Comm comm, mal_status_t local, const engine_arg_t *args,
+                               int nargs, const char *list_name, const double *list,
+                               int count, const char *call);
+
 /* n weights of 1 (malloc'd, NULL without memory): what NULL weights mean (core/weights.c). */
 double *engine_even_weights(int n);
 
@@ -124,6 +143,11 @@ mal_status_t engine_policy_resolve(const settings_t *set, engine_settings_t *s);
 void engine_policy_free(engine_settings_t *s);
 uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash);
 
+/* The names messages give an argument's value (core/names.c): "MAL_BLOCK",
+ * "MAL_SPAWN_BATCHED", a method's name ("rma"); for engine_arg_t.show. */
+const char *engine_distribution_name(int64_t distribution);
+const char *engine_spawn_mode_name(int64_t mode);
+const char *engine_method_name(int64_t method);
 /* "expand", "shrink", "rebalance" or "none" (core/names.c). */
 const char *engine_action_name(mal_action_t a);
 /* The code's name as written in mal_status.h ("MAL_ERR_SPAWN"), for reports (core/names.c). */

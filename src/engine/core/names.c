@@ -15,6 +15,32 @@ const char *engine_redist_name(mal_redist_t method)
     return "unknown";
 }
 
+const char *engine_distribution_name(int64_t distribution)
+{
+    switch (distribution) {
+    case MAL_BLOCK: return "MAL_BLOCK";
+    case MAL_REPLICATED: return "MAL_REPLICATED";
+    case MAL_BLOCK | MAL_READ_MOSTLY: return "MAL_BLOCK | MAL_READ_MOSTLY";
+    case MAL_REPLICATED | MAL_READ_MOSTLY: return "MAL_REPLICATED | MAL_READ_MOSTLY";
+    }
+    return "an unknown distribution";
+}
+
+const char *engine_spawn_mode_name(int64_t mode)
+{
+    switch (mode) {
+    case MAL_SPAWN_DEFAULT: return "MAL_SPAWN_DEFAULT";
+    case MAL_SPAWN_PER_CALL: return "MAL_SPAWN_PER_CALL";
+    case MAL_SPAWN_BATCHED: return "MAL_SPAWN_BATCHED";
+    }
+    return "an unknown spawn mode";
+}
+
+const char *engine_method_name(int64_t method)
+{
+    return engine_redist_name((mal_redist_t)method);
+}
+
 const char *engine_action_name(mal_action_t a)
 {
     switch (a) {

@@ -111,12 +111,32 @@ static void counts(record_t *r, long long iteration, mal_action_t action, int be
     integer(r, "procs_after", after);
 }
 
+/* "0:3" or "1:2:1": the plan's notation, at most REPORT_LIST_MAX items. */
+static void list(record_t *r, const char *key, const int *ints, const double *reals, int n)
+{
+    if ((ints == NULL && reals == NULL) || n <= 0 || n > REPORT_LIST_MAX)
+        return;
+    put(r, ",\"%s\":\"", key);
+    for (int i = 0; i < n; i++) {
+        if (ints != NULL)
+            put(r, "%s%d", i ? ":" : "", ints[i]);
+        else
+            put(r, "%s%g", i ? ":" : "", reals[i]);
+    }
+    put(r, "\"");
+}
+
 int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const report_moved_t *moved,
-                    const char *error, const mal_decision_t *policy)
+                    const report_change_t *change, const char *error,
+                    const mal_decision_t *policy)
 {
     record_t r;
     begin(&r, "reconfig");
     counts(&r, (long long)s->iteration, s->action, s->procs_before, s->procs_after);
+    if (change != NULL) {
+        list(&r, "released", change->released, NULL, change->nreleased);
+        list(&r, "weights", NULL, change->weights, change->nweights);
+    }
     integer(&r, "bytes_moved", (long long)s->bytes_moved);
     integer(&r, "bytes_by_memory", (long long)moved->bytes_by_memory);
     integer(&r, "bytes_by_mpi", (long long)moved->bytes_by_mpi);

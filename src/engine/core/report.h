@@ -22,11 +22,24 @@ typedef struct {
     bool automatic;
 } report_moved_t;
 
+/* What a reconfiguration asked for: the ranks it releases (old numbering, NULL for none)
+ * and the new set's weights (NULL for an even split). Written as the plan writes them
+ * ("0:3", "1:2:1"); lists longer than REPORT_LIST_MAX are left out. */
+#define REPORT_LIST_MAX 256
+typedef struct {
+    const int *released;
+    int nreleased;
+    const double *weights;
+    int nweights;
+} report_change_t;
+
 /* A reconfiguration (expand, shrink or rebalance), carried out or abandoned: `moved` how
- * its bytes moved, `error` the failure (NULL when it succeeded), `policy` the decision
- * it carries out (NULL for a plan's or the application's). */
+ * its bytes moved, `change` what it asked for (NULL: unknown), `error` the failure (NULL
+ * when it succeeded), `policy` the decision it carries out (NULL for a plan's or the
+ * application's). */
 int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const report_moved_t *moved,
-                    const char *error, const mal_decision_t *policy);
+                    const report_change_t *change, const char *error,
+                    const mal_decision_t *policy);
 
 /* A decision of the policy, kept or not. */
 int report_decision(const char *path, const mal_decision_t *d);

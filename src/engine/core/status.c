@@ -75,6 +75,26 @@ const char *engine_error_message(void)
     return last_message;
 }
 
+/* Who says it: "libmal[2]" (the rank in mal_comm()) while libmal is initialised;
+ * outside it, and in mal_init, the rank in MPI_COMM_WORLD ("libmal[world 2]"), so every
+ * message of a job says which process wrote it; "libmal" without MPI. */
+static void log_prefix(char *out, size_t len)
+{
+    int up = 0, down = 0, world = -1;
+    if (log_rank < 0) {
+        MPI_Initialized(&up);
+        MPI_Finalized(&down);
+        if (up && !down)
+            PMPI_Comm_rank(MPI_COMM_WORLD, &world);
+    }
+    if (log_rank >= 0)
+        snprintf(out, len, "libmal[%d]", log_rank);
+    else if (world >= 0)
+        snprintf(out, len, "libmal[world %d]", world);
+    else
+        snprintf(out, len, "libmal");
+}
+
 mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
 {
     char text[MESSAGE_MAX];
@@ -88,11 +108,9 @@ mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
         snprintf(last_message, sizeof last_message, "%s: %s", current_call, text);
     if (!log_errors)
         return status;
-    if (log_rank >= 0)
-        fprintf(stderr, "libmal[%d]: %s: %s\n", log_rank, engine_strerror(status),
-                last_message);
-    else
-        fprintf(stderr, "libmal: %s: %s\n", engine_strerror(status), last_message);
+    char who[32];
+    log_prefix(who, sizeof who);
+    fprintf(stderr, "%s: %s: %s\n", who, engine_strerror(status), last_message);
     return status;
 }
 

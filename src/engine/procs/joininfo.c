@@ -506,7 +506,7 @@ mal_status_t engine_join_data(const engine_parts_t *parts, MPI_Comm comm,
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .status = st,
     };
-    engine_report(parts, comm, &stats, &rc.moved);
+    engine_report(parts, comm, &stats, &rc.moved, NULL); /* rank 0 is a parent */
     if (!st)
         engine_reconfig_commit(&rc, false);
     engine_reconfig_release(&rc);

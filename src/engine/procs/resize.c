@@ -23,16 +23,27 @@ static mal_status_t check_new_weights(const double *weights, int n, const char *
     return weights == NULL ? MAL_OK : engine_check_weights(weights, n, call);
 }
 
-static uint64_t resize_fingerprint(mal_redist_t method, int count, int mode,
-                                   const int *ranks, const double *weights, int n)
+static const char *given_or_null(int64_t given)
 {
-    int head[3] = {count, mode, (int)method};
-    uint64_t h = engine_hash(ENGINE_HASH_SEED, head, sizeof head);
-    if (ranks != NULL)
-        h = engine_hash(h, ranks, (size_t)count * sizeof *ranks);
-    if (weights != NULL)
-        h = engine_hash(h, weights, (size_t)n * sizeof *weights);
-    return h;
+    return given ? "given" : "NULL";
+}
+
+/* The same arguments on every rank, else the message names the first that differs and
+ * its values. `ranks`: a shrink's (NULL: the last `count`), compared whole. */
+static mal_status_t agree_resize(const engine_parts_t *parts, mal_status_t st, int count,
+                                 mal_spawn_mode_t mode, const int *ranks,
+                                 const double *weights, int n, const char *call)
+{
+    int64_t listed = ranks == NULL ? 0 : engine_hash(ENGINE_HASH_SEED, ranks,
+                                                     (size_t)count * sizeof *ranks) >> 2;
+    const engine_arg_t args[] = {
+        {"count", count, NULL, false},
+        {"mode", mode, engine_spawn_mode_name, false},
+        {"the method (mal_set_redist)", parts->xfer->method, engine_method_name, false},
+        {"ranks", listed, NULL, true},
+        {"weights", weights != NULL, given_or_null, false}};
+    return engine_agree_args(parts->group->comm, st, args, (int)(sizeof args / sizeof *args),
+                             "weights", weights, weights != NULL ? n : 0, call);
 }
 
 /* Figures of a reconfiguration that stopped before moving data. */
@@ -45,7 +56,7 @@ static void report_abandoned(const engine_parts_t *parts, mal_action_t action,
                               .procs_before = g->size, .procs_after = g->size,
                               .spawn_seconds = spawn, .total_seconds = MPI_Wtime() - t0,
                               .status = st};
-    engine_report(parts, g->comm, &s, NULL);
+    engine_report(parts, g->comm, &s, NULL, NULL);
 }
 
 void engine_report_abandoned_async(const engine_parts_t *parts, int count, mal_spawn_mode_t mode,
@@ -58,7 +69,7 @@ void engine_report_abandoned_async(const engine_parts_t *parts, int count, mal_s
                               .procs_after = g->size, .spawn_seconds = now - started,
                               .total_seconds = now - started, .status = st, .async = true,
                               .spawned = count, .background_seconds = now - started};
-    engine_report(parts, g->comm, &s, NULL);
+    engine_report(parts, g->comm, &s, NULL, NULL);
 }
 
 /* ---- expand ----------------------------------------------------------------------- */
@@ -172,7 +183,8 @@ static mal_status_t expand_data(const engine_parts_t *parts, engine_procs_t *pro
         s.background_seconds = t0 - procs->async_started;
         s.total_seconds = MPI_Wtime() - procs->async_started;
     }
-    engine_report(parts, merged, &s, &rc.moved);
+    const report_change_t change = {.weights = weights, .nweights = weights ? n : 0};
+    engine_report(parts, merged, &s, &rc.moved, &change);
     if (!st) {
         engine_reconfig_commit(&rc, true);
         MPI_Comm_free(&g->comm);
@@ -240,9 +252,7 @@ mal_status_t engine_expand(const engine_parts_t *parts, engine_procs_t *procs, i
      * judges alike from the same settings), reported, and the processes go on. */
     if (!st)
         st = engine_room_check(parts, procs, count);
-    uint64_t fp = st ? 0 : resize_fingerprint(parts->xfer->method, count, mode, NULL, weights,
-                                              g->size + count);
-    st = engine_agree_in(g->comm, st, fp, "mal_expand");
+    st = agree_resize(parts, st, count, mode, NULL, weights, g->size + count, "mal_expand");
     /* Stale parked processes are released before the placement, which then counts the
      * processes really spawned (the pool wakes only fresh ones). */
     if (!st)
@@ -372,6 +382,22 @@ static void commit_shrink(const engine_parts_t *parts, engine_procs_t *procs,
     }
 }
 
+/* The shrink's report, with the ranks it releases (old numbering) and its weights. */
+static void report_released(const engine_parts_t *parts, mal_reconfig_stats_t *s,
+                            const engine_moved_t *moved, const bool *leaving,
+                            const double *weights)
+{
+    int p = parts->group->size, n = 0;
+    int *released = malloc((size_t)p * sizeof *released);
+    for (int r = 0; released != NULL && r < p; r++)
+        if (leaving[r])
+            released[n++] = r;
+    const report_change_t change = {.released = released, .nreleased = n, .weights = weights,
+                                    .nweights = weights ? p - n : 0};
+    engine_report(parts, parts->group->comm, s, moved, &change);
+    free(released);
+}
+
 static mal_status_t shrink_data(const engine_parts_t *parts, engine_procs_t *procs,
                                 const bool *leaving, const double *weights, bool park, double t0)
 {
@@ -408,7 +434,7 @@ static mal_status_t shrink_data(const engine_parts_t *parts, engine_procs_t *pro
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
         .window_seconds = rc.t_meet + rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(parts, g->comm, &s, &rc.moved);
+    report_released(parts, &s, &rc.moved, leaving, weights);
     if (st) {
         if (rc.n != MPI_COMM_NULL)
             MPI_Comm_free(&rc.n);
@@ -444,9 +470,8 @@ mal_status_t engine_shrink(const engine_parts_t *parts, engine_procs_t *procs, i
                  : engine_fail(MAL_ERR_NOMEM, "no memory for %d flags", g->size);
     if (!st)
         st = check_new_weights(weights, g->size - count, "mal_shrink");
-    uint64_t fp = st ? 0 : resize_fingerprint(parts->xfer->method, count, 0, ranks, weights,
-                                              g->size - count);
-    st = engine_agree_in(g->comm, st, fp, "mal_shrink");
+    st = agree_resize(parts, st, count, MAL_SPAWN_DEFAULT, ranks, weights, g->size - count,
+                      "mal_shrink");
     if (st) {
         free(leaving);
         report_abandoned(parts, MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);

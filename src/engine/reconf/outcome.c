@@ -14,14 +14,15 @@ static double bandwidth(const mal_reconfig_stats_t *s)
 }
 
 static void write_json(const char *path, const mal_reconfig_stats_t *s,
-                       const engine_moved_t *how, const mal_decision_t *policy)
+                       const engine_moved_t *how, const report_change_t *change,
+                       const mal_decision_t *policy)
 {
     report_moved_t moved = {.bytes_by_memory = how->by[ENGINE_PATH_MEMORY],
                             .bytes_by_mpi = how->by[ENGINE_PATH_MPI],
                             .method = engine_redist_name(how->method),
                             .automatic = how->automatic};
-    if (report_reconfig(path, s, &moved, s->status < 0 ? engine_error_message() : NULL,
-                        policy) != 0)
+    if (report_reconfig(path, s, &moved, change,
+                        s->status < 0 ? engine_error_message() : NULL, policy) != 0)
         engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", path);
 }
 
@@ -72,7 +73,7 @@ static void print_summary(const mal_reconfig_stats_t *s, const engine_moved_t *h
 }
 
 void engine_report(const engine_parts_t *parts, MPI_Comm comm, mal_reconfig_stats_t *local,
-                   const engine_moved_t *moved)
+                   const engine_moved_t *moved, const report_change_t *change)
 {
     const mal_decision_t *decision = parts->sink->reason;
     engine_moved_t executed = moved ? *moved : (engine_moved_t){.method = parts->xfer->method};
@@ -110,7 +111,7 @@ void engine_report(const engine_parts_t *parts, MPI_Comm comm, mal_reconfig_stat
         return;
     const engine_settings_t *set = parts->conf;
     if (set->report != NULL)
-        write_json(set->report, &s, &executed, decision);
+        write_json(set->report, &s, &executed, change, decision);
     if (set->summary)
         print_summary(&s, &executed, decision);
 }

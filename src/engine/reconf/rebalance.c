@@ -38,11 +38,15 @@ static mal_rebalance_stats_t rebalance_stats(const engine_reconfig_t *rc, double
     return s;
 }
 
-static uint64_t rebalance_fingerprint(mal_redist_t method, const double *weights, int n)
+/* The same method and weights on every rank (mal_set_redist is local), else the message
+ * names the first that differs and its values. */
+static mal_status_t agree_rebalance(const engine_group_t *g, mal_status_t st,
+                                    mal_redist_t method, const double *weights)
 {
-    int m = (int)method;
-    uint64_t h = engine_hash(ENGINE_HASH_SEED, &m, sizeof m);
-    return engine_hash(h, weights, (size_t)n * sizeof *weights);
+    const engine_arg_t args[] = {{"the method (mal_set_redist)", method, engine_method_name,
+                                  false}};
+    return engine_agree_args(g->comm, st, args, 1, "weights", weights, g->size,
+                             "mal_rebalance");
 }
 
 engine_reconfig_t engine_reconfig_of(const engine_parts_t *parts, mal_action_t action)
@@ -56,13 +60,13 @@ mal_status_t engine_rebalance(const engine_parts_t *parts, const double *weights
 {
     engine_group_t *g = parts->group;
     double t0 = MPI_Wtime();
-    mal_status_t st = check_weights(weights, g->size);
+    mal_status_t st = agree_rebalance(g, check_weights(weights, g->size), parts->xfer->method,
+                                      weights);
     engine_reconfig_t rc = engine_reconfig_of(parts, MAL_ACTION_REBALANCE);
     rc.u = rc.n = g->comm;
     rc.me_u = rc.me_n = g->rank;
     rc.n_u = rc.n_n = rc.old_procs = g->size;
     rc.weights = weights;
-    rc.fingerprint = st ? 0 : rebalance_fingerprint(parts->xfer->method, weights, g->size);
     if (!st)
         st = engine_reconfig_prepare(&rc);
     st = engine_reconfig_move(&rc, st);
@@ -97,6 +101,7 @@ mal_status_t engine_reported_rebalance(const engine_parts_t *parts, const double
         .procs_before = g->size, .procs_after = g->size,
         .bytes_moved = st ? 0 : r.bytes_received, .redist_seconds = st ? 0 : r.seconds,
         .total_seconds = MPI_Wtime() - t0, .status = st};
-    engine_report(parts, g->comm, &s, &parts->sink->stats.moved);
+    const report_change_t change = {.weights = weights, .nweights = count};
+    engine_report(parts, g->comm, &s, &parts->sink->stats.moved, &change);
     return st ? st : MAL_RECONFIGURED;
 }

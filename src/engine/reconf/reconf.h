@@ -10,6 +10,7 @@
 #include "monitor.h"
 #include "plan.h"
 #include "registry.h"
+#include "report.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -76,8 +77,9 @@ mal_status_t engine_reported_rebalance(const engine_parts_t *parts, const double
  * (the sink's stats.reconfig), tell the monitor, and on its rank 0 write the JSON line
  * and the summary, with the sink's reason. `moved`: the executor and the bytes this rank
  * copied per path (engine_reconfig_t.moved), NULL when the reconfiguration stopped
- * before moving data. */
+ * before moving data; `change`: the released ranks and the weights it asked for (read
+ * on rank 0 only), NULL when not known there. */
 void engine_report(const engine_parts_t *parts, MPI_Comm comm, mal_reconfig_stats_t *local,
-                   const engine_moved_t *moved);
+                   const engine_moved_t *moved, const report_change_t *change);
 
 #endif /* MAL_RECONF_H */

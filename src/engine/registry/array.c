@@ -126,12 +126,28 @@ static mal_status_t check_alloc_args(const engine_registry_t *reg, const char *c
     return *row_bytes > 0 ? MAL_OK : MAL_ERR_ARG;
 }
 
-static uint64_t alloc_fingerprint(const char *name, int64_t global_rows, int64_t row_len,
-                                  int64_t row_bytes, mal_distribution_t dist)
+static const char *given_or_null(int64_t given)
 {
-    int64_t fields[4] = {global_rows, row_len, row_bytes, dist};
-    uint64_t h = engine_hash(ENGINE_HASH_SEED, name, strlen(name));
-    return engine_hash(h, fields, sizeof fields);
+    return given ? "given" : "NULL";
+}
+
+/* Every rank passed the same arguments, else the message names the first that differs
+ * and its values ("row_len is 1 on rank 0, 2 on rank 1"). Collective. */
+static mal_status_t agree_alloc(const engine_regctx_t *ctx, mal_status_t st, const char *name,
+                                int64_t distribution, int64_t global_rows, int64_t row_len,
+                                int64_t row_bytes, const mal_csr_t *matrix,
+                                const double *weights, const char *call)
+{
+    const engine_arg_t args[] = {
+        {"the name", engine_text_value(name), NULL, true},
+        {"distribution", distribution, engine_distribution_name, false},
+        {"global_rows", global_rows, NULL, false},
+        {"row_len", row_len, NULL, false},
+        {"the bytes of a row (the type's size times row_len)", row_bytes, NULL, false},
+        {"the matrix", engine_text_value(matrix ? matrix->name : NULL), NULL, true},
+        {"weights", weights != NULL, given_or_null, false}};
+    return engine_agree_args(ctx->comm, st, args, (int)(sizeof args / sizeof *args),
+                             "weights", weights, weights != NULL ? ctx->size : 0, call);
 }
 
 void engine_initial_place(const engine_registry_t *reg, const mal_array_t *a,
@@ -284,13 +300,13 @@ static mal_status_t adopt(const char *call, mal_array_t *a, MPI_Datatype type,
     if (global_rows != a->global_rows || row_len != a->row_len ||
         row_bytes != a->row_bytes || dist != a->distribution || matrix != a->matrix)
         return engine_fail(MAL_ERR_MISMATCH, "%s(\"%s\") on a joining process: "
-                           "%lld rows x %lld (%lld bytes) dist %d%s, but the application holds "
-                           "%lld x %lld (%lld bytes) dist %d%s", call, a->name,
-                           (long long)global_rows,
-                           (long long)row_len, (long long)row_bytes, (int)dist,
-                           matrix ? " aligned" : "", (long long)a->global_rows,
-                           (long long)a->row_len, (long long)a->row_bytes,
-                           (int)a->distribution, a->matrix ? " aligned" : "");
+                           "%lld rows x %lld (%lld bytes) %s%s, but the application holds "
+                           "%lld x %lld (%lld bytes) %s%s", call, a->name,
+                           (long long)global_rows, (long long)row_len, (long long)row_bytes,
+                           engine_distribution_name(dist), matrix ? " aligned" : "",
+                           (long long)a->global_rows, (long long)a->row_len,
+                           (long long)a->row_bytes, engine_distribution_name(a->distribution),
+                           a->matrix ? " aligned" : "");
     a->adoptable = false;
     *array = a;
     return MAL_OK;
@@ -299,13 +315,12 @@ static mal_status_t adopt(const char *call, mal_array_t *a, MPI_Datatype type,
 /* The initial block bounds: the matrix's rows, the weights' split, or NULL (even). */
 static mal_status_t initial_bounds(const engine_regctx_t *ctx, int64_t global_rows,
                                    const double *weights, const mal_csr_t *matrix,
-                                   int64_t **out, uint64_t *fp)
+                                   int64_t **out)
 {
     *out = NULL;
     if (matrix != NULL || weights == NULL)
         return MAL_OK;
     int p = ctx->size;
-    *fp = engine_hash(*fp, weights, (size_t)p * sizeof *weights);
     mal_status_t st = engine_check_weights(weights, p, "mal_alloc_array_weighted");
     if (st)
         return st;
@@ -330,8 +345,10 @@ static mal_status_t alloc_window(const engine_regctx_t *ctx, const char *call,
                                  const double *weights, mal_csr_t *matrix,
                                  mal_array_t **array)
 {
+    int64_t asked = distribution; /* as the program gave it, for messages */
     /* A flag of block arrays only: MAL_REPLICATED | MAL_READ_MOSTLY stays refused. */
-    bool read_mostly = (distribution & MAL_READ_MOSTLY) && (distribution & ~MAL_READ_MOSTLY) == MAL_BLOCK;
+    bool read_mostly = (distribution & MAL_READ_MOSTLY) &&
+                       (distribution & ~MAL_READ_MOSTLY) == MAL_BLOCK;
     if (read_mostly)
         distribution = MAL_BLOCK;
     mal_array_t *joined = name != NULL ? find(ctx->reg, name) : NULL;
@@ -340,14 +357,12 @@ static mal_status_t alloc_window(const engine_regctx_t *ctx, const char *call,
     int64_t row_bytes = 0;
     mal_status_t st = check_alloc_args(ctx->reg, call, name, type, global_rows, row_len,
                                        distribution, array, &row_bytes);
-    uint64_t fp = st ? 0 : alloc_fingerprint(name, global_rows, row_len, row_bytes,
-                                             distribution);
-    if (matrix != NULL)
-        fp = engine_hash(fp, matrix->name, strlen(matrix->name));
     int64_t *bounds = NULL;
     if (!st)
-        st = initial_bounds(ctx, global_rows, weights, matrix, &bounds, &fp);
-    if ((st = engine_agree_in(ctx->comm, st, fp, call))) {
+        st = initial_bounds(ctx, global_rows, weights, matrix, &bounds);
+    st = agree_alloc(ctx, st, name, asked, global_rows, row_len, row_bytes, matrix,
+                     matrix == NULL ? weights : NULL, call);
+    if (st) {
         free(bounds);
         return st;
     }
