@@ -43,7 +43,8 @@ void engine_pool_prepare(const engine_parts_t *parts, engine_procs_t *procs);
 mal_status_t engine_pool_take(const engine_parts_t *parts, engine_procs_t *procs, int count,
                               int *woken);
 /* Wake msg->woken parked processes and send them msg; *grown spans the active processes
- * then them (the group's communicator itself when none). Collective over the group and the woken. */
+ * then them (the group's communicator itself when none). Collective over the group and
+ * the woken. */
 mal_status_t engine_pool_wake(const engine_parts_t *parts, engine_procs_t *procs,
                               const engine_join_msg_t *msg, MPI_Comm *grown);
 /* After an expansion committed (the group is the new set). */

@@ -1,5 +1,5 @@
-/* What the job may grow into, read at mal_init (docs/guide/running.md, "Slurm"), and its two uses at an
- * expansion: the limit (an expansion beyond the slots is refused before anything is
+/* What the job may grow into, read at mal_init (docs/guide/running.md, "Slurm"), and its
+ * two uses at an expansion: the limit (an expansion beyond the slots is refused before anything is
  * spawned, with a notice naming the limit and where it comes from, and the application
  * goes on with its processes and data) and the placement (new processes fill the free
  * slots host by host, unless MAL_HOSTS or the policy names hosts).

@@ -59,7 +59,8 @@ static void print_summary(const mal_reconfig_stats_t *s, const engine_moved_t *h
            (long long)s->iteration, engine_action_name(s->action), s->procs_before, s->procs_after,
            (double)s->bytes_moved / (1 << 20), by, s->spawn_seconds, s->window_seconds,
            s->redist_seconds, bandwidth(s) / 1e6, s->total_seconds,
-           s->status < 0 ? "abandoned, " : "ok", s->status < 0 ? engine_status_name(s->status) : "");
+           s->status < 0 ? "abandoned, " : "ok",
+           s->status < 0 ? engine_status_name(s->status) : "");
     if (s->status < 0)
         engine_notice_add(&n, "libmal:   reason: %s\n", engine_error_message());
     if (s->action == MAL_ACTION_EXPAND && s->status == MAL_OK && (s->pooled > 0 || s->async))
