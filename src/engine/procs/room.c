@@ -1,8 +1,8 @@
 /* What the job may grow into, read at mal_init (docs/guide/running.md, "Slurm"), and its
- * two uses at an expansion: the limit (an expansion beyond the slots is refused before anything is
- * spawned, with a notice naming the limit and where it comes from, and the application
- * goes on with its processes and data) and the placement (new processes fill the free
- * slots host by host, unless MAL_HOSTS or the policy names hosts).
+ * two uses at an expansion: the limit (an expansion beyond the slots is refused before
+ * anything is spawned, with a notice naming the limit and where it comes from, and the
+ * application goes on with its processes and data) and the placement (new processes fill
+ * the free slots host by host, unless MAL_HOSTS or the policy names hosts).
  *
  * Sources, the first found wins: MAL_ALLOCATION=off (none); MAL_HOSTFILE; a Slurm
  * allocation (SLURM_JOB_NODELIST with SLURM_JOB_CPUS_PER_NODE over SLURM_CPUS_PER_TASK,
