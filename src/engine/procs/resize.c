@@ -214,9 +214,10 @@ static void predict_resize(const engine_parts_t *parts, const engine_procs_t *pr
             old_of_new[k++] = r;
     while (old_of_new != NULL && k < n)
         old_of_new[k++] = -1;
-    const engine_procs_t *pr = procs; /* the new processes' hosts (dpm.c) */
-    engine_host_list_t hosts = {pr->spawn_hosts ? pr->spawn_hosts : parts->conf->hosts,
-                                pr->spawned - (pr->spawn_hosts ? pr->spawn_hosts_base : 0)};
+    /* The new processes' hosts (dpm.c). */
+    const char *placed = procs->spawn_hosts;
+    engine_host_list_t hosts = {placed ? placed : parts->conf->hosts,
+                                procs->spawned - (placed ? procs->spawn_hosts_base : 0)};
     engine_monitor_predict(parts->sink->mon, g->comm, g->iteration, action, count,
                            action == MAL_ACTION_EXPAND ? engine_pool_parked(procs) : 0,
                            old_of_new, n, weights, hosts);
