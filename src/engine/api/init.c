@@ -240,9 +240,8 @@ mal_status_t mal_finalize(void)
     engine_array_destroy_all(&e->reg);
     engine_csr_free_all(&e->reg);
     engine_monitor_finalize(&e->sink.mon);
-    engine_parts_t parts = engine_parts_of(e);
     engine_async_finish(&e->procs);
-    engine_pool_finalize(&parts, &e->procs);
+    engine_pool_finalize(&e->group, &e->procs);
     engine_spawn_end_stuck();
     if (e->group.comm != MPI_COMM_NULL)
         MPI_Comm_free(&e->group.comm);

@@ -128,7 +128,7 @@ static void pool_view(const engine_parts_t *parts, const engine_procs_t *procs, 
                       policy_input_t *in, int *parked_on)
 {
     in->parked = engine_pool_parked(procs);
-    in->async = engine_async_on(parts, procs);
+    in->async = engine_async_on(parts->conf, procs);
     /* Where they are parked, when every one of them is on a host of the view. */
     int placed = 0;
     for (int i = 0; i < in->parked; i++)

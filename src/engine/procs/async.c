@@ -180,8 +180,8 @@ mal_status_t engine_expand_planned(const engine_parts_t *parts, engine_procs_t *
 {
     /* One beyond the allocation, were it all spawned, goes to engine_expand, which
      * wakes what is parked or refuses it (and reports) with the parked ones kept. */
-    bool background = engine_async_on(parts, procs) && procs->async == NULL && count > 0 &&
-                      engine_room_fits(parts, count);
+    bool background = engine_async_on(parts->conf, procs) && procs->async == NULL &&
+                      count > 0 && engine_room_fits(parts->group, parts->conf, count);
     /* Stale parked processes would be released at the switch and their replacements
      * spawned there, in the application's time: release them now, spawn here. */
     mal_status_t st = background ? engine_pool_drop_stale(parts, procs) : MAL_OK;

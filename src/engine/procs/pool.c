@@ -129,11 +129,11 @@ int engine_pool_parked(const engine_procs_t *procs)
     return procs->world != MPI_COMM_NULL ? procs->nparked : 0;
 }
 
-bool engine_async_on(const engine_parts_t *parts, const engine_procs_t *procs)
+bool engine_async_on(const engine_settings_t *conf, const engine_procs_t *procs)
 {
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
-    return parts->conf->async && procs->world != MPI_COMM_NULL &&
+    return conf->async && procs->world != MPI_COMM_NULL &&
            level >= MPI_THREAD_MULTIPLE;
 }
 
@@ -320,7 +320,7 @@ mal_status_t engine_pool_start(const engine_parts_t *parts, engine_procs_t *proc
         return st;
     MPI_Comm_set_errhandler(procs->world, MPI_ERRORS_RETURN);
     /* A prefetch stays in the allocation. */
-    int free_slots = engine_room_free_slots(parts, procs);
+    int free_slots = engine_room_free_slots(parts->group, parts->conf, procs);
     int prefetch = parts->conf->prefetch;
     return engine_pool_fill(parts, procs, prefetch < free_slots ? prefetch : free_slots, NULL);
 }
@@ -476,9 +476,8 @@ mal_status_t engine_pool_release(const engine_parts_t *parts, engine_procs_t *pr
     return st || count == 0 ? st : release_last(parts, procs, count);
 }
 
-void engine_pool_finalize(const engine_parts_t *parts, engine_procs_t *procs)
+void engine_pool_finalize(const engine_group_t *g, engine_procs_t *procs)
 {
-    engine_group_t *g = parts->group;
     /* A process released for good left world already but still has the list. */
     if (procs->world != MPI_COMM_NULL && g->rank == 0 && !procs->parked_self && !procs->removed)
         for (int i = 0; i < procs->nparked; i++)
@@ -587,10 +586,9 @@ mal_status_t engine_pool_take(const engine_parts_t *parts, engine_procs_t *procs
     return st;
 }
 
-void engine_pool_after_expand(const engine_parts_t *parts, engine_procs_t *procs, int woken,
+void engine_pool_after_expand(const engine_group_t *g, engine_procs_t *procs, int woken,
                               bool spawned)
 {
-    engine_group_t *g = parts->group;
     if (procs->world == MPI_COMM_NULL)
         return;
     if (woken > 0) {

@@ -35,7 +35,7 @@ int engine_pool_parked(const engine_procs_t *procs);
 void engine_pool_say_ready(const engine_procs_t *p);
 bool engine_pool_wait_ready(const engine_procs_t *p, int n, double bound);
 /* Asynchronous expansion enabled, and MPI_THREAD_MULTIPLE provided. */
-bool engine_async_on(const engine_parts_t *parts, const engine_procs_t *procs);
+bool engine_async_on(const engine_settings_t *conf, const engine_procs_t *procs);
 /* Rank 0, at mal_step: prespawned processes prepare memory for the current registry. */
 void engine_pool_prepare(const engine_parts_t *parts, engine_procs_t *procs);
 /* An expansion by `count`: how many parked processes it takes (engine_pool_drop_stale
@@ -48,7 +48,7 @@ mal_status_t engine_pool_take(const engine_parts_t *parts, engine_procs_t *procs
 mal_status_t engine_pool_wake(const engine_parts_t *parts, engine_procs_t *procs,
                               const engine_join_msg_t *msg, MPI_Comm *grown);
 /* After an expansion committed (the group is the new set). */
-void engine_pool_after_expand(const engine_parts_t *parts, engine_procs_t *procs, int woken,
+void engine_pool_after_expand(const engine_group_t *g, engine_procs_t *procs, int woken,
                               bool spawned);
 /* After a shrink committed, on every process of the old set: world in its new order,
  * the leavers parked last. Collective over world. */
@@ -63,7 +63,7 @@ mal_status_t engine_pool_wait(const engine_parts_t *parts, engine_procs_t *procs
 /* mal_pool_release. Collective over the group. */
 mal_status_t engine_pool_release(const engine_parts_t *parts, engine_procs_t *procs, int count);
 /* mal_finalize: release every parked process, free world. */
-void engine_pool_finalize(const engine_parts_t *parts, engine_procs_t *procs);
+void engine_pool_finalize(const engine_group_t *g, engine_procs_t *procs);
 /* A prespawned process's memory for a structure (PREPARE), claimed at the wake by the
  * structure of that name (into *buf, as kept memory) or dropped. */
 void engine_pool_reserve(engine_procs_t *procs, const char *name, int64_t bytes);

@@ -191,7 +191,7 @@ static mal_status_t expand_data(const engine_parts_t *parts, engine_procs_t *pro
         g->comm = merged;
         MPI_Comm_size(merged, &g->size);
         procs->spawned += msg->spawning;
-        engine_pool_after_expand(parts, procs, msg->woken, msg->spawning > 0);
+        engine_pool_after_expand(g, procs, msg->woken, msg->spawning > 0);
     } else {
         MPI_Comm_free(&merged); /* the joiners leave on their own, the woken park again */
     }
@@ -452,7 +452,7 @@ static mal_status_t shrink_data(const engine_parts_t *parts, engine_procs_t *pro
 static void refill_pool(const engine_parts_t *parts, engine_procs_t *procs)
 {
     int missing = parts->conf->prefetch - engine_pool_parked(procs);
-    int free_slots = engine_room_free_slots(parts, procs);
+    int free_slots = engine_room_free_slots(parts->group, parts->conf, procs);
     missing = missing < free_slots ? missing : free_slots;
     if (missing > 0 && procs->world != MPI_COMM_NULL)
         engine_pool_fill(parts, procs, missing, NULL);

@@ -163,10 +163,8 @@ static int parked_count(const engine_procs_t *procs)
     return procs->world != MPI_COMM_NULL ? procs->nparked : 0;
 }
 
-bool engine_room_fits(const engine_parts_t *parts, int count)
+bool engine_room_fits(const engine_group_t *g, const engine_settings_t *s, int count)
 {
-    engine_group_t *g = parts->group;
-    const engine_settings_t *s = parts->conf;
     if (s->room.slots <= 0 || (int64_t)g->size + count <= s->room.slots)
         return true;
     /* Every rank probes alike: the same parameters, the same answer. */
@@ -175,7 +173,7 @@ bool engine_room_fits(const engine_parts_t *parts, int count)
 
 bool engine_room_allows(const engine_parts_t *parts, const engine_procs_t *procs, int count)
 {
-    return count <= parked_count(procs) || engine_room_fits(parts, count);
+    return count <= parked_count(procs) || engine_room_fits(parts->group, parts->conf, count);
 }
 
 mal_status_t engine_room_check(const engine_parts_t *parts, const engine_procs_t *procs, int count)
@@ -198,10 +196,10 @@ mal_status_t engine_room_check(const engine_parts_t *parts, const engine_procs_t
     return st;
 }
 
-int engine_room_free_slots(const engine_parts_t *parts, const engine_procs_t *procs)
+int engine_room_free_slots(const engine_group_t *g, const engine_settings_t *conf,
+                           const engine_procs_t *procs)
 {
-    engine_group_t *g = parts->group;
-    int64_t slots = parts->conf->room.slots;
+    int64_t slots = conf->room.slots;
     if (slots <= 0)
         return INT_MAX;
     int64_t left = slots - g->size - parked_count(procs);

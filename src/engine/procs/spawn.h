@@ -21,11 +21,12 @@ void engine_room_announce(const engine_settings_t *s);
  * the refusal MAL_ERR_LIMIT, with the notice, when it does not. engine_room_fits: the
  * same when all `count` are spawned, whatever is parked. */
 bool engine_room_allows(const engine_parts_t *parts, const engine_procs_t *procs, int count);
-bool engine_room_fits(const engine_parts_t *parts, int count);
+bool engine_room_fits(const engine_group_t *g, const engine_settings_t *conf, int count);
 mal_status_t engine_room_check(const engine_parts_t *parts, const engine_procs_t *procs, int count);
 /* Slots neither active nor parked processes hold (INT_MAX: no limit): a prefetch
  * spawns no more. */
-int engine_room_free_slots(const engine_parts_t *parts, const engine_procs_t *procs);
+int engine_room_free_slots(const engine_group_t *g, const engine_settings_t *conf,
+                           const engine_procs_t *procs);
 /* Collective over the group: where the processes an expansion by `count` spawns go, set
  * as procs->spawn_hosts when the allocation names hosts and neither MAL_HOSTS nor the
  * policy does; true when it set them (engine_room_unplace frees them afterwards). */
