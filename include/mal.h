@@ -433,6 +433,18 @@ typedef struct {
      *  MAL_RECONFIGURED. Shrinks and rebalances stay synchronous. -1: MAL_ASYNC from the
      *  environment, else 0. */
     int async;
+    /** Debug mode (1), to find the two mistakes a malleable program makes silently.
+     *  After a reconfiguration, the memory a pointer read before it (mal_local_data(),
+     *  mal_csr_colind(), mal_csr_values()) leads into is made inaccessible until the next
+     *  one begins, and an access there prints a line naming the structure and aborts
+     *  instead of reading rows that are no longer this process's; rebalances then always
+     *  move rows to the other buffer, so that the old one can be protected. With
+     *  libmal-pmpi linked, a call on MPI_COMM_WORLD while the application's processes
+     *  (mal_comm()) are no longer MPI_COMM_WORLD's is named and the job aborted instead of
+     *  hanging. It costs time (copies a rebalance would have left in place, a spare that
+     *  may have to grow for them); results are unchanged. Every rank must have the same
+     *  value. -1: MAL_DEBUG from the environment, else 0. */
+    int debug;
 } mal_config_t;
 
 /**

@@ -23,16 +23,22 @@
  * (mal_pmpi_finalize_shmem) when libmal started it. Without it, mal_init refuses
  * MAL_REDIST=shmem with MAL_ERR_UNSUPPORTED.
  *
+ * In debug mode (MAL_DEBUG=1, mal_config_t.debug) each wrapper also asks
+ * mal_pmpi_check_comm before it calls MPI, which names a call on MPI_COMM_WORLD made
+ * after the application's processes stopped being MPI_COMM_WORLD's and aborts the job
+ * instead of letting the call hang.
+ *
  * Another PMPI tool can be used instead: it reports what it intercepts through the same
- * two calls, and for SHMEM calls mal_pmpi_attach when loaded and
- * mal_pmpi_finalize_shmem from its MPI_Finalize. Only one library may define each MPI_
- * function of a program.
+ * two calls (and may ask mal_pmpi_check_comm), and for SHMEM calls mal_pmpi_attach when
+ * loaded and mal_pmpi_finalize_shmem from its MPI_Finalize. Only one library may define
+ * each MPI_ function of a program.
  */
 #ifndef MAL_PMPI_H
 #define MAL_PMPI_H
 
 #include "mal_status.h" /* MAL_API */
 
+#include <mpi.h>
 #include <stdbool.h>
 
 #ifdef __cplusplus
@@ -77,6 +83,25 @@ MAL_API bool mal_monitor_counting(void);
  * @ingroup mal_monitoring
  */
 MAL_API void mal_monitor_record_comm(mal_comm_op_t op, double bytes, double seconds, bool call);
+
+/**
+ * @brief Debug mode: check the communicator of one of the application's MPI calls
+ *        before the call enters MPI.
+ * @param comm the call's communicator
+ * @param call its name ("MPI_Allreduce"), which the message names
+ * @note Local. Returns at once unless debug mode is on (mal_config_t.debug), libmal is
+ *       initialised on an active process and @p comm is MPI_COMM_WORLD. When the
+ *       processes of mal_comm() are then no longer MPI_COMM_WORLD's (an expansion or a
+ *       shrink changed them) it prints
+ *       `libmal[RANK]: mal_debug: CALL on MPI_COMM_WORLD while the application's
+ *       processes are mal_comm() (N processes, MPI_COMM_WORLD has M): use mal_comm()`
+ *       and aborts the job (MPI_Abort over mal_comm()): the call would wait for processes
+ *       that never take part, or mix processes that are not the application's. Not
+ *       checked: a program whose mal_init() was given a part of MPI_COMM_WORLD (it may
+ *       use MPI_COMM_WORLD for work of its own), and other communicators.
+ * @ingroup mal_monitoring
+ */
+MAL_API void mal_pmpi_check_comm(MPI_Comm comm, const char *call);
 
 /**
  * @brief Say that the program's MPI_Finalize reaches mal_pmpi_finalize_shmem(): the

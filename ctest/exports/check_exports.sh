@@ -32,7 +32,7 @@ if [ "$kind" = pmpi ]; then
     expected="MPI_Send MPI_Allreduce MPI_Finalize"
 else
     expected="mal_init mal_step mal_alloc_window mal_version mal_pmpi_attach
-mal_pmpi_finalize_shmem"
+mal_pmpi_finalize_shmem mal_pmpi_check_comm"
 fi
 for s in $expected; do
     echo "$symbols" | grep -qx "$s" || { echo "exports: FAIL: $s is not exported"; exit 1; }

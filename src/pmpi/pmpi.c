@@ -4,8 +4,10 @@
  * It defines the MPI calls the examples (and typical iterative codes) use; each one
  * forwards to its PMPI_ entry point and, while the monitor counts, reports its time and
  * its size as the prediction model counts it (mal_comm_op_t) through
- * mal_monitor_record_comm, the library's only way into libmal. Point-to-point completion
- * calls (receives, waits) add time only: the message was counted when it was sent.
+ * mal_monitor_record_comm. Point-to-point completion calls (receives, waits) add time
+ * only: the message was counted when it was sent. Each call on a communicator first asks
+ * mal_pmpi_check_comm (debug mode). These and the hooks of the constructor and
+ * MPI_Finalize are the library's only ways into libmal.
  * Everything else here is static: the library exports MPI_ names and nothing more. */
 #include "mal_pmpi.h"
 
@@ -45,6 +47,10 @@ static double sum_counts(const int *counts, MPI_Comm comm)
     return total;
 }
 
+/* Debug mode: a call on a communicator that is no longer the application's is named, and
+ * the job aborted, before it can hang in MPI (mal_pmpi_check_comm). */
+#define MAL_CHECKED(comm) mal_pmpi_check_comm(comm, __func__)
+
 /* Forward the call; when counting, time it and record `bytes` (evaluated afterwards). */
 #define MAL_TIMED(op, is_call, bytes, call)                                             \
     do {                                                                                \
@@ -59,6 +65,7 @@ static double sum_counts(const int *counts, MPI_Comm comm)
 MAL_PMPI_EXPORT
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_SEND, true, type_bytes(type, count),
               PMPI_Send(buf, count, type, dest, tag, comm));
 }
@@ -67,6 +74,7 @@ MAL_PMPI_EXPORT
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
               MPI_Comm comm, MPI_Request *request)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_SEND, true, type_bytes(type, count),
               PMPI_Isend(buf, count, type, dest, tag, comm, request));
 }
@@ -75,6 +83,7 @@ MAL_PMPI_EXPORT
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_SEND, false, 0, PMPI_Recv(buf, count, type, source, tag, comm, status));
 }
 
@@ -82,6 +91,7 @@ MAL_PMPI_EXPORT
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_SEND, false, 0,
               PMPI_Irecv(buf, count, type, source, tag, comm, request));
 }
@@ -91,6 +101,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                  int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_SEND, true, type_bytes(sendtype, sendcount),
               PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                             recvtype, source, recvtag, comm, status));
@@ -111,12 +122,14 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 MAL_PMPI_EXPORT
 int MPI_Barrier(MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_BARRIER, true, 0, PMPI_Barrier(comm));
 }
 
 MAL_PMPI_EXPORT
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_BCAST, true, type_bytes(type, count),
               PMPI_Bcast(buf, count, type, root, comm));
 }
@@ -125,6 +138,7 @@ MAL_PMPI_EXPORT
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                int root, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_REDUCE, true, type_bytes(type, count),
               PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm));
 }
@@ -133,6 +147,7 @@ MAL_PMPI_EXPORT
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                   MPI_Op op, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_ALLREDUCE, true, type_bytes(type, count),
               PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm));
 }
@@ -141,6 +156,7 @@ MAL_PMPI_EXPORT
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_ALLGATHER, true, type_bytes(recvtype, recvcount * comm_procs(comm)),
               PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                              comm));
@@ -151,6 +167,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_ALLGATHER, true, type_bytes(recvtype, sum_counts(recvcounts, comm)),
               PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                               recvtype, comm));
@@ -162,6 +179,7 @@ MAL_PMPI_EXPORT
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_GATHER, true,
               sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount * comm_procs(comm))
                                       : type_bytes(sendtype, sendcount * comm_procs(comm)),
@@ -174,6 +192,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_GATHER, true,
               sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, sum_counts(recvcounts, comm))
                                       : type_bytes(sendtype, sendcount * comm_procs(comm)),
@@ -185,6 +204,7 @@ MAL_PMPI_EXPORT
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_SCATTER, true,
               recvbuf == MPI_IN_PLACE ? type_bytes(sendtype, sendcount * comm_procs(comm))
                                       : type_bytes(recvtype, recvcount * comm_procs(comm)),
@@ -197,6 +217,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_SCATTER, true,
               recvbuf == MPI_IN_PLACE ? type_bytes(sendtype, sum_counts(sendcounts, comm))
                                       : type_bytes(recvtype, recvcount * comm_procs(comm)),
@@ -208,6 +229,7 @@ MAL_PMPI_EXPORT
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_ALLTOALL, true,
               sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount * comm_procs(comm))
                                       : type_bytes(sendtype, sendcount * comm_procs(comm)),
@@ -220,6 +242,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    MAL_CHECKED(comm);
     MAL_TIMED(MAL_COMM_ALLTOALL, true,
               sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, sum_counts(recvcounts, comm))
                                       : type_bytes(sendtype, sum_counts(sendcounts, comm)),

@@ -125,6 +125,16 @@ static const setting_t table[SETTING_COUNT_] = {
         .fallback_doc = "0 (field -1: from the environment)",
         .effect = "an expansion that spawns does it in the background while the application "
                   "iterates (needs `MPI_THREAD_MULTIPLE`)"},
+    /* Agreed: it moves a rebalance's rows out of place, which every rank plans for all. */
+    [SETTING_DEBUG] = {.agree = true,
+        FIELD(debug), .env = "MAL_DEBUG", .type = SETTING_INT, .min = 0,
+        .max = 1, .unset = -1, .fallback = 0, .initial = -1, .unit = "0 or 1",
+        .fallback_doc = "0 (field -1: from the environment)",
+        .effect = "debug mode: a pointer into a structure read before a reconfiguration "
+                  "faults with a message naming the structure, and with libmal-pmpi a call on "
+                  "`MPI_COMM_WORLD` once it no longer holds the application's processes is "
+                  "named and the job aborted; rebalances then always move rows to the other "
+                  "buffer (see \"Debug mode\")"},
     [SETTING_MAX_COUNT] = {.agree = true,
         .env = "MAL_MAX_COUNT", .type = SETTING_NUMBER, .min = 1,
         .max = INT_MAX, .fallback = INT_MAX, .unit = "an integer", .fallback_doc = "`INT_MAX`",

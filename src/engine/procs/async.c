@@ -13,6 +13,7 @@
  * the application goes on as it was. */
 #include "core.h"
 #include "join.h"
+#include "memory.h"
 #include "plan.h"
 #include "pool.h"
 #include "procs.h"
@@ -162,6 +163,9 @@ static mal_status_t start(const engine_parts_t *parts, engine_procs_t *procs, in
         return engine_expand(parts, procs, count, mode, weights);
     }
     a->started = MPI_Wtime();
+    /* The thread copies rows ahead into the spares, which debug mode may have protected
+     * since the last reconfiguration: the next one has begun. */
+    engine_stale_release_all();
     /* Every rank's thread takes part in the same collectives: one that cannot start
      * runs the background phase here, which costs this rank's overlap, not the run. */
     if (pthread_create(&a->thread, NULL, background, a) != 0) {

@@ -32,6 +32,7 @@ void engine_plan_layouts(const int64_t *old_bounds, int old_procs, const int *n_
 
 mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc)
 {
+    engine_stale_release_all();
     rc->moved.method = rc->xfer->method; /* MAL_REDIST_AUTO's: engine_plan_method */
     rc->count = engine_array_count(rc->reg);
     rc->moves = calloc(rc->count ? (size_t)rc->count : 1, sizeof *rc->moves);
@@ -140,12 +141,14 @@ static bool fits_in_place(const mal_array_t *a, int p, const int64_t *nb, int64_
 
 /* Where the new parts go: a new buffer over N laid out like a fresh allocation, or (a
  * rebalance) the current buffer when they fit there; the spare is placed later
- * (engine_plan_targets), once it has grown. */
+ * (engine_plan_targets), once it has grown. Debug mode never moves in place: the old
+ * buffer is then the one the application's old pointers lead into, which the commit
+ * protects. */
 static void place(const engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
     if (rebalancing(rc)) {
-        m->in_place = fits_in_place(a, rc->n_u, m->new_bounds, m->new_offsets);
+        m->in_place = !rc->debug && fits_in_place(a, rc->n_u, m->new_bounds, m->new_offsets);
         return;
     }
     engine_initial_place(rc->reg, a, m->new_bounds_n, rc->n_n, m->caps, m->new_offsets_n);

@@ -60,6 +60,9 @@ typedef struct {
                                  * NULL: nobody is predicting                       */
     uint64_t fingerprint;       /* of the arguments that must agree (rebalance), 0 */
     bool park_leavers;          /* shrink into the pool: leavers keep their memory   */
+    bool debug;                 /* MAL_DEBUG: rebalances move out of place, and the
+                                 * memory left behind is protected at the commit    */
+    int64_t iteration;          /* the iteration it happens at (debug's messages)   */
     engine_move_t *moves;
     int count;
     int64_t bytes_in;           /* bytes this rank received                        */
@@ -84,7 +87,8 @@ void engine_plan_layouts(const int64_t *old_bounds, int old_procs, const int *n_
                          int64_t *new_u);
 /* One move per registered structure, in registry order, and n_of_u as the identity
  * (an expansion and a rebalance keep every rank; a shrink overwrites it). Released by
- * engine_reconfig_release, also on failure. */
+ * engine_reconfig_release, also on failure. The memory debug mode protected becomes
+ * accessible again first: a reconfiguration reuses spares. */
 mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc);
 /* Plan every move: layouts over U, segments, where the new parts go in place (a
  * rebalance), the transport, and its scratch. Local; errors are recorded. */
@@ -126,7 +130,8 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local);
 void engine_reconfig_release(engine_reconfig_t *rc);
 /* Give the structures their new layouts and buffers. Across communicators the old
  * buffers are freed (collective over the old communicator on the processes that
- * `had_old` them); a rebalance swaps to the target buffer. */
+ * `had_old` them); a rebalance swaps to the target buffer. With rc->debug, on a process
+ * that stays, the memory the application's old pointers lead into is protected. */
 void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old);
 
 /* ---- read-mostly rows copied ahead of an asynchronous expansion (prepull.c) ---- */

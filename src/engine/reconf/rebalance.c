@@ -53,7 +53,9 @@ engine_reconfig_t engine_reconfig_of(const engine_parts_t *parts, mal_action_t a
 {
     return (engine_reconfig_t){.action = action, .reg = parts->reg, .xfer = parts->xfer,
                                .min_rows = settings_num(parts->settings, SETTING_MIN_ROWS),
-                               .mon = parts->sink->mon, .params = &parts->conf->params};
+                               .mon = parts->sink->mon, .params = &parts->conf->params,
+                               .debug = settings_num(parts->settings, SETTING_DEBUG) != 0,
+                               .iteration = parts->group->iteration};
 }
 
 mal_status_t engine_rebalance(const engine_parts_t *parts, const double *weights)

@@ -19,6 +19,7 @@
 #include "registry.h"
 #include "transport.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,15 +213,31 @@ void engine_reconfig_release(engine_reconfig_t *rc)
     rc->n_of_u = NULL;
 }
 
+/* Debug mode: the memory the application's pointers into `a` led into until this commit
+ * (its old buffer, now its spare) faults until the next reconfiguration, with a line
+ * naming the structure (transport/stale.c). */
+static void protect_stale(const engine_reconfig_t *rc, const mal_array_t *a)
+{
+    char text[384];
+    snprintf(text, sizeof text, "libmal[%d]: mal_debug: access to '%s' through a pointer "
+             "from before the reconfiguration at iteration %lld (re-read %s after "
+             "MAL_RECONFIGURED)\n", rc->me_n, engine_array_name(a), (long long)rc->iteration,
+             engine_array_pointer_call(a));
+    engine_stale_protect(engine_array_spare(a), text);
+}
+
 /* A rebalance: the new layout, and the target buffer becomes the current one. Source
  * and target have now exchanged data: their first-transfer costs are paid. */
 static void commit_rebalance(engine_reconfig_t *rc)
 {
     for (int i = 0; i < rc->count; i++) {
         engine_move_t *m = &rc->moves[i];
-        if (m->moves)
-            engine_array_rebalanced(m->array, m->new_bounds, m->new_offsets, rc->n_u,
-                                    m->in_place);
+        if (!m->moves)
+            continue;
+        engine_array_rebalanced(m->array, m->new_bounds, m->new_offsets, rc->n_u,
+                                m->in_place);
+        if (rc->debug && !m->in_place)
+            protect_stale(rc, m->array);
     }
     if (rc->changed)
         engine_csr_commit(rc->reg, rc->me_n);
@@ -278,6 +295,9 @@ void engine_reconfig_commit(engine_reconfig_t *rc, bool had_old)
             adopt_layout(m, kept);
         else /* a leaver: no buffer left but the memory it keeps */
             engine_array_install(a, NULL, NULL, NULL, kept);
+        /* On a process that stays, what it kept is its spare now. */
+        if (rc->debug && had_old && rc->n != MPI_COMM_NULL)
+            protect_stale(rc, a);
     }
     /* Row pointers are rebuilt from the committed rows; a leaver has none left. */
     if (rc->n != MPI_COMM_NULL)

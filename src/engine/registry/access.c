@@ -51,6 +51,17 @@ int64_t engine_array_bytes(const mal_array_t *a)
     return a->global_rows * a->row_bytes;
 }
 
+const char *engine_array_pointer_call(const mal_array_t *a)
+{
+    switch (a->part) {
+    case CSR_PART_ROWPTR: return "mal_csr_rowptr";
+    case CSR_PART_COLIND: return "mal_csr_colind";
+    case CSR_PART_VALUES: return "mal_csr_values";
+    case CSR_PART_NONE: break;
+    }
+    return "mal_local_data";
+}
+
 bool engine_array_replicated(const mal_array_t *a)
 {
     return a->distribution == MAL_REPLICATED;

@@ -80,6 +80,10 @@ int64_t engine_array_row_len(const mal_array_t *a);
 int64_t engine_array_row_bytes(const mal_array_t *a);
 /* Bytes of every row: what one replicated copy or all the parts together hold. */
 int64_t engine_array_bytes(const mal_array_t *a);
+/* The public call whose pointer leads into the structure's part ("mal_local_data",
+ * "mal_csr_colind", ...): what a message about a stale pointer tells the user to call
+ * again. */
+const char *engine_array_pointer_call(const mal_array_t *a);
 /* MAL_REPLICATED (no layout, never rebalanced), else MAL_BLOCK. */
 bool engine_array_replicated(const mal_array_t *a);
 /* MAL_READ_MOSTLY: unchanged between iterations, copied ahead of an expansion. */

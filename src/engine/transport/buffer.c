@@ -282,6 +282,8 @@ const char *engine_buffer_kind(const engine_buffer_t *buf)
 
 void engine_buffer_free(int *count, engine_buffer_t *buf)
 {
+    /* Debug mode may have protected it (a spare freed between reconfigurations). */
+    engine_stale_release(buf->base, buf->mapped);
     if (engine_buffer_present(buf))
         (*count)--;
     if (buf->own)

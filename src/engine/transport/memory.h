@@ -160,6 +160,23 @@ double engine_direct_populate_cost(void);
  * "always" or "madvise"). */
 bool engine_direct_huge_pages(void);
 
+/* ---- Debug mode's stale memory (stale.c, MAL_DEBUG) ----
+ * After a reconfiguration commits, the memory the application's pointers from before it
+ * lead into (a structure's old buffer, kept as its spare) is made inaccessible until the
+ * next reconfiguration begins; an access there writes the line given for it and aborts
+ * (a SIGSEGV/SIGBUS handler, installed at the first protection, hands every other fault
+ * to the handler that was there before). */
+
+/* Protect `b`'s memory (PROT_NONE), `text` the line a fault there writes. Only libmal's
+ * own memory is protected (direct memory, a window over it, memory kept from them): false
+ * for MPI's windows and SHMEM's blocks, and when the kernel refuses. */
+bool engine_stale_protect(const engine_buffer_t *b, const char *text);
+/* Every protected range accessible again, and forgotten: before anything uses a spare
+ * (a reconfiguration's start, an asynchronous expansion's copies ahead). */
+void engine_stale_release_all(void);
+/* The same for the ranges within [base, base + bytes), memory about to be freed. */
+void engine_stale_release(const char *base, size_t bytes);
+
 /* ---- The OpenSHMEM runtime (shmem.c; its transfers are declared in transport.h). A
  * libmal built without OpenSHMEM answers MAL_ERR_UNSUPPORTED to every call that needs
  * it. ---- */
