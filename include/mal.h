@@ -223,6 +223,11 @@ MAL_API const char *mal_redist_name(mal_redist_t method);
  * reconfiguration moves its rows to the new layout. The application reads its local rows
  * through mal_local_data(), mal_first_row() and mal_local_rows(), which it re-reads after
  * each change of layout.
+ *
+ * Stencil codes (examples/heat2d.c): mal_alloc_halo() keeps ghost rows around every
+ * block, mal_neighbors() names the ranks to exchange them with (skipping ranks that hold
+ * zero rows), mal_halo_exchange() does the exchange, and mal_swap_arrays() swaps the
+ * two grids of a double-buffered update without copying.
  * @{
  */
 
@@ -700,6 +705,114 @@ MAL_API const char *mal_memory_name(const mal_array_t *array);
  * @return 0 when not initialised. Local. Formerly mal_window_count().
  */
 MAL_API int mal_buffer_count(void);
+
+/**
+ * @brief Allocate a block-row array with a halo: @p halo_rows rows of room before and
+ *        after every rank's block, for the ghost rows of a stencil code.
+ * @param name         As for mal_alloc_window().
+ * @param type         As for mal_alloc_window().
+ * @param global_rows  As for mal_alloc_window().
+ * @param row_len      As for mal_alloc_window().
+ * @param halo_rows    Rows of room on each side of every block: 0 .. global_rows (and at
+ *                     most INT_MAX); 0 gives a plain MAL_BLOCK array.
+ * @param[out] array   The new handle, as for mal_alloc_window().
+ * @return As mal_alloc_window(); MAL_ERR_ARG also for @p halo_rows out of range.
+ * @note Collective over mal_comm(), with identical arguments except @p array; on a
+ *       joining process it is local and hands back the array with its rows in place, as
+ *       mal_alloc_window() does (MAL_ERR_MISMATCH when the halo differs from the one that
+ *       arrived). The initial split is MAL_BLOCK's even one; every rebalance and
+ *       reconfiguration moves the array like any block array.
+ *
+ * mal_local_data() points at the first row of the block, as for any array; the halo is
+ * the @p halo_rows rows before it and the @p halo_rows rows after the block's last, in
+ * the same buffer: with a halo of one row, `u = mal_local_data(a)` and `rows =
+ * mal_local_rows(a)`, the rows at `u - row_len` and `u + rows * row_len` are valid and
+ * writable. Every rank has them, one that holds zero rows too (then both halos are
+ * adjacent), and every buffer libmal makes for the array keeps them around the block:
+ * the initial ones, those a rebalance grows or moves the block into, a joining
+ * process's. libmal never moves halo rows and no move reads or writes them: a rebalance
+ * or reconfiguration moves the owned rows only, and after one the halo's contents are
+ * unspecified (they start zeroed). The application fills them by its exchange
+ * (mal_halo_exchange(), or its own with mal_neighbors()) before reading them, as a
+ * stencil does every iteration anyway; values that must survive a reconfiguration,
+ * such as fixed boundary rows, belong in owned rows, not in the halo.
+ */
+MAL_API mal_status_t mal_alloc_halo(const char *name, MPI_Datatype type,
+                                    int64_t global_rows, int64_t row_len, int64_t halo_rows,
+                                    mal_array_t **array);
+
+/** @brief Rows of halo on each side of every block.
+ *  @param array The array.
+ *  @return The halo_rows of mal_alloc_halo(); 0 for any other array; -1 for NULL.
+ *  @note Local; never changes. */
+MAL_API int64_t mal_halo_rows(const mal_array_t *array);
+
+/**
+ * @brief The nearest ranks before and after this rank's block that hold rows: the
+ *        partners of a halo exchange.
+ * @param array A MAL_BLOCK array (with a halo or not).
+ * @param[out] up   The nearest lower rank whose block is not empty (it holds the rows
+ *                  just before this block); MPI_PROC_NULL when there is none, and when
+ *                  this rank holds no rows.
+ * @param[out] down The nearest higher rank whose block is not empty (the rows just after
+ *                  this block); MPI_PROC_NULL likewise.
+ * @return MAL_OK; MAL_ERR_ARG (NULL @p array, @p up or @p down, a replicated array);
+ *         MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
+ * @note Local. Ranks of mal_comm(); they change with the layout, like mal_first_row():
+ *       re-read them after every mal_rebalance() and MAL_RECONFIGURED. A rebalance gives
+ *       a rank with a zero weight zero rows: its neighbours skip it, and it gets
+ *       MPI_PROC_NULL for both, so the two MPI_Sendrecv calls of a one-row halo exchange
+ *       on mal_comm() work unchanged whatever the layout. A halo wider than a
+ *       neighbour's block needs rows of several ranks: mal_halo_exchange() does that.
+ */
+MAL_API mal_status_t mal_neighbors(const mal_array_t *array, int *up, int *down);
+
+/** Tag of the messages mal_halo_exchange() sends on mal_comm(): no receive with this tag
+ *  (or MPI_ANY_TAG) of the application may be pending on mal_comm() during the call. */
+#define MAL_HALO_TAG 7413
+
+/**
+ * @brief Fill this rank's halo rows with the rows the other ranks hold: the exchange of a
+ *        stencil code, on mal_comm().
+ * @param array An array from mal_alloc_halo() with a halo of at least one row.
+ * @return MAL_OK; MAL_ERR_ARG (NULL, a replicated array, an array without halo);
+ *         MAL_ERR_NOMEM; MAL_ERR_MPI; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
+ * @note Every rank of mal_comm() calls it for the same array (one holding zero rows
+ *       too), but it communicates point to point only, with the ranks whose rows fall in
+ *       its halo or whose halo holds its rows (the two neighbours of mal_neighbors() when
+ *       the halo is no wider than their blocks), with no agreement: a bad argument is
+ *       the same on every rank and fails there before any message. After it, the halo
+ *       row k rows before the block (k = 1 .. halo) holds global row mal_first_row() - k
+ *       and the one k rows after its last holds row mal_first_row() + mal_local_rows() +
+ *       k - 1; halo rows beyond the grid (before row 0, after the last) are not written,
+ *       nor is the halo of a rank holding zero rows. Owned rows are only read. Messages
+ *       carry tag MAL_HALO_TAG and count as the application's communication in the
+ *       monitor (libmal-pmpi).
+ */
+MAL_API mal_status_t mal_halo_exchange(mal_array_t *array);
+
+/**
+ * @brief Exchange the data of two arrays of the same layout in O(1): double buffering.
+ * @param a The first array.
+ * @param b The second: another array with the same distribution, global rows, row
+ *          length, row size in bytes, halo, layout source (their own split, or the same
+ *          matrix's rows) and current layout. Neither may be a matrix's part or
+ *          MAL_READ_MOSTLY.
+ * @return MAL_OK; MAL_ERR_ARG naming what differs, or for NULL, the same array twice, a
+ *         matrix's part or a MAL_READ_MOSTLY array (nothing swapped);
+ *         MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
+ * @note Local: no communication and no copy, whatever the size. The handles exchange
+ *       their buffers: afterwards @p a holds the rows @p b held and the other way round
+ *       (re-read mal_local_data() of both; first rows and row counts stay), and each
+ *       follows every later rebalance and reconfiguration with the rows it holds then.
+ *       Every rank of mal_comm() must make the same swaps between two reconfigurations,
+ *       as a stencil's loop does: buffers are shared objects (MPI windows), so the next
+ *       mal_rebalance(), mal_expand(), mal_shrink() or reconfiguration of mal_step()
+ *       checks that first and fails on every rank with MAL_ERR_MISMATCH, nothing moved,
+ *       when the ranks swapped differently; mal_free_array() checks the array it frees
+ *       likewise, and mal_finalize() frees every buffer whatever the swaps.
+ */
+MAL_API mal_status_t mal_swap_arrays(mal_array_t *a, mal_array_t *b);
 
 /** @} */
 

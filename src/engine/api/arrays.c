@@ -80,3 +80,44 @@ int64_t mal_local_rows(const mal_array_t *a)
         return -1;
     return engine_array_local_rows(a, engine_context()->group.rank);
 }
+
+mal_status_t mal_alloc_halo(const char *name, MPI_Datatype type, int64_t global_rows,
+                            int64_t row_len, int64_t halo_rows, mal_array_t **array)
+{
+    mal_status_t st = engine_require_init("mal_alloc_halo");
+    if (st)
+        return st;
+    engine_regctx_t ctx = engine_regctx(engine_context());
+    return engine_array_alloc_halo(&ctx, name, type, global_rows, row_len, halo_rows, array);
+}
+
+int64_t mal_halo_rows(const mal_array_t *a)
+{
+    return a ? engine_array_halo(a) : -1;
+}
+
+mal_status_t mal_neighbors(const mal_array_t *array, int *up, int *down)
+{
+    mal_status_t st = engine_require_init("mal_neighbors");
+    if (st)
+        return st;
+    const engine_group_t *g = &engine_context()->group;
+    return engine_array_neighbors(array, g->rank, g->size, up, down);
+}
+
+mal_status_t mal_halo_exchange(mal_array_t *array)
+{
+    mal_status_t st = engine_require_init("mal_halo_exchange");
+    if (st)
+        return st;
+    engine_regctx_t ctx = engine_regctx(engine_context());
+    return engine_halo_exchange(&ctx, array);
+}
+
+mal_status_t mal_swap_arrays(mal_array_t *a, mal_array_t *b)
+{
+    mal_status_t st = engine_require_init("mal_swap_arrays");
+    if (st)
+        return st;
+    return engine_array_swap(a, b, engine_context()->group.size);
+}

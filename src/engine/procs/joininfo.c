@@ -134,6 +134,7 @@ static void pack_arrays(engine_wire_t *p, const engine_registry_t *reg, int npro
         engine_wire_put_i64(p, d.global_rows);
         engine_wire_put_i64(p, d.row_len);
         engine_wire_put_i64(p, d.row_bytes);
+        engine_wire_put_i64(p, d.halo);
         engine_wire_put_i64(p, d.layout);
         engine_wire_put_i64(p, d.part);
         engine_wire_put_i64(p, d.read_mostly);
@@ -339,6 +340,7 @@ static void unpack_array(engine_wire_reader_t *u, engine_registry_t *reg, int64_
     d.global_rows = engine_wire_get_i64(u);
     d.row_len = engine_wire_get_i64(u);
     d.row_bytes = engine_wire_get_i64(u);
+    d.halo = engine_wire_get_i64(u);
     d.layout = (engine_layout_t)engine_wire_get_i64(u);
     d.part = (csr_part_t)engine_wire_get_i64(u);
     d.read_mostly = engine_wire_get_i64(u) != 0;

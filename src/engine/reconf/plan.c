@@ -125,14 +125,15 @@ static int64_t shifted_offset(const mal_array_t *a, const int64_t *nb, int r, in
     return engine_array_offsets(a)[r] + (nb[r] - ob[r]);
 }
 
-/* In place when every rank's shifted part fits its current buffer: all ranks see the
- * same capacities and layouts, so they all reach the same answer. */
+/* In place when every rank's shifted part fits its current buffer with its halo around
+ * it: all ranks see the same capacities and layouts, so they all reach the same answer. */
 static bool fits_in_place(const mal_array_t *a, int p, const int64_t *nb, int64_t *offsets)
 {
     const int64_t *caps = engine_array_current(a)->caps;
+    int64_t halo = engine_array_halo(a);
     for (int r = 0; r < p; r++) {
         int64_t rows = nb[r + 1] - nb[r], off = shifted_offset(a, nb, r, caps[r]);
-        if (off < 0 || off + rows > caps[r])
+        if (off < halo || off + rows + halo > caps[r])
             return false;
         offsets[r] = off;
     }
@@ -199,12 +200,15 @@ static void block_segments(const engine_reconfig_t *rc, engine_move_t *m)
     plan->nsend = partition_plan_send(m->old_bounds, n, m->new_bounds, n, me, m->segs + n);
 }
 
-/* Whether every rank's new part fits the spare buffer `b` as it is. */
-static bool spare_fits(const engine_buffer_t *b, const int64_t *new_bounds, int p)
+/* Whether every rank's new part, with its halo on both sides, fits the spare buffer of
+ * `a` as it is. */
+static bool spare_fits(const mal_array_t *a, const int64_t *new_bounds, int p)
 {
+    const engine_buffer_t *b = engine_array_spare(a);
+    int64_t room = 2 * engine_array_halo(a);
     bool fits = engine_buffer_present(b);
     for (int r = 0; r < p && fits; r++)
-        fits = new_bounds[r + 1] - new_bounds[r] <= b->caps[r];
+        fits = new_bounds[r + 1] - new_bounds[r] + room <= b->caps[r];
     return fits;
 }
 
@@ -218,7 +222,7 @@ static bool spare_fits(const engine_buffer_t *b, const int64_t *new_bounds, int 
 static void split_growth(engine_reconfig_t *rc, const engine_move_t *m)
 {
     if (!rc->moved.automatic || rc->moved.method != MAL_REDIST_RMA_GET || !rebalancing(rc) ||
-        m->in_place || spare_fits(engine_array_spare(m->array), m->new_bounds, rc->n_u))
+        m->in_place || spare_fits(m->array, m->new_bounds, rc->n_u))
         return;
     rc->moved.method = MAL_REDIST_RMA;
 }
@@ -310,13 +314,27 @@ static bool moves_cold(const engine_reconfig_t *rc)
     return false;
 }
 
-void engine_plan_method(engine_reconfig_t *rc)
+/* The old processes' arrays must hold the same buffers on every rank (mal_swap_arrays is
+ * local): from the min and max of their holders' hash (a joiner holds none). */
+static mal_status_t check_holders(const engine_reconfig_t *rc, const int64_t held[2])
+{
+    if (held[0] == -held[1])
+        return MAL_OK;
+    return engine_fail(MAL_ERR_MISMATCH, "%s: the ranks swapped arrays differently (every "
+                       "rank of mal_comm() must make the same mal_swap_arrays calls)",
+                       rebalancing(rc) ? "mal_rebalance" : "reconfiguration");
+}
+
+mal_status_t engine_plan_method(engine_reconfig_t *rc, mal_status_t local)
 {
     /* One allreduce: min and max of the host ids (halved to fit a signed int64), max of
-     * coldness. Made whatever the method, so a rank set to another one still meets it. */
+     * coldness, min and max of the holders (quartered). Made whatever the method, so a
+     * rank set to another one still meets it. */
     int64_t host = (int64_t)(engine_host_id() >> 1);
-    int64_t v[3] = {host, -host, -(int64_t)moves_cold(rc)};
-    PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_MIN, rc->u);
+    bool old = rc->me_u < rc->old_procs;
+    int64_t held = old ? (int64_t)(engine_registry_holders(rc->reg) >> 2) : INT64_MAX;
+    int64_t v[5] = {host, -host, -(int64_t)moves_cold(rc), held, old ? -held : INT64_MAX};
+    PMPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_INT64_T, MPI_MIN, rc->u);
     engine_moved_t *m = &rc->moved;
     m->link = v[0] == -v[1] ? PREDICT_LINK_HOST : PREDICT_LINK_NET;
     m->state = v[2] < 0 ? PREDICT_COLD : PREDICT_WARM;
@@ -334,6 +352,7 @@ void engine_plan_method(engine_reconfig_t *rc)
     }
     int method = (int)m->method;
     rc->fingerprint = engine_hash(rc->fingerprint, &method, sizeof method);
+    return local ? local : check_holders(rc, v + 3);
 }
 
 mal_status_t engine_plan_all(engine_reconfig_t *rc)
@@ -442,9 +461,9 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
     engine_buffer_t *spare = engine_array_spare(a);
-    int64_t rb = engine_array_row_bytes(a);
+    int64_t rb = engine_array_row_bytes(a), room = 2 * engine_array_halo(a);
     int p = rc->n_u;
-    if (spare_fits(spare, m->new_bounds, p))
+    if (spare_fits(a, m->new_bounds, p))
         return MAL_OK;
     int64_t *caps = malloc((size_t)p * sizeof *caps);
     for (int r = 0; r < p && caps != NULL; r++) {
@@ -452,7 +471,7 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
         /* Only a present buffer's capacities are known alike on every rank (kept
          * memory's are not: a joiner has none), and capacities must agree. */
         int64_t old = engine_buffer_present(spare) ? spare->caps[r] : 0;
-        caps[r] = rows <= old ? old : engine_grown_capacity(rc->reg, rows);
+        caps[r] = rows + room <= old ? old : engine_array_capacity(rc->reg, a, rows);
     }
     /* Direct memory is kept where it still fits; a window is freed first, so growing
      * never needs room for three buffers. A NULL caps still takes part in the
@@ -471,17 +490,18 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
 }
 
 /* Parts that do not fit in place go to the spare buffer at their shifted offset clamped
- * into it: rows keep their relative alignment, so the next move is likelier to fit in
- * place (a part that shrinks and grows back stays where it was). */
+ * into it, their halo inside too: rows keep their relative alignment, so the next move
+ * is likelier to fit in place (a part that shrinks and grows back stays where it was). */
 static void place_in_spare(const engine_reconfig_t *rc, engine_move_t *m)
 {
     mal_array_t *a = m->array;
     const int64_t *caps = engine_array_spare(a)->caps;
+    int64_t halo = engine_array_halo(a);
     for (int r = 0; r < rc->n_u; r++) {
         int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r];
         int64_t off = shifted_offset(a, m->new_bounds, r, caps[r]);
-        int64_t last = caps[r] - rows;
-        m->new_offsets[r] = off < 0 ? 0 : off > last ? last : off;
+        int64_t last = caps[r] - rows - halo;
+        m->new_offsets[r] = off < halo ? halo : off > last ? last : off;
     }
 }
 

@@ -93,11 +93,13 @@ mal_status_t engine_reconfig_prepare(engine_reconfig_t *rc);
 /* Plan every move: layouts over U, segments, where the new parts go in place (a
  * rebalance), the transport, and its scratch. Local; errors are recorded. */
 mal_status_t engine_plan_all(engine_reconfig_t *rc);
-/* Collective over U, whatever the outcome so far: the executor of this reconfiguration
- * (rc->moved), the method set or MAL_REDIST_AUTO's pick for the link class and state
- * every rank of U sees; hashed into rc->fingerprint, so that ranks that would move by
- * different executors fail the plan's agreement instead of hanging. */
-void engine_plan_method(engine_reconfig_t *rc);
+/* Collective over U, whatever the outcome so far (`local`): the executor of this
+ * reconfiguration (rc->moved), the method set or MAL_REDIST_AUTO's pick for the link
+ * class and state every rank of U sees; hashed into rc->fingerprint, so that ranks that
+ * would move by different executors fail the plan's agreement instead of hanging. Returns
+ * `local`, else MAL_ERR_MISMATCH on every rank when the old processes hold different
+ * buffers (swapped differently), else MAL_OK. */
+mal_status_t engine_plan_method(engine_reconfig_t *rc, mal_status_t local);
 /* The model's view of the planned moves (engine_monitor_plan, _copy, _window). */
 void engine_plan_predict(const engine_reconfig_t *rc);
 /* The target buffers: the spare grown where a new part outgrows it (a rebalance,

@@ -26,8 +26,7 @@ mal_status_t engine_expanded_part(const engine_registry_t *reg, const mal_array_
     if (!st) {
         part->lo = bounds[me];
         part->hi = bounds[me + 1];
-        part->cap = engine_grown_capacity(reg, part->hi - part->lo);
-        part->offset = (part->cap - (part->hi - part->lo)) / 2; /* engine_initial_place */
+        engine_array_fresh_place(reg, a, part->hi - part->lo, &part->cap, &part->offset);
     }
     free(bounds);
     free(even);

@@ -166,7 +166,7 @@ static void skip_prepulled(engine_reconfig_t *rc)
 mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
 {
     double t0 = MPI_Wtime();
-    engine_plan_method(rc); /* U's first collective */
+    local = engine_plan_method(rc, local); /* U's first collective */
     double met = MPI_Wtime();
     rc->t_meet = met - t0;
     mal_status_t st = plan_agreed(rc, local);

@@ -72,6 +72,11 @@ bool engine_array_read_mostly(const mal_array_t *a)
     return a->read_mostly;
 }
 
+int64_t engine_array_halo(const mal_array_t *a)
+{
+    return a->halo;
+}
+
 const int64_t *engine_array_bounds(const mal_array_t *a)
 {
     return a->bounds;
@@ -128,7 +133,7 @@ int64_t engine_array_share_bytes(const engine_registry_t *reg, const mal_array_t
 {
     int64_t rows = a->distribution == MAL_REPLICATED
                        ? a->global_rows
-                       : engine_grown_capacity(reg, (a->global_rows + procs - 1) / procs);
+                       : engine_array_capacity(reg, a, (a->global_rows + procs - 1) / procs);
     return rows * a->row_bytes;
 }
 
@@ -172,4 +177,5 @@ void engine_array_install(mal_array_t *a, int64_t *bounds, int64_t *offsets,
     }
     a->buf[1] = kept;
     a->current = 0;
+    a->holds = 0; /* buffers of its own, whatever it held before */
 }

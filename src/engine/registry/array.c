@@ -33,8 +33,52 @@ void engine_array_destroy(engine_registry_t *reg, mal_array_t *a)
     free(a);
 }
 
+static uint64_t own_buffers(const mal_array_t *a)
+{
+    return engine_hash(ENGINE_HASH_SEED, a->name, strlen(a->name));
+}
+
+uint64_t engine_array_holder(const mal_array_t *a)
+{
+    return a->holds != 0 ? a->holds : own_buffers(a);
+}
+
+/* 0 where a structure is back to its own buffers. */
+static void set_holder(mal_array_t *a, uint64_t holder)
+{
+    a->holds = holder == own_buffers(a) ? 0 : holder;
+}
+
+void engine_array_swap_buffers(mal_array_t *a, mal_array_t *b)
+{
+    engine_buffer_t buf[2] = {a->buf[0], a->buf[1]};
+    int64_t *offsets = a->offsets;
+    int current = a->current;
+    uint64_t holder = engine_array_holder(a);
+    memcpy(a->buf, b->buf, sizeof a->buf);
+    memcpy(b->buf, buf, sizeof b->buf);
+    a->offsets = b->offsets;
+    b->offsets = offsets;
+    a->current = b->current;
+    b->current = current;
+    set_holder(a, engine_array_holder(b));
+    set_holder(b, holder);
+}
+
+/* Every structure back to the buffers its allocation made, where they still exist, so
+ * that the frees (collective per window) come in the same order on every rank even if
+ * the ranks swapped differently. Each exchange gives one more structure its own. */
+static void restore_own_buffers(engine_registry_t *reg)
+{
+    for (mal_array_t *a = reg->arrays; a != NULL; a = a->next)
+        for (mal_array_t *b = reg->arrays; b != NULL && a->holds != 0; b = b->next)
+            if (b != a && engine_array_holder(b) == own_buffers(a))
+                engine_array_swap_buffers(a, b);
+}
+
 void engine_array_destroy_all(engine_registry_t *reg)
 {
+    restore_own_buffers(reg);
     while (reg->arrays != NULL) {
         mal_array_t *a = reg->arrays;
         reg->arrays = a->next;
@@ -135,7 +179,7 @@ static const char *given_or_null(int64_t given)
  * and its values ("row_len is 1 on rank 0, 2 on rank 1"). Collective. */
 static mal_status_t agree_alloc(const engine_regctx_t *ctx, mal_status_t st, const char *name,
                                 int64_t distribution, int64_t global_rows, int64_t row_len,
-                                int64_t row_bytes, const mal_csr_t *matrix,
+                                int64_t row_bytes, int64_t halo, const mal_csr_t *matrix,
                                 const double *weights, const char *call)
 {
     const engine_arg_t args[] = {
@@ -144,10 +188,25 @@ static mal_status_t agree_alloc(const engine_regctx_t *ctx, mal_status_t st, con
         {"global_rows", global_rows, NULL, false},
         {"row_len", row_len, NULL, false},
         {"the bytes of a row (the type's size times row_len)", row_bytes, NULL, false},
+        {"halo_rows", halo, NULL, false},
         {"the matrix", engine_text_value(matrix ? matrix->name : NULL), NULL, true},
         {"weights", weights != NULL, given_or_null, false}};
     return engine_agree_args(ctx->comm, st, args, (int)(sizeof args / sizeof *args),
                              "weights", weights, weights != NULL ? ctx->size : 0, call);
+}
+
+int64_t engine_array_capacity(const engine_registry_t *reg, const mal_array_t *a,
+                              int64_t rows)
+{
+    int64_t grown = engine_grown_capacity(reg, rows);
+    return grown > INT64_MAX - 2 * a->halo ? INT64_MAX : grown + 2 * a->halo;
+}
+
+void engine_array_fresh_place(const engine_registry_t *reg, const mal_array_t *a,
+                              int64_t rows, int64_t *cap, int64_t *offset)
+{
+    *cap = engine_array_capacity(reg, a, rows);
+    *offset = a->halo + (*cap - 2 * a->halo - rows) / 2;
 }
 
 void engine_initial_place(const engine_registry_t *reg, const mal_array_t *a,
@@ -155,15 +214,16 @@ void engine_initial_place(const engine_registry_t *reg, const mal_array_t *a,
 {
     bool replicated = a->distribution == MAL_REPLICATED;
     for (int r = 0; r < nprocs; r++) {
-        int64_t rows = bounds[r + 1] - bounds[r];
-        caps[r] = replicated ? a->global_rows : engine_grown_capacity(reg, rows);
-        offsets[r] = replicated ? 0 : (caps[r] - rows) / 2;
+        caps[r] = a->global_rows;
+        offsets[r] = 0;
+        if (!replicated)
+            engine_array_fresh_place(reg, a, bounds[r + 1] - bounds[r], &caps[r], &offsets[r]);
     }
 }
 
-static void spare_caps(const engine_registry_t *reg, int64_t global_rows, int p, int64_t *caps)
+static void spare_caps(const engine_registry_t *reg, const mal_array_t *a, int p, int64_t *caps)
 {
-    int64_t even = engine_grown_capacity(reg, (global_rows + p - 1) / p);
+    int64_t even = engine_array_capacity(reg, a, (a->global_rows + p - 1) / p);
     for (int r = 0; r < p; r++)
         caps[r] = caps[r] > even ? caps[r] : even;
 }
@@ -190,7 +250,7 @@ static mal_status_t create_buffers(const engine_regctx_t *ctx, mal_array_t *a)
      * an uneven start never has to grow it. */
     for (int b = 0; b < nbuf && !st; b++) {
         if (b == 1 && caps != NULL)
-            spare_caps(ctx->reg, a->global_rows, p, caps);
+            spare_caps(ctx->reg, a, p, caps);
         st = engine_buffer_alloc(ctx->comm, &ctx->reg->windows, ctx->xfer, &bufs[b],
                                  row_bytes, caps, ctx->announce);
     }
@@ -203,7 +263,7 @@ static mal_status_t create_buffers(const engine_regctx_t *ctx, mal_array_t *a)
 /* A block layout given by `bounds` (NULL: the even split). */
 static mal_array_t *new_array(int nprocs, const char *name, int64_t global_rows,
                               int64_t row_len, int64_t row_bytes, mal_distribution_t dist,
-                              const int64_t *bounds)
+                              int64_t halo, const int64_t *bounds)
 {
     size_t p = (size_t)nprocs;
     mal_array_t *a = calloc(1, sizeof *a);
@@ -220,6 +280,7 @@ static mal_array_t *new_array(int nprocs, const char *name, int64_t global_rows,
     a->global_rows = global_rows;
     a->row_len = row_len;
     a->row_bytes = row_bytes;
+    a->halo = halo;
     a->bounds = b;
     a->offsets = offsets;
     a->buf[0].win = a->buf[1].win = MPI_WIN_NULL;
@@ -243,10 +304,11 @@ static void discard_array(mal_array_t *a)
  * handle before the collective window creation. */
 static mal_status_t create_array(const engine_regctx_t *ctx, const char *name,
                                  int64_t global_rows, int64_t row_len, int64_t row_bytes,
-                                 mal_distribution_t dist, const int64_t *bounds,
+                                 mal_distribution_t dist, int64_t halo, const int64_t *bounds,
                                  const char *call, mal_array_t **out)
 {
-    mal_array_t *a = new_array(ctx->size, name, global_rows, row_len, row_bytes, dist, bounds);
+    mal_array_t *a = new_array(ctx->size, name, global_rows, row_len, row_bytes, dist, halo,
+                               bounds);
     mal_status_t st = a ? MAL_OK : engine_fail(MAL_ERR_NOMEM, "%s: no memory to register "
                                                "\"%s\"", call, name);
     /* Memory follows each rank's method (create_buffers): window creation on one rank
@@ -265,7 +327,7 @@ mal_status_t engine_array_create(const engine_regctx_t *ctx, const char *call,
                                  const char *name, int64_t global_rows, int64_t row_len,
                                  int64_t row_bytes, const int64_t *bounds, mal_array_t **out)
 {
-    return create_array(ctx, name, global_rows, row_len, row_bytes, MAL_BLOCK, bounds, call,
+    return create_array(ctx, name, global_rows, row_len, row_bytes, MAL_BLOCK, 0, bounds, call,
                         out);
 }
 
@@ -290,7 +352,7 @@ void engine_array_unlink(engine_registry_t *reg, mal_array_t *a)
  * checking the program asks for the same one. Local: the others are not calling. */
 static mal_status_t adopt(const char *call, mal_array_t *a, MPI_Datatype type,
                           int64_t global_rows, int64_t row_len, mal_distribution_t dist,
-                          const mal_csr_t *matrix, mal_array_t **array)
+                          int64_t halo, const mal_csr_t *matrix, mal_array_t **array)
 {
     int64_t row_bytes = engine_row_bytes(type, row_len, global_rows, call);
     if (row_bytes <= 0)
@@ -307,6 +369,10 @@ static mal_status_t adopt(const char *call, mal_array_t *a, MPI_Datatype type,
                            (long long)a->global_rows, (long long)a->row_len,
                            (long long)a->row_bytes, engine_distribution_name(a->distribution),
                            a->matrix ? " aligned" : "");
+    if (halo != a->halo)
+        return engine_fail(MAL_ERR_MISMATCH, "%s(\"%s\") on a joining process: a halo of %lld "
+                           "rows, but the application holds %lld", call, a->name,
+                           (long long)halo, (long long)a->halo);
     a->adoptable = false;
     *array = a;
     return MAL_OK;
@@ -337,12 +403,24 @@ static mal_status_t initial_bounds(const engine_regctx_t *ctx, int64_t global_ro
     return MAL_OK;
 }
 
-/* The shared body of mal_alloc_window, mal_alloc_array_weighted and
- * mal_alloc_array_aligned. */
+/* At most the global rows (a halo wider than the grid holds nothing more), and a count
+ * of rows an MPI call takes (the exchange's messages, stencil.c). */
+static mal_status_t check_halo(const char *call, const char *name, int64_t halo,
+                               int64_t global_rows)
+{
+    int64_t most = global_rows < INT_MAX ? global_rows : INT_MAX;
+    if (halo >= 0 && halo <= most)
+        return MAL_OK;
+    return engine_fail(MAL_ERR_ARG, "%s(\"%s\"): halo_rows is %lld, must be 0..%lld (at most "
+                       "the global rows)", call, name, (long long)halo, (long long)most);
+}
+
+/* The shared body of mal_alloc_window, mal_alloc_array_weighted, mal_alloc_array_aligned
+ * and mal_alloc_halo (the only one with `halo` rows of room around every part). */
 static mal_status_t alloc_window(const engine_regctx_t *ctx, const char *call,
                                  const char *name, MPI_Datatype type, int64_t global_rows,
                                  int64_t row_len, mal_distribution_t distribution,
-                                 const double *weights, mal_csr_t *matrix,
+                                 int64_t halo, const double *weights, mal_csr_t *matrix,
                                  mal_array_t **array)
 {
     int64_t asked = distribution; /* as the program gave it, for messages */
@@ -353,21 +431,24 @@ static mal_status_t alloc_window(const engine_regctx_t *ctx, const char *call,
         distribution = MAL_BLOCK;
     mal_array_t *joined = name != NULL ? find(ctx->reg, name) : NULL;
     if (joined != NULL && joined->adoptable)
-        return adopt(call, joined, type, global_rows, row_len, distribution, matrix, array);
+        return adopt(call, joined, type, global_rows, row_len, distribution, halo, matrix,
+                     array);
     int64_t row_bytes = 0;
     mal_status_t st = check_alloc_args(ctx->reg, call, name, type, global_rows, row_len,
                                        distribution, array, &row_bytes);
+    if (!st)
+        st = check_halo(call, name, halo, global_rows);
     int64_t *bounds = NULL;
     if (!st)
         st = initial_bounds(ctx, global_rows, weights, matrix, &bounds);
-    st = agree_alloc(ctx, st, name, asked, global_rows, row_len, row_bytes, matrix,
+    st = agree_alloc(ctx, st, name, asked, global_rows, row_len, row_bytes, halo, matrix,
                      matrix == NULL ? weights : NULL, call);
     if (st) {
         free(bounds);
         return st;
     }
     mal_array_t *a = NULL;
-    st = create_array(ctx, name, global_rows, row_len, row_bytes, distribution,
+    st = create_array(ctx, name, global_rows, row_len, row_bytes, distribution, halo,
                       matrix ? matrix->rowptr->bounds : bounds, call, &a);
     free(bounds);
     if (st)
@@ -385,7 +466,15 @@ mal_status_t engine_array_alloc(const engine_regctx_t *ctx, const char *name,
                                 mal_distribution_t distribution, mal_array_t **array)
 {
     return alloc_window(ctx, "mal_alloc_window", name, type, global_rows, row_len,
-                        distribution, NULL, NULL, array);
+                        distribution, 0, NULL, NULL, array);
+}
+
+mal_status_t engine_array_alloc_halo(const engine_regctx_t *ctx, const char *name,
+                                     MPI_Datatype type, int64_t global_rows, int64_t row_len,
+                                     int64_t halo, mal_array_t **array)
+{
+    return alloc_window(ctx, "mal_alloc_halo", name, type, global_rows, row_len, MAL_BLOCK,
+                        halo, NULL, NULL, array);
 }
 
 mal_status_t engine_array_alloc_weighted(const engine_regctx_t *ctx, const char *name,
@@ -402,7 +491,7 @@ mal_status_t engine_array_alloc_weighted(const engine_regctx_t *ctx, const char 
                                            "weights is NULL", name ? name : "(null)"),
                                0, "mal_alloc_array_weighted");
     return alloc_window(ctx, "mal_alloc_array_weighted", name, type, global_rows, row_len,
-                        MAL_BLOCK, weights, NULL, array);
+                        MAL_BLOCK, 0, weights, NULL, array);
 }
 
 mal_status_t engine_array_alloc_aligned(const engine_regctx_t *ctx, const char *name,
@@ -417,7 +506,7 @@ mal_status_t engine_array_alloc_aligned(const engine_regctx_t *ctx, const char *
         return engine_agree_in(ctx->comm, st, 0, "mal_alloc_array_aligned");
     }
     return alloc_window(ctx, "mal_alloc_array_aligned", name, type,
-                        matrix ? matrix->global_rows : -1, row_len, MAL_BLOCK, NULL,
+                        matrix ? matrix->global_rows : -1, row_len, MAL_BLOCK, 0, NULL,
                         (mal_csr_t *)matrix, array);
 }
 
@@ -427,9 +516,14 @@ mal_status_t engine_array_free(const engine_regctx_t *ctx, mal_array_t *array)
     if (array != NULL && array->part != CSR_PART_NONE)
         st = engine_fail(MAL_ERR_ARG, "mal_free_array(\"%s\"): part of matrix \"%s\"; "
                          "free the matrix with mal_free_csr", array->name, array->matrix->name);
-    /* Collective even for NULL, so a NULL on some ranks is reported, not a hang. */
-    uint64_t fp = array ? engine_hash(ENGINE_HASH_SEED, array->name, strlen(array->name))
-                        : 0;
+    /* Collective even for NULL, so a NULL on some ranks is reported, not a hang. The
+     * buffers it holds too: their frees are collective, and mal_swap_arrays is local. */
+    uint64_t fp = 0;
+    if (array != NULL) {
+        uint64_t holder = engine_array_holder(array);
+        fp = engine_hash(ENGINE_HASH_SEED, array->name, strlen(array->name));
+        fp = engine_hash(fp, &holder, sizeof holder);
+    }
     if ((st = engine_agree_in(ctx->comm, st, fp, "mal_free_array")) || array == NULL)
         return st;
     engine_array_unlink(ctx->reg, array);

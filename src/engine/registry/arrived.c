@@ -36,7 +36,8 @@ engine_array_desc_t engine_array_describe(const mal_array_t *a)
 {
     engine_array_desc_t d = {
         .name = a->name, .distribution = a->distribution, .global_rows = a->global_rows,
-        .row_len = a->row_len, .row_bytes = a->row_bytes, .layout = a->layout,
+        .row_len = a->row_len, .row_bytes = a->row_bytes, .halo = a->halo,
+        .layout = a->layout,
         .part = a->part, .read_mostly = a->read_mostly, .matrix = a->matrix,
         .bounds = a->bounds};
     const int64_t *offsets;
@@ -79,6 +80,7 @@ bool engine_array_arrived(engine_registry_t *reg, const engine_array_desc_t *d)
     a->global_rows = d->global_rows;
     a->row_len = d->row_len;
     a->row_bytes = d->row_bytes;
+    a->halo = d->halo;
     a->layout = d->layout;
     a->part = d->part;
     a->read_mostly = d->read_mostly;

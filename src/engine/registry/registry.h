@@ -61,6 +61,14 @@ void engine_initial_place(const engine_registry_t *reg, const mal_array_t *a,
 
 /* `rows` with the registry's headroom. */
 int64_t engine_grown_capacity(const engine_registry_t *reg, int64_t rows);
+/* The capacity a new buffer of `a` gets for a part of `rows` rows: the headroom, and its
+ * halo on both sides (array.c). */
+int64_t engine_array_capacity(const engine_registry_t *reg, const mal_array_t *a,
+                              int64_t rows);
+/* Where a part of `rows` rows goes in a new buffer of `a`: that capacity, and the offset
+ * that centres the part in the headroom, its halo before and after it (array.c). */
+void engine_array_fresh_place(const engine_registry_t *reg, const mal_array_t *a,
+                              int64_t rows, int64_t *cap, int64_t *offset);
 
 /* ---- a structure as the other layers see it (access.c) ----
  * A structure has a block layout (every rank's rows, `bounds`) or is replicated (every
@@ -88,6 +96,10 @@ const char *engine_array_pointer_call(const mal_array_t *a);
 bool engine_array_replicated(const mal_array_t *a);
 /* MAL_READ_MOSTLY: unchanged between iterations, copied ahead of an expansion. */
 bool engine_array_read_mostly(const mal_array_t *a);
+/* Rows of room (mal_alloc_halo) every part keeps before and after it in every buffer:
+ * a part of `rows` at offset `off` in a buffer of `cap` rows needs off >= halo and
+ * off + rows + halo <= cap. No move writes or reads them. 0 without a halo. */
+int64_t engine_array_halo(const mal_array_t *a);
 /* The layout over the current ranks (size + 1 bounds) and where each rank's part starts
  * in the current buffer (rows; NULL on a process that joined, until its data phase). */
 const int64_t *engine_array_bounds(const mal_array_t *a);
@@ -191,7 +203,7 @@ typedef struct {
 typedef struct {
     const char *name;
     mal_distribution_t distribution;
-    int64_t global_rows, row_len, row_bytes;
+    int64_t global_rows, row_len, row_bytes, halo;
     engine_layout_t layout;
     csr_part_t part;
     bool read_mostly;
@@ -258,9 +270,28 @@ mal_status_t engine_array_alloc_weighted(const engine_regctx_t *ctx, const char 
 mal_status_t engine_array_alloc_aligned(const engine_regctx_t *ctx, const char *name,
                                         MPI_Datatype type, int64_t row_len,
                                         const mal_csr_t *matrix, mal_array_t **array);
+/* mal_alloc_halo's body: a block structure with `halo` rows of room around every part. */
+mal_status_t engine_array_alloc_halo(const engine_regctx_t *ctx, const char *name,
+                                     MPI_Datatype type, int64_t global_rows, int64_t row_len,
+                                     int64_t halo, mal_array_t **array);
 mal_status_t engine_array_free(const engine_regctx_t *ctx, mal_array_t *array);
 /* The user's structure named `name` (not a matrix's part), NULL when none. */
 mal_array_t *engine_array_find(const engine_registry_t *reg, const char *name);
+
+/* ---- stencil codes (stencil.c): local unless said ---- */
+/* mal_swap_arrays's body: the layouts checked (the same over `size` ranks), then the
+ * buffers exchanged (engine_array_swap_buffers). */
+mal_status_t engine_array_swap(mal_array_t *a, mal_array_t *b, int size);
+/* mal_neighbors's body: the nearest ranks above and below rank `me` of `size` whose
+ * parts hold rows, MPI_PROC_NULL where none (and both for an empty part). */
+mal_status_t engine_array_neighbors(const mal_array_t *a, int me, int size, int *up,
+                                    int *down);
+/* mal_halo_exchange's body: point to point over ctx->comm with every rank whose rows
+ * fall in this rank's halo or whose halo holds its rows. */
+mal_status_t engine_halo_exchange(const engine_regctx_t *ctx, const mal_array_t *a);
+/* A hash of whose buffers every structure holds, in registry order: equal on every rank
+ * unless they swapped differently (the reconfigurations compare it, plan.c). */
+uint64_t engine_registry_holders(const engine_registry_t *reg);
 
 /* ---- matrices (csr.c) ---- */
 mal_status_t engine_csr_alloc(const engine_regctx_t *ctx, const char *name,

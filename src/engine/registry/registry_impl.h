@@ -16,11 +16,18 @@ struct mal_array {
     int64_t global_rows;
     int64_t row_len;
     int64_t row_bytes;
+    int64_t halo;               /* rows of room before and after every part, in every
+                                 * buffer (mal_alloc_halo); never moved             */
     int64_t *bounds;            /* layout: nparts + 1 boundaries (all ranks)      */
     int64_t *offsets;           /* where each rank's part starts in buf[current],
                                  * in rows (all ranks)                             */
     engine_buffer_t buf[2];     /* buf[current] holds the data, the other is spare */
     int current;
+    /* Whose buffers these are: 0 for its own, else the name hash of the structure whose
+     * allocation made them (mal_swap_arrays exchanges buffers; buffers made over a new
+     * communicator are its own again). Every rank must agree: checked by the
+     * reconfigurations and the free. */
+    uint64_t holds;
     bool adoptable;             /* arrived with a join: the next mal_alloc_window of
                                  * this name hands it back without communicating    */
     bool read_mostly;           /* MAL_READ_MOSTLY: unchanged between iterations     */
@@ -72,6 +79,10 @@ void engine_array_destroy(engine_registry_t *reg, mal_array_t *a);
 mal_status_t engine_array_create(const engine_regctx_t *ctx, const char *call,
                                  const char *name, int64_t global_rows, int64_t row_len,
                                  int64_t row_bytes, const int64_t *bounds, mal_array_t **out);
+/* Whose buffers `a` holds (the name hash of the structure whose allocation made them),
+ * and the exchange of two structures' buffers, offsets and holders (array.c). */
+uint64_t engine_array_holder(const mal_array_t *a);
+void engine_array_swap_buffers(mal_array_t *a, mal_array_t *b);
 /* Link into / unlink from the registry (array.c). */
 void engine_array_link(engine_registry_t *reg, mal_array_t *a);
 void engine_array_unlink(engine_registry_t *reg, mal_array_t *a);
