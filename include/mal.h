@@ -796,10 +796,9 @@ MAL_API mal_status_t mal_halo_exchange(mal_array_t *array);
  * @param a The first array.
  * @param b The second: another array with the same distribution, global rows, row
  *          length, row size in bytes, halo, layout source (their own split, or the same
- *          matrix's rows) and current layout. Neither may be a matrix's part or
- *          MAL_READ_MOSTLY.
- * @return MAL_OK; MAL_ERR_ARG naming what differs, or for NULL, the same array twice, a
- *         matrix's part or a MAL_READ_MOSTLY array (nothing swapped);
+ *          matrix's rows) and current layout. Neither may be MAL_READ_MOSTLY.
+ * @return MAL_OK; MAL_ERR_ARG naming what differs, or for NULL, the same array twice or
+ *         a MAL_READ_MOSTLY array (nothing swapped);
  *         MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
  * @note Local: no communication and no copy, whatever the size. The handles exchange
  *       their buffers: afterwards @p a holds the rows @p b held and the other way round

@@ -8,7 +8,10 @@
  * nothing (no transport call at all), the call sequence through the table (allocate,
  * expose, pull, complete, close, free) for each action, and that two different fake
  * transports (one-sided, following the plan's mode, and two-sided, the receiver copying
- * every segment) leave the same bytes where the new layout says. */
+ * every segment) leave the same bytes where the new layout says. A structure with a halo
+ * (mal_alloc_halo) gets its rows of room around every new part, rebalanced into the
+ * spare (a part emptied included) or expanded into new buffers, and no move writes
+ * them. */
 #include "memory.h"
 #include "mpitest.h"
 #include "plan.h"
@@ -30,6 +33,7 @@
  * calls each simulated rank made through the table ---- */
 
 static char *sim_src[NR], *sim_dst[NR];
+static int64_t sim_halo; /* the block structure's halo rows */
 static char calls[NR][512];
 /* Every simulated rank's buffers as direct memory of this process, per structure (0
  * block, 1 replicated): the fakes copy through the addresses, and the real rma
@@ -148,7 +152,7 @@ static void sim_block(sim_rank_t *s, int r, int old_procs)
     mal_array_t *a = &s->block;
     *a = (mal_array_t){.layout = ENGINE_LAYOUT_OWN, .distribution = MAL_BLOCK,
                        .global_rows = ROWS, .row_len = ROW_LEN, .row_bytes = RB,
-                       .bounds = s->bounds, .offsets = s->offsets};
+                       .halo = sim_halo, .bounds = s->bounds, .offsets = s->offsets};
     strcpy(a->name, "block");
     partition_even(ROWS, old_procs, s->bounds);
     for (int q = 0; q < old_procs; q++) {
@@ -424,6 +428,78 @@ static void test_shrink(const engine_transport_t *tp)
               calls[r]);
 }
 
+/* Every new part of the block structure has its halo of room inside its target buffer
+ * of `caps[r]` rows, and the move left that room as reset_memory wrote it. */
+static void check_halo_room(const sim_rank_t *sim, const int64_t *caps, const char *what)
+{
+    const engine_move_t *m = &sim[0].rc.moves[0];
+    for (int r = 0; r < sim[0].rc.n_u; r++) {
+        int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r], off = m->new_offsets[r];
+        bool room = off >= sim_halo && off + rows + sim_halo <= caps[r];
+        CHECK(room, "%s: rank %d's part of %lld rows at %lld in %lld rows has no halo of %lld "
+              "around it", what, r, (long long)rows, (long long)off, (long long)caps[r],
+              (long long)sim_halo);
+        if (!room)
+            continue; /* the bytes around it are not all the buffer's */
+        int64_t touched = 0;
+        for (int64_t k = 1; k <= sim_halo; k++)
+            for (int64_t b = 0; b < RB; b++)
+                touched += (unsigned char)sim_dst[r][(off - k) * RB + b] != 0xff ||
+                           (unsigned char)sim_dst[r][(off + rows + k - 1) * RB + b] != 0xff;
+        CHECK(touched == 0, "%s: the move wrote %lld bytes of rank %d's halo", what,
+              (long long)touched, r);
+    }
+}
+
+/* A rebalance of a structure with a halo, one part emptied: the old buffers are exactly
+ * the parts (no room), so every part goes to the spare, with its halo inside. */
+static void test_halo_rebalance(void)
+{
+    const double weights[NR] = {10, 0, 30, 30};
+    sim_rank_t sim[NR];
+    sim_halo = 2;
+    reset_memory();
+    for (int r = 0; r < NR; r++) {
+        sim_block(&sim[r], r, NR);
+        sim[r].rc = sim_rc(&sim[r], MAL_ACTION_REBALANCE, r, NR, NR, NR, weights, &rma,
+                           &fake_one_sided);
+    }
+    run(sim, NR, true);
+    const engine_move_t *m = &sim[0].rc.moves[0];
+    CHECK(m->moves && !m->in_place, "halo rebalance: parts without room stayed in place");
+    CHECK(m->new_bounds[2] == m->new_bounds[1], "halo rebalance: rank 1's part is not empty");
+    check_segments(sim, "halo rebalance");
+    check_data(sim, "halo rebalance");
+    check_halo_room(sim, sim[0].caps[1], "halo rebalance");
+    release(sim, NR);
+    sim_halo = 0;
+}
+
+/* An expansion from 2 to 4 of a structure with a halo: new buffers of the part and both
+ * halos (no headroom here), the part after the halo. */
+static void test_halo_expand(void)
+{
+    sim_rank_t sim[NR];
+    sim_halo = 3;
+    reset_memory();
+    for (int r = 0; r < NR; r++) {
+        sim_block(&sim[r], r, 2);
+        sim[r].rc = sim_rc(&sim[r], MAL_ACTION_EXPAND, r, NR, 2, NR, NULL, &rma,
+                           &fake_one_sided);
+    }
+    run(sim, NR, false);
+    const engine_move_t *m = &sim[0].rc.moves[0];
+    for (int r = 0; r < NR; r++)
+        CHECK(m->caps[r] == 25 + 2 * sim_halo && m->new_offsets[r] == sim_halo,
+              "halo expand: rank %d gets %lld rows with its part at %lld", r,
+              (long long)m->caps[r], (long long)m->new_offsets[r]);
+    check_segments(sim, "halo expand");
+    check_data(sim, "halo expand");
+    check_halo_room(sim, m->caps, "halo expand");
+    release(sim, NR);
+    sim_halo = 0;
+}
+
 /* The pure part of the planner: layouts over U from the old layout and N's. */
 static void test_layouts(void)
 {
@@ -462,12 +538,14 @@ int main(int argc, char **argv)
     test_expand(&fake_one_sided);
     test_shrink(&fake_one_sided);
     test_shrink(&fake_two_sided);
+    test_halo_rebalance();
+    test_halo_expand();
     for (int r = 0; r < NR; r++) {
         free(sim_src[r]);
         free(sim_dst[r]);
     }
     int code = mpitest_verdict("test_data_path", "planner and executor through a fake "
-                               "transport: rebalance, expand, shrink");
+                               "transport: rebalance, expand, shrink, halos");
     MPI_Finalize();
     return code;
 }

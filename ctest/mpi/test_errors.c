@@ -12,7 +12,7 @@
  * mal_csr_rowptr, mal_csr_colind, mal_csr_values, mal_csr_memory_name,
  * mal_csr_first_row, mal_csr_local_rows, mal_csr_local_nnz, mal_csr_global_rows,
  * mal_csr_global_cols, mal_csr_global_nnz, mal_iteration, mal_is_initial_process,
- * mal_monitor_counter. */
+ * mal_monitor_counter, mal_halo_rows. */
 #include "mal.h"
 #include "mpitest.h"
 #include "sparse_rows.h"
@@ -81,6 +81,16 @@ static void test_before_init(void)
     EXPECT(mal_expand(1, MAL_SPAWN_DEFAULT, NULL), MAL_ERR_NOT_INITIALIZED, "mal_expand",
            "before mal_init");
     EXPECT(mal_shrink(1, NULL, NULL), MAL_ERR_NOT_INITIALIZED, "mal_shrink",
+           "before mal_init");
+    int up = -7, down = -7;
+    EXPECT(mal_alloc_halo("x", MPI_DOUBLE, 4, 1, 1, &a), MAL_ERR_NOT_INITIALIZED,
+           "mal_alloc_halo", "before mal_init");
+    EXPECT(mal_neighbors(NULL, &up, &down), MAL_ERR_NOT_INITIALIZED, "mal_neighbors",
+           "before mal_init");
+    CHECK(up == -7 && down == -7, "mal_neighbors wrote its outputs on failure");
+    EXPECT(mal_halo_exchange(NULL), MAL_ERR_NOT_INITIALIZED, "mal_halo_exchange",
+           "before mal_init");
+    EXPECT(mal_swap_arrays(NULL, NULL), MAL_ERR_NOT_INITIALIZED, "mal_swap_arrays",
            "before mal_init");
     mal_monitor_t mon;
     mal_prediction_t pred;
@@ -581,6 +591,172 @@ static void test_bad_csr(mal_array_t *keep)
     CHECK(mal_free_csr(m) == MAL_OK, "free the matrix: %s", mal_error_message());
 }
 
+/* ---- stencil codes: halos, neighbours, swaps ----------------------------------------- */
+
+/* The call returned `want` with exactly `message`. */
+#define EXPECT_EXACT(call, want, message)                                             \
+    do {                                                                              \
+        mal_status_t got_ = (call);                                                   \
+        CHECK(got_ == (want), "%s returned %d (%s), want %s", #call, (int)got_,       \
+              mal_strerror(got_), #want);                                             \
+        CHECK(strcmp(mal_error_message(), (message)) == 0,                            \
+              "%s: message \"%s\", want \"%s\"", #call, mal_error_message(), (message)); \
+    } while (0)
+
+static void test_bad_halo_alloc(mal_array_t *keep)
+{
+    mal_array_t *a = NULL;
+    snapshot_t snap = take_snapshot(keep);
+    const char *fn = "mal_alloc_halo";
+    EXPECT_EXACT(mal_alloc_halo("h", MPI_DOUBLE, 10, 2, -1, &a), MAL_ERR_ARG,
+                 "mal_alloc_halo(\"h\"): halo_rows is -1, must be 0..10 (at most the global "
+                 "rows)");
+    EXPECT_EXACT(mal_alloc_halo("h", MPI_DOUBLE, 10, 2, 11, &a), MAL_ERR_ARG,
+                 "mal_alloc_halo(\"h\"): halo_rows is 11, must be 0..10 (at most the global "
+                 "rows)");
+    EXPECT(mal_alloc_halo("h", MPI_DOUBLE, 10, 2, 1, NULL), MAL_ERR_ARG, fn, "array is NULL");
+    EXPECT(mal_alloc_halo("h", MPI_DOUBLE, 0, 2, 1, &a), MAL_ERR_ARG, fn, "global_rows");
+    EXPECT(mal_alloc_halo("keep", MPI_DOUBLE, 10, 2, 1, &a), MAL_ERR_EXISTS, fn,
+           "already registered");
+    if (size > 1) /* the halo is one of the arguments that must agree */
+        EXPECT(mal_alloc_halo("h", MPI_DOUBLE, 10, 2, 1 + rank % 2, &a), MAL_ERR_MISMATCH, fn,
+               "differ");
+    CHECK(a == NULL && mal_find_array("h") == NULL, "a refused mal_alloc_halo registered");
+    check_unchanged(&snap, "a refused mal_alloc_halo");
+}
+
+static void test_bad_neighbors(mal_array_t *keep, mal_array_t *repl)
+{
+    int up = -7, down = -7;
+    EXPECT_EXACT(mal_neighbors(NULL, &up, &down), MAL_ERR_ARG, "mal_neighbors: array is NULL");
+    EXPECT_EXACT(mal_neighbors(keep, NULL, &down), MAL_ERR_ARG,
+                 "mal_neighbors(\"keep\"): up is NULL");
+    EXPECT_EXACT(mal_neighbors(keep, &up, NULL), MAL_ERR_ARG,
+                 "mal_neighbors(\"keep\"): down is NULL");
+    EXPECT_EXACT(mal_neighbors(repl, &up, &down), MAL_ERR_ARG,
+                 "mal_neighbors(\"repl\"): a replicated array has no neighbours (every rank "
+                 "holds every row)");
+    CHECK(up == -7 && down == -7, "a refused mal_neighbors wrote its outputs");
+    EXPECT_EXACT(mal_halo_exchange(NULL), MAL_ERR_ARG, "mal_halo_exchange: array is NULL");
+    EXPECT_EXACT(mal_halo_exchange(keep), MAL_ERR_ARG,
+                 "mal_halo_exchange(\"keep\"): the array has no halo (allocate it with "
+                 "mal_alloc_halo)");
+    EXPECT_EXACT(mal_halo_exchange(repl), MAL_ERR_ARG,
+                 "mal_halo_exchange(\"repl\"): a replicated array has no neighbours (every "
+                 "rank holds every row)");
+}
+
+/* The message of a swap of `a` and `b`, whose block layouts differ: the first rank whose
+ * rows differ, as every rank sees it. */
+static void layouts_differ(mal_array_t *a, mal_array_t *b, char *message, size_t len)
+{
+    int64_t mine[4] = {mal_first_row(a), mal_local_rows(a), mal_first_row(b),
+                       mal_local_rows(b)};
+    int64_t *all = malloc((size_t)size * sizeof mine);
+    MPI_Allgather(mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, mal_comm());
+    int r = 0;
+    while (r < size - 1 && all[4 * r] == all[4 * r + 2] && all[4 * r + 1] == all[4 * r + 3])
+        r++;
+    snprintf(message, len, "mal_swap_arrays(\"even\", \"wt\"): block layouts differ (rank %d "
+             "holds rows %lld..%lld of the first, %lld..%lld of the second)", r,
+             (long long)all[4 * r], (long long)(all[4 * r] + all[4 * r + 1] - 1),
+             (long long)all[4 * r + 2], (long long)(all[4 * r + 2] + all[4 * r + 3] - 1));
+    free(all);
+}
+
+/* Arrays of every other layout than u's: each swap with u is refused naming what differs;
+ * the last two are plain arrays, refused with another of their own layout. */
+static void test_swap_layouts(mal_array_t *u, mal_csr_t *m)
+{
+    mal_array_t *o[9] = {NULL};
+    double *w = malloc((size_t)size * sizeof *w);
+    for (int r = 0; r < size; r++)
+        w[r] = r + 1.0;
+    bool ok = mal_alloc_halo("wide", MPI_DOUBLE, 40, 2, 2, &o[0]) == MAL_OK &&
+              mal_alloc_halo("long", MPI_DOUBLE, 40, 3, 1, &o[1]) == MAL_OK &&
+              mal_alloc_halo("ints", MPI_INT, 40, 2, 1, &o[2]) == MAL_OK &&
+              mal_alloc_halo("tall", MPI_DOUBLE, 41, 2, 1, &o[3]) == MAL_OK &&
+              mal_alloc_window("rep", MPI_DOUBLE, 40, 2, MAL_REPLICATED, &o[4]) == MAL_OK &&
+              mal_alloc_array_weighted("wt", MPI_DOUBLE, 40, 2, w, &o[5]) == MAL_OK &&
+              mal_alloc_window("rm", MPI_DOUBLE, 40, 2,
+                               (mal_distribution_t)(MAL_BLOCK | MAL_READ_MOSTLY), &o[6]) ==
+                  MAL_OK &&
+              mal_alloc_window("even", MPI_DOUBLE, 40, 2, MAL_BLOCK, &o[7]) == MAL_OK &&
+              mal_alloc_window("own", MPI_DOUBLE, SP_ROWS, 2, MAL_BLOCK, &o[8]) == MAL_OK;
+    CHECK(ok, "allocations for the swaps: %s", mal_error_message());
+    const char *fn = "mal_swap_arrays(\"u\", ";
+    char want[256];
+    snprintf(want, sizeof want, "%s\"wide\"): halo rows differ (1 and 2)", fn);
+    EXPECT_EXACT(mal_swap_arrays(u, o[0]), MAL_ERR_ARG, want);
+    snprintf(want, sizeof want, "%s\"long\"): row lengths differ (2 and 3)", fn);
+    EXPECT_EXACT(mal_swap_arrays(u, o[1]), MAL_ERR_ARG, want);
+    snprintf(want, sizeof want, "%s\"ints\"): row sizes in bytes differ (16 and 8)", fn);
+    EXPECT_EXACT(mal_swap_arrays(u, o[2]), MAL_ERR_ARG, want);
+    snprintf(want, sizeof want, "%s\"tall\"): global rows differ (40 and 41)", fn);
+    EXPECT_EXACT(mal_swap_arrays(u, o[3]), MAL_ERR_ARG, want);
+    snprintf(want, sizeof want, "%s\"rep\"): distributions differ (MAL_BLOCK and "
+             "MAL_REPLICATED)", fn);
+    EXPECT_EXACT(mal_swap_arrays(u, o[4]), MAL_ERR_ARG, want);
+    if (size > 1) { /* one rank: the weighted split is the even one */
+        layouts_differ(o[7], o[5], want, sizeof want);
+        EXPECT_EXACT(mal_swap_arrays(o[7], o[5]), MAL_ERR_ARG, want);
+    }
+    EXPECT_EXACT(mal_swap_arrays(u, o[6]), MAL_ERR_ARG, "mal_swap_arrays: \"rm\" is "
+                 "MAL_READ_MOSTLY (its rows must not change between iterations)");
+    mal_array_t *x = NULL;
+    CHECK(mal_alloc_array_aligned("x", MPI_DOUBLE, 2, m, &x) == MAL_OK, "aligned: %s",
+          mal_error_message());
+    EXPECT_EXACT(mal_swap_arrays(o[8], x), MAL_ERR_ARG, "mal_swap_arrays(\"own\", \"x\"): they "
+                 "follow different layouts (their own and the rows of \"A\")");
+    mal_free_array(x);
+    for (int i = 8; i >= 0; i--)
+        mal_free_array(o[i]);
+    free(w);
+}
+
+/* Every refusal leaves both arrays holding what they held, where they held it. */
+static void test_bad_swap(mal_array_t *keep)
+{
+    mal_array_t *u = NULL, *v = NULL;
+    mal_csr_t *m = make_matrix();
+    CHECK(m != NULL && mal_alloc_halo("u", MPI_DOUBLE, 40, 2, 1, &u) == MAL_OK &&
+              mal_alloc_halo("v", MPI_DOUBLE, 40, 2, 1, &v) == MAL_OK,
+          "allocations: %s", mal_error_message());
+    if (u == NULL || v == NULL || m == NULL)
+        return;
+    double *du = mal_local_data(u), *dv = mal_local_data(v);
+    for (int64_t i = 0; i < 2 * mal_local_rows(u); i++) {
+        du[i] = 1.0 + (double)i;
+        dv[i] = -1.0 - (double)i;
+    }
+    snapshot_t snap = take_snapshot(keep);
+    EXPECT_EXACT(mal_swap_arrays(NULL, v), MAL_ERR_ARG, "mal_swap_arrays: a is NULL");
+    EXPECT_EXACT(mal_swap_arrays(u, NULL), MAL_ERR_ARG, "mal_swap_arrays: b is NULL");
+    EXPECT_EXACT(mal_swap_arrays(u, u), MAL_ERR_ARG,
+                 "mal_swap_arrays(\"u\", \"u\"): a and b are the same array");
+    test_swap_layouts(u, m);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < 2 * mal_local_rows(u); i++)
+        bad += du[i] != 1.0 + (double)i || dv[i] != -1.0 - (double)i;
+    CHECK(mal_local_data(u) == du && mal_local_data(v) == dv && bad == 0,
+          "a refused swap changed the arrays (%lld values)", (long long)bad);
+    check_unchanged(&snap, "a refused mal_swap_arrays");
+    mal_free_array(v);
+    mal_free_array(u);
+    mal_free_csr(m);
+}
+
+static void test_bad_stencil(mal_array_t *keep)
+{
+    mal_array_t *repl = NULL;
+    CHECK(mal_alloc_window("repl", MPI_DOUBLE, 8, 1, MAL_REPLICATED, &repl) == MAL_OK,
+          "alloc: %s", mal_error_message());
+    test_bad_halo_alloc(keep);
+    test_bad_neighbors(keep, repl);
+    test_bad_swap(keep);
+    mal_free_array(repl);
+}
+
 /* ---- malleability, values, the monitor ---------------------------------------------- */
 
 /* Refused before anything is spawned or released; the last reconfiguration says so. */
@@ -757,6 +933,7 @@ int main(int argc, char **argv)
     test_collective_disagreement(keep);
     test_bad_rebalance(keep);
     test_bad_csr(keep);
+    test_bad_stencil(keep);
     test_bad_resize(keep);
     test_bad_values();
     test_bad_getters();

@@ -24,9 +24,6 @@ static mal_status_t check_swappable(const char *which, const mal_array_t *a)
 {
     if (a == NULL)
         return engine_fail(MAL_ERR_ARG, "mal_swap_arrays: %s is NULL", which);
-    if (a->part != CSR_PART_NONE)
-        return engine_fail(MAL_ERR_ARG, "mal_swap_arrays: \"%s\" is part of matrix \"%s\"",
-                           a->name, a->matrix->name);
     if (a->read_mostly)
         return engine_fail(MAL_ERR_ARG, "mal_swap_arrays: \"%s\" is MAL_READ_MOSTLY (its rows "
                            "must not change between iterations)", a->name);
@@ -70,9 +67,11 @@ static mal_status_t check_same_layout(const mal_array_t *a, const mal_array_t *b
         return differ(a, b, "halo rows", a->halo, b->halo);
     if (a->matrix != b->matrix)
         return engine_fail(MAL_ERR_ARG, "mal_swap_arrays(\"%s\", \"%s\"): they follow "
-                           "different layouts (%s%s and %s%s)", a->name, b->name,
-                           a->matrix ? "matrix " : "their own", a->matrix ? a->matrix->name : "",
-                           b->matrix ? "matrix " : "their own", b->matrix ? b->matrix->name : "");
+                           "different layouts (%s%s%s and %s%s%s)", a->name, b->name,
+                           a->matrix ? "the rows of \"" : "their own",
+                           a->matrix ? a->matrix->name : "", a->matrix ? "\"" : "",
+                           b->matrix ? "the rows of \"" : "their own",
+                           b->matrix ? b->matrix->name : "", b->matrix ? "\"" : "");
     return check_bounds(a, b, size);
 }
 
