@@ -1,7 +1,7 @@
 #!/bin/sh
-# The main job: build, run the malleable Jacobi and CG demos at 2 ranks through a plan that
-# grows, shrinks, rebalances and releases an initial rank (each checked bit for bit against
-# a serial run), then the redistribution benchmark at 2 ranks: the cold table (every
+# The main job: build, run the malleable Jacobi, CG and heat stencil demos at 2 ranks through
+# a plan that grows, shrinks, rebalances and releases an initial rank (each checked bit for
+# bit: Jacobi and CG against a serial run, the stencil against its static program), then the redistribution benchmark at 2 ranks: the cold table (every
 # measurement in fresh processes: what one reconfiguration really costs, beside a plain
 # MPI_Alltoallv baseline) and the warm table (repeated rebalances), all with the
 # project's MPI settings (tools/mal-env.sh). Between the demos and the benchmark, Jacobi
@@ -20,6 +20,9 @@ plan="${MAL_PLAN:-5:+2,10:-1,15:w=1:2:1,20:-@0,25:+1}"
 MAL_PLAN="$plan" "$top/tools/malrun" -n 2 "$build/examples/jacobi" --check
 MAL_PLAN="$plan" "$top/tools/malrun" -n 2 "$build/examples/cg" \
     --matrix "$top/data/matrices/bcsstk13.mtx" --iters 2000 --tol 1e-8 --check
+# The 2-D heat stencil: its checksum and time against examples/heat2d_static.c's.
+MAL_PLAN="$plan" sh "$top/ctest/examples/vs_static.sh" "$top/tools/malrun" 2 \
+    "$build/examples/heat2d_static" "$build/examples/heat2d"
 # The stall of the expansion planned at iteration $2, from rank 0's per-iteration times
 # in $1 (jacobi --times: iteration,seconds,procs): each iteration's time over the
 # undisturbed one (the median before the plan's), summed from the plan's iteration to

@@ -1,0 +1,255 @@
+/* heat2d: the malleable 2-D heat stencil. examples/heat2d_static.c is the same program on
+ * plain MPI (`diff examples/heat2d_static.c examples/heat2d.c` is every change), e.g.
+ *   MAL_PLAN=5:+2,10:w=1:0:2,15:-@0 tools/malrun -n 2 build/examples/heat2d
+ *
+ * The explicit heat equation on a grid of --rows x --cols cells: the border cells keep
+ * their first temperature, and a square in the middle is heated by a source that weakens
+ * as the simulated time t goes on. The grid is split in block rows over the processes;
+ * each keeps one ghost row before and one after its block, refreshed from its
+ * neighbours every step, and two grids: a step reads one and writes the other, then
+ * they are swapped. A cell's update reads only the previous grid, always in the same
+ * order, so the last grid is bit-identical whatever the number of processes: the last
+ * line gives its checksum and t, and heat2d prints the same under any plan.
+ *
+ * The changes: both grids are registered with a halo of one row (mal_alloc_halo), which
+ * holds the ghost rows; the neighbours come from mal_neighbors (a rank that a rebalance
+ * left with zero rows is skipped, and exchanges nothing itself); the swap is
+ * mal_swap_arrays; t is carried to the processes that join (mal_register_value); the
+ * loop calls mal_step() and re-reads the layout after a reconfiguration. */
+#include "cli.h"
+#include "mal.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALPHA 0.2  /* diffusion per step (stable below 0.25) */
+#define DT 0.01    /* simulated time per step                */
+#define SOURCE 4.0 /* heating per unit of time at t = 0       */
+
+typedef struct {
+    int64_t n, m, iters;
+} options_t;
+
+static void usage(FILE *out);
+static const char *version(void)
+{
+    return MAL_VERSION;
+}
+static const cli_t cli = {"heat2d", version, usage};
+
+/* What a step reads. Everything but the handles and t changes at a reconfiguration, so
+ * refresh() re-reads it after each one. */
+typedef struct {
+    mal_array_t *grid_u, *grid_v;
+    int64_t n, m;       /* rows and columns of the whole grid                       */
+    double t;           /* the simulated time                                       */
+    double *u, *v;      /* this rank's rows of the current and the next grid; the
+                         * ghost rows are u[-m .. -1] and u[rows * m .. rows * m + m - 1] */
+    MPI_Comm comm;
+    int rank, size, up, down; /* the ranks holding the rows before and after this block */
+    int64_t first, rows;
+} heat_t;
+
+static void die_on(mal_status_t st, const char *what)
+{
+    if (st == MAL_OK)
+        return;
+    fprintf(stderr, "%s: %s: %s\n", cli.name, what, mal_error_message());
+    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
+}
+
+/* The first temperature of cell (i, j): the top border hot, the rest a pattern of the
+ * global indices, so the data do not depend on the split. */
+static double initial(int64_t i, int64_t j)
+{
+    if (i == 0)
+        return 1.0;
+    return (double)((i * 7 + j * 13) % 17) / 17.0;
+}
+
+static void fill_initial(heat_t *h)
+{
+    for (int64_t i = 0; i < h->rows; i++)
+        for (int64_t j = 0; j < h->m; j++)
+            h->u[i * h->m + j] = initial(h->first + i, j);
+}
+
+static void refresh(heat_t *h)
+{
+    h->comm = mal_comm();
+    MPI_Comm_rank(h->comm, &h->rank);
+    MPI_Comm_size(h->comm, &h->size);
+    h->first = mal_first_row(h->grid_u);
+    h->rows = mal_local_rows(h->grid_u); /* 0 after a rebalance with a zero weight */
+    die_on(mal_neighbors(h->grid_u, &h->up, &h->down), "mal_neighbors");
+    h->u = mal_local_data(h->grid_u);
+    h->v = mal_local_data(h->grid_v);
+}
+
+/* The ghost rows are the halo: one row of room before and after every block. */
+static void allocate(heat_t *h)
+{
+    die_on(mal_alloc_halo("u", MPI_DOUBLE, h->n, h->m, 1, &h->grid_u), "mal_alloc_halo(u)");
+    die_on(mal_alloc_halo("v", MPI_DOUBLE, h->n, h->m, 1, &h->grid_v), "mal_alloc_halo(v)");
+    die_on(mal_register_value("t", &h->t, sizeof h->t), "mal_register_value(t)");
+}
+
+/* The ghost rows: the block's first row goes up and its last row down, the neighbours'
+ * come back around the block. */
+static void exchange(heat_t *h)
+{
+    int m = (int)h->m;
+    double *u = h->u;
+    MPI_Sendrecv(u, m, MPI_DOUBLE, h->up, 0, u + h->rows * h->m, m, MPI_DOUBLE, h->down, 0,
+                 h->comm, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(u + (h->rows - 1) * h->m, m, MPI_DOUBLE, h->down, 1, u - h->m, m,
+                 MPI_DOUBLE, h->up, 1, h->comm, MPI_STATUS_IGNORE);
+}
+
+static bool heated(const heat_t *h, int64_t i, int64_t j)
+{
+    return i >= h->n / 2 - h->n / 8 && i < h->n / 2 + h->n / 8 && j >= h->m / 2 - h->m / 8 &&
+           j < h->m / 2 + h->m / 8;
+}
+
+/* The next grid: the borders as they were, every other cell from its four neighbours
+ * and the source. */
+static void step(heat_t *h)
+{
+    int64_t m = h->m;
+    double heat = DT * SOURCE / (1.0 + h->t);
+    for (int64_t r = 0; r < h->rows; r++) {
+        int64_t i = h->first + r;
+        const double *c = h->u + r * m;
+        double *next = h->v + r * m;
+        if (i == 0 || i == h->n - 1) {
+            memcpy(next, c, (size_t)m * sizeof *next);
+            continue;
+        }
+        next[0] = c[0];
+        next[m - 1] = c[m - 1];
+        for (int64_t j = 1; j < m - 1; j++) {
+            double around = c[j - m] + c[j + m] + c[j - 1] + c[j + 1] - 4.0 * c[j];
+            next[j] = c[j] + ALPHA * around + (heated(h, i, j) ? heat : 0.0);
+        }
+    }
+}
+
+static void swap(heat_t *h)
+{
+    die_on(mal_swap_arrays(h->grid_u, h->grid_v), "mal_swap_arrays");
+    h->u = mal_local_data(h->grid_u);
+    h->v = mal_local_data(h->grid_v);
+}
+
+/* The malleable loop. Returns false when this process was released. */
+static bool iterate(heat_t *h, const options_t *o)
+{
+    for (int64_t it = mal_iteration(); it < o->iters; it++) {
+        exchange(h);
+        step(h);
+        swap(h);
+        h->t += DT;
+        mal_status_t st = mal_step();
+        if (st == MAL_REMOVED)
+            return false;
+        if (st < 0) { /* abandoned: processes, layout and data are as they were */
+            if (h->rank == 0)
+                fprintf(stderr, "%s: iteration %" PRId64 ": reconfiguration abandoned: %s\n",
+                        cli.name, it + 1, mal_error_message());
+            continue;
+        }
+        if (st == MAL_RECONFIGURED) {
+            refresh(h);
+            it = mal_iteration() - 1; /* a process back from the pool resumes here */
+        }
+    }
+    return true;
+}
+
+static uint64_t fnv1a64(const void *data, size_t bytes)
+{
+    const unsigned char *p = data;
+    uint64_t hash = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < bytes; i++) {
+        hash ^= p[i];
+        hash *= UINT64_C(0x100000001b3);
+    }
+    return hash;
+}
+
+/* The whole grid on rank 0, and its checksum with t. */
+static void report(const heat_t *h, const options_t *o)
+{
+    int *counts = malloc((size_t)h->size * sizeof *counts);
+    int *displs = malloc((size_t)h->size * sizeof *displs);
+    double *grid = h->rank == 0 ? malloc((size_t)(h->n * h->m) * sizeof *grid) : NULL;
+    int mine = (int)(h->rows * h->m);
+    MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, h->comm);
+    for (int r = 0, at = 0; h->rank == 0 && r < h->size; at += counts[r], r++)
+        displs[r] = at;
+    MPI_Gatherv(h->u, mine, MPI_DOUBLE, grid, counts, displs, MPI_DOUBLE, 0, h->comm);
+    if (h->rank == 0)
+        printf("%s: grid %" PRId64 "x%" PRId64 " iterations %" PRId64 " t %a hash %016" PRIx64
+               " (%d processes)\n", cli.name, h->n, h->m, o->iters, h->t,
+               fnv1a64(grid, (size_t)(h->n * h->m) * sizeof *grid), h->size);
+    free(counts);
+    free(displs);
+    free(grid);
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: %s [--rows N] [--cols M] [--iters I]\n"
+            "  --rows   rows of the grid (default 192)\n"
+            "  --cols   columns of the grid (default 160)\n"
+            "  --iters  steps (default 40)\n"
+            CLI_STANDARD_USAGE
+            "Exit status: 0, 1 when the run fails, 2 for a usage error.\n", cli.name);
+}
+
+/* Every process parses, before MPI starts. The grid travels as int counts in MPI_Gatherv:
+ * at most 8192 x 8192 cells. */
+static void parse_options(int argc, char **argv, options_t *o)
+{
+    *o = (options_t){.n = 192, .m = 160, .iters = 40};
+    static const struct option longopts[] = {
+        {"rows", required_argument, NULL, 'n'}, {"cols", required_argument, NULL, 'm'},
+        {"iters", required_argument, NULL, 'i'}, CLI_STANDARD_OPTIONS, {0}};
+    for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
+        switch (c) {
+        case 'n':
+            o->n = cli_integer(&cli, "--rows", optarg, 3, 8192);
+            break;
+        case 'm':
+            o->m = cli_integer(&cli, "--cols", optarg, 3, 8192);
+            break;
+        case 'i':
+            o->iters = cli_integer(&cli, "--iters", optarg, 0, INT_MAX);
+            break;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    parse_options(argc, argv, &o);
+    MPI_Init(&argc, &argv);
+    die_on(mal_init(MPI_COMM_WORLD, NULL), "mal_init"); /* a spawned process joins here */
+    heat_t h = {.n = o.n, .m = o.m};
+    allocate(&h); /* a joiner finds its rows, and t, already there */
+    refresh(&h);
+    if (mal_is_initial_process())
+        fill_initial(&h);
+    if (iterate(&h, &o))
+        report(&h, &o);
+    mal_finalize();
+    MPI_Finalize();
+    return 0;
+}
