@@ -3,8 +3,10 @@
 #   developers' pages and the README is relative, points to a file of the repository, and
 #   an #anchor into a markdown page names one of its headings (as GitHub makes anchors);
 # - the README: at most 250 lines, and its example is examples/minimal.c, whole;
-# - the Jacobi walk-through (docs/guide/malleable.md): every '+' line of its diffs is a
-#   line of examples/jacobi.c;
+# - the walk-throughs (docs/guide/malleable.md): every '+' line of the Jacobi diffs is a
+#   line of examples/jacobi.c; after a line "<!-- diffs: examples/NEW.c from
+#   examples/OLD.c -->", every '+' line of a diff is a line of NEW.c and every '-' line of
+#   a diff one of OLD.c, the static program kept beside it (the stencil's);
 # - troubleshooting (docs/guide/troubleshooting.md): every message quoted in a ```text
 #   block is printed by src/: it is tiled by pieces of at least 6 characters of the
 #   sources' string literals ('…' stands for a value or omitted text).
@@ -123,28 +125,56 @@ if(quoted LESS 0)
   list(APPEND problems "README.md does not quote examples/minimal.c whole (from its first #include)")
 endif()
 
-# The Jacobi diff: '+' lines are jacobi.c's lines (leading and trailing blanks aside).
-file(STRINGS ${SOURCE}/examples/jacobi.c jacobi)
-set(code "")
-foreach(line IN LISTS jacobi)
-  string(STRIP "${line}" line)
-  string(APPEND code "\n${line}\n")
-endforeach()
+# The diffs: a source's lines, each between newlines (leading and trailing blanks aside).
+function(code_lines path out)
+  file(STRINGS ${path} source)
+  set(code "")
+  foreach(line IN LISTS source)
+    string(STRIP "${line}" line)
+    string(APPEND code "\n${line}\n")
+  endforeach()
+  set(${out} "${code}" PARENT_SCOPE)
+endfunction()
+
+# Whether `line` (protected), stripped, is a line of `code`; else a problem naming `file`.
+function(check_diff_line line code file)
+  restore("${line}" wanted)
+  string(STRIP "${wanted}" wanted)
+  string(FIND "${code}" "\n${wanted}\n" at)
+  if(at LESS 0)
+    list(APPEND problems "docs/guide/malleable.md: not in ${file}: ${wanted}")
+    set(problems "${problems}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+set(plus_file examples/jacobi.c)
+set(minus_file "")
+code_lines(${SOURCE}/${plus_file} plus_code)
 read_lines(${SOURCE}/docs/guide/malleable.md lines)
 set(added 0)
+set(removed 0)
+set(in_diff OFF)
 foreach(line IN LISTS lines)
-  if(line MATCHES "^[+](.*)$")
-    restore("${CMAKE_MATCH_1}" wanted)
-    string(STRIP "${wanted}" wanted)
-    string(FIND "${code}" "\n${wanted}\n" at)
-    if(at LESS 0)
-      list(APPEND problems "docs/guide/malleable.md: not in examples/jacobi.c: ${wanted}")
-    endif()
+  if(line MATCHES "^<!-- diffs: ([^ ]+) from ([^ ]+) -->$")
+    set(plus_file ${CMAKE_MATCH_1})
+    set(minus_file ${CMAKE_MATCH_2})
+    code_lines(${SOURCE}/${plus_file} plus_code)
+    code_lines(${SOURCE}/${minus_file} minus_code)
+  elseif(line MATCHES "^```diff$")
+    set(in_diff ON)
+  elseif(line MATCHES "^```$")
+    set(in_diff OFF)
+  elseif(line MATCHES "^[+](.*)$")
+    check_diff_line("${CMAKE_MATCH_1}" "${plus_code}" ${plus_file})
     math(EXPR added "${added} + 1")
+  elseif(in_diff AND minus_file AND line MATCHES "^-(.*)$")
+    check_diff_line("${CMAKE_MATCH_1}" "${minus_code}" ${minus_file})
+    math(EXPR removed "${removed} + 1")
   endif()
 endforeach()
-if(added LESS 20)
-  list(APPEND problems "docs/guide/malleable.md: only ${added} '+' lines found")
+if(added LESS 20 OR removed LESS 10)
+  list(APPEND problems
+    "docs/guide/malleable.md: only ${added} '+' and ${removed} checked '-' lines found")
 endif()
 
 # The messages: the sources with adjacent string literals joined and string macros
@@ -227,4 +257,5 @@ if(messages LESS 15)
 endif()
 
 fail_on("${problems}" "the guide is out of step")
-message(STATUS "guide: links, the Jacobi diff (${added} lines) and ${messages} messages check")
+message(STATUS "guide: links, the diffs (${added} '+' and ${removed} '-' lines) and ${messages} "
+  "messages check")

@@ -1,6 +1,6 @@
 /* heat2d: the malleable 2-D heat stencil. examples/heat2d_static.c is the same program on
  * plain MPI (`diff examples/heat2d_static.c examples/heat2d.c` is every change), e.g.
- *   MAL_PLAN=5:+2,10:w=1:0:2,15:-@0 tools/malrun -n 2 build/examples/heat2d
+ *   MAL_PLAN=5:+2,10:w=1:0:2:1,15:-@0 tools/malrun -n 2 build/examples/heat2d
  *
  * The explicit heat equation on a grid of --rows x --cols cells: the border cells keep
  * their first temperature, and a square in the middle is heated by a source that weakens
