@@ -16,6 +16,7 @@
  * left with zero rows is skipped, and exchanges nothing itself); the swap is
  * mal_swap_arrays; t is carried to the processes that join (mal_register_value); the
  * loop calls mal_step() and re-reads the layout after a reconfiguration. */
+#include "checksum.h"
 #include "cli.h"
 #include "mal.h"
 
@@ -171,17 +172,6 @@ static bool iterate(heat_t *h, const options_t *o)
     return true;
 }
 
-static uint64_t fnv1a64(const void *data, size_t bytes)
-{
-    const unsigned char *p = data;
-    uint64_t hash = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < bytes; i++) {
-        hash ^= p[i];
-        hash *= UINT64_C(0x100000001b3);
-    }
-    return hash;
-}
-
 /* The whole grid on rank 0, and its checksum with t. */
 static void report(const heat_t *h, const options_t *o)
 {
@@ -196,7 +186,7 @@ static void report(const heat_t *h, const options_t *o)
     if (h->rank == 0)
         printf("%s: grid %" PRId64 "x%" PRId64 " iterations %" PRId64 " t %a hash %016" PRIx64
                " (%d processes)\n", cli.name, h->n, h->m, o->iters, h->t,
-               fnv1a64(grid, (size_t)(h->n * h->m) * sizeof *grid), h->size);
+               checksum_fnv1a64(grid, (size_t)(h->n * h->m) * sizeof *grid), h->size);
     free(counts);
     free(displs);
     free(grid);

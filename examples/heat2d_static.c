@@ -9,6 +9,7 @@
  * they are swapped. A cell's update reads only the previous grid, always in the same
  * order, so the last grid is bit-identical whatever the number of processes: the last
  * line gives its checksum and t, and heat2d prints the same under any plan. */
+#include "checksum.h"
 #include "cli.h"
 #include "mal_version.h"
 
@@ -147,17 +148,6 @@ static void iterate(heat_t *h, const options_t *o)
     }
 }
 
-static uint64_t fnv1a64(const void *data, size_t bytes)
-{
-    const unsigned char *p = data;
-    uint64_t hash = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < bytes; i++) {
-        hash ^= p[i];
-        hash *= UINT64_C(0x100000001b3);
-    }
-    return hash;
-}
-
 /* The whole grid on rank 0, and its checksum with t. */
 static void report(const heat_t *h, const options_t *o)
 {
@@ -172,7 +162,7 @@ static void report(const heat_t *h, const options_t *o)
     if (h->rank == 0)
         printf("%s: grid %" PRId64 "x%" PRId64 " iterations %" PRId64 " t %a hash %016" PRIx64
                " (%d processes)\n", cli.name, h->n, h->m, o->iters, h->t,
-               fnv1a64(grid, (size_t)(h->n * h->m) * sizeof *grid), h->size);
+               checksum_fnv1a64(grid, (size_t)(h->n * h->m) * sizeof *grid), h->size);
     free(counts);
     free(displs);
     free(grid);

@@ -10,6 +10,7 @@
  * --async makes expansions asynchronous (mal_config_t.async): new processes are spawned
  * and receive A and b, which no iteration writes (MAL_READ_MOSTLY), while the old ones
  * go on iterating; x is the same as in a static run. */
+#include "checksum.h"
 #include "cli.h"
 #include "mal.h"
 
@@ -224,17 +225,6 @@ static bool iterate(jacobi_t *j, const options_t *o, timing_t *t)
     return kept;
 }
 
-static uint64_t fnv1a64(const void *data, size_t bytes)
-{
-    const unsigned char *p = data;
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < bytes; i++) {
-        h ^= p[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
 static double residual_inf(const jacobi_t *j)
 {
     double worst = 0.0;
@@ -316,7 +306,7 @@ static int report(const jacobi_t *j, const options_t *o, const timing_t *t)
     double residual = residual_inf(j);
     int failed = 0;
     if (j->rank == 0) {
-        uint64_t hash = fnv1a64(j->x_all, (size_t)o->n * sizeof *j->x_all);
+        uint64_t hash = checksum_fnv1a64(j->x_all, (size_t)o->n * sizeof *j->x_all);
         printf("jacobi: procs %d iterations %" PRId64 " n %" PRId64 " hash %016" PRIx64
                " residual %.6e\n",
                j->size, mal_iteration(), o->n, hash, residual);

@@ -40,6 +40,20 @@ static inline uint64_t mpitest_rand(uint64_t *state)
     return mpitest_mix(*state);
 }
 
+/* One weight per rank for a rebalance, the same on every rank run with the same seed:
+ * zero for about one rank in `zero_in`, else 1 .. `most`; never all zero. */
+static inline void mpitest_weights(uint64_t *seed, int size, int zero_in, int most, double *w)
+{
+    int positive = 0;
+    for (int r = 0; r < size; r++) {
+        uint64_t x = mpitest_rand(seed);
+        w[r] = x % (uint64_t)zero_in == 0 ? 0.0 : (double)(1 + x % (uint64_t)most);
+        positive += w[r] > 0;
+    }
+    if (positive == 0)
+        w[size - 1] = 1.0;
+}
+
 /* Reduce failures over MPI_COMM_WORLD; rank 0 prints the verdict. Returns the exit code. */
 static inline int mpitest_verdict(const char *name, const char *summary)
 {

@@ -342,11 +342,10 @@ static void test_rebalance(const engine_transfer_t *xfer, const engine_transport
               r, calls[r], expect);
 }
 
-/* Weights that give the current layout: nothing moves, no transport call at all. */
-static void test_unchanged(void)
+/* Every simulated rank's block structure rebalanced to `weights` through the one-sided
+ * fake (the spare as target). */
+static void sim_rebalance(sim_rank_t *sim, const double *weights)
 {
-    const double weights[NR] = {1, 1, 1, 1};
-    sim_rank_t sim[NR];
     reset_memory();
     for (int r = 0; r < NR; r++) {
         sim_block(&sim[r], r, NR);
@@ -354,6 +353,14 @@ static void test_unchanged(void)
                            &fake_one_sided);
     }
     run(sim, NR, true);
+}
+
+/* Weights that give the current layout: nothing moves, no transport call at all. */
+static void test_unchanged(void)
+{
+    const double weights[NR] = {1, 1, 1, 1};
+    sim_rank_t sim[NR];
+    sim_rebalance(sim, weights);
     for (int r = 0; r < NR; r++) {
         CHECK(!sim[r].rc.changed && !sim[r].rc.moves[0].moves, "unchanged: rank %d moves",
               r);
@@ -458,13 +465,7 @@ static void test_halo_rebalance(void)
     const double weights[NR] = {10, 0, 30, 30};
     sim_rank_t sim[NR];
     sim_halo = 2;
-    reset_memory();
-    for (int r = 0; r < NR; r++) {
-        sim_block(&sim[r], r, NR);
-        sim[r].rc = sim_rc(&sim[r], MAL_ACTION_REBALANCE, r, NR, NR, NR, weights, &rma,
-                           &fake_one_sided);
-    }
-    run(sim, NR, true);
+    sim_rebalance(sim, weights);
     const engine_move_t *m = &sim[0].rc.moves[0];
     CHECK(m->moves && !m->in_place, "halo rebalance: parts without room stayed in place");
     CHECK(m->new_bounds[2] == m->new_bounds[1], "halo rebalance: rank 1's part is not empty");

@@ -144,18 +144,6 @@ static void check_halo(mal_array_t *a, int64_t version, mal_array_t *b, int64_t 
     CHECK(bad == 0, "%s: the rows from the neighbours are wrong", when);
 }
 
-static void random_weights(uint64_t *seed, int size, double *w)
-{
-    int positive = 0;
-    for (int r = 0; r < size; r++) {
-        uint64_t x = mpitest_rand(seed);
-        w[r] = x % 3 == 0 ? 0.0 : (double)(1 + x % 40);
-        positive += w[r] > 0;
-    }
-    if (positive == 0)
-        w[size - 1] = 1.0;
-}
-
 static bool alloc_grids(mal_array_t **u, mal_array_t **v)
 {
     mal_status_t st = mal_alloc_halo("u", MPI_DOUBLE, ROWS, LEN, HALO, u);
@@ -224,7 +212,7 @@ static void run_rebalances(void)
     for (int step = 0; step < STEPS; step++) {
         char when[64];
         snprintf(when, sizeof when, "rebalance %d", step);
-        random_weights(&seed, size, w);
+        mpitest_weights(&seed, size, 3, 40, w); /* a third of the ranks emptied */
         CHECK(mal_rebalance(w) == MAL_OK, "%s: %s", when, mal_error_message());
         CHECK(count_bad(u, ver_u) == 0 && count_bad(v, ver_v) == 0, "%s: rows lost", when);
         check_halo(u, ver_u, v, ver_v, when);

@@ -120,19 +120,6 @@ static void test_weighted_errors(void)
     free(w);
 }
 
-/* Random weights, zeros included; the same on every rank. */
-static void random_weights(uint64_t *seed, double *w)
-{
-    int positive = 0;
-    for (int r = 0; r < size; r++) {
-        uint64_t x = mpitest_rand(seed);
-        w[r] = x % 5 == 0 ? 0.0 : (double)(1 + x % 16);
-        positive += w[r] > 0;
-    }
-    if (positive == 0)
-        w[size - 1] = 1.0;
-}
-
 static void test_lifecycle(void)
 {
     double *w = malloc((size_t)size * sizeof *w);
@@ -156,7 +143,7 @@ static void test_lifecycle(void)
     int64_t bad = 0;
     for (int64_t step = 0; step < REBALANCES; step++) {
         fill(a, step);
-        random_weights(&seed, w);
+        mpitest_weights(&seed, size, 5, 16, w); /* zeros included */
         st = mal_rebalance(w);
         CHECK(st == MAL_OK, "rebalance %lld: %s", (long long)step, mal_error_message());
         bad += count_bad(a, step);
