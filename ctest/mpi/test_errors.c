@@ -618,9 +618,9 @@ static void test_bad_halo_alloc(mal_array_t *keep)
     EXPECT(mal_alloc_halo("h", MPI_DOUBLE, 0, 2, 1, &a), MAL_ERR_ARG, fn, "global_rows");
     EXPECT(mal_alloc_halo("keep", MPI_DOUBLE, 10, 2, 1, &a), MAL_ERR_EXISTS, fn,
            "already registered");
-    if (size > 1) /* the halo is one of the arguments that must agree */
+    if (size > 1) /* the halo is one of the arguments that must agree, and is named */
         EXPECT(mal_alloc_halo("h", MPI_DOUBLE, 10, 2, 1 + rank % 2, &a), MAL_ERR_MISMATCH, fn,
-               "differ");
+               "arguments differ between ranks: halo_rows is 1 on rank 0, 2 on rank 1");
     CHECK(a == NULL && mal_find_array("h") == NULL, "a refused mal_alloc_halo registered");
     check_unchanged(&snap, "a refused mal_alloc_halo");
 }
