@@ -9,8 +9,10 @@
  * the grid and an empty rank's halo alone; the neighbours are the nearest ranks holding
  * rows, and an MPI_Sendrecv with them on mal_comm() brings the adjacent rows.
  *
- *   test_halo rebalance  random rebalances (zero weights included), a swap at most
- *                        steps; then swaps made on rank 0 only: the next rebalance and
+ *   test_halo rebalance  the exchange's messages counted as the application's by the
+ *                        monitor (libmal-pmpi); random rebalances (zero weights
+ *                        included), a swap at most steps; then swaps made on rank 0
+ *                        only: the next rebalance and
  *                        the free fail on every rank with MAL_ERR_MISMATCH, nothing
  *                        moved, and mal_finalize still frees (it would hang otherwise)
  *   test_halo plan       a plan from the start's process count: expansions, a rebalance
@@ -196,6 +198,25 @@ static void test_mismatch(mal_array_t *u, mal_array_t *v, int64_t *ver_u, int64_
         swap(u, v, ver_u, ver_v);
 }
 
+/* An iteration with one exchange on the even split, where every block is wider than the
+ * halo: the monitor counts one message sent to each neighbour (libmal-pmpi). */
+static void check_counted(mal_array_t *u)
+{
+    int rank, size;
+    MPI_Comm_rank(mal_comm(), &rank);
+    MPI_Comm_size(mal_comm(), &size);
+    mal_monitor_t before, after;
+    mal_step();
+    mal_monitor_read(&before);
+    CHECK(mal_halo_exchange(u) == MAL_OK, "mal_halo_exchange: %s", mal_error_message());
+    mal_step();
+    mal_monitor_read(&after);
+    int64_t sent = (rank > 0) + (rank < size - 1);
+    CHECK(after.comm_calls - before.comm_calls == sent, "the monitor counted %lld messages of "
+          "the exchange, not %lld", (long long)(after.comm_calls - before.comm_calls),
+          (long long)sent);
+}
+
 static void run_rebalances(void)
 {
     int size;
@@ -203,6 +224,7 @@ static void run_rebalances(void)
     mal_array_t *u, *v;
     if (!alloc_grids(&u, &v))
         return;
+    check_counted(u);
     int64_t ver_u = 0, ver_v = 1;
     fill(u, ver_u);
     fill(v, ver_v);
