@@ -776,7 +776,9 @@ MAL_API mal_status_t mal_neighbors(const mal_array_t *array, int *up, int *down)
  *        stencil code, on mal_comm().
  * @param array An array from mal_alloc_halo() with a halo of at least one row.
  * @return MAL_OK; MAL_ERR_ARG (NULL, a replicated array, an array without halo);
- *         MAL_ERR_NOMEM; MAL_ERR_MPI; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
+ *         MAL_ERR_NOMEM (for the requests of more than 8 messages, with a halo wider than
+ *         the neighbours' blocks: this rank then sends nothing, and its partners wait);
+ *         MAL_ERR_MPI; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
  * @note Every rank of mal_comm() calls it for the same array (one holding zero rows
  *       too), but it communicates point to point only, with the ranks whose rows fall in
  *       its halo or whose halo holds its rows (the two neighbours of mal_neighbors() when
@@ -804,8 +806,7 @@ MAL_API mal_status_t mal_halo_exchange(mal_array_t *array);
  *       their buffers: afterwards @p a holds the rows @p b held and the other way round
  *       (re-read mal_local_data() of both; first rows and row counts stay), and each
  *       follows every later rebalance and reconfiguration with the rows it holds then.
- *       Every rank of mal_comm() must make the same swaps between two reconfigurations,
- *       as a stencil's loop does: buffers are shared objects (MPI windows), so the next
+ *       Every rank of mal_comm() must make the same swaps, as a stencil's loop does: buffers are shared objects (MPI windows), so the next
  *       mal_rebalance(), mal_expand(), mal_shrink() or reconfiguration of mal_step()
  *       checks that first and fails on every rank with MAL_ERR_MISMATCH, nothing moved,
  *       when the ranks swapped differently; mal_free_array() checks the array it frees
