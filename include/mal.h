@@ -325,8 +325,8 @@ typedef struct {
      *  which fields the program knows. Set by mal_config_init(); never set it by hand. */
     size_t size;
     /** Redistribution method; MAL_REDIST_DEFAULT lets the MAL_REDIST environment variable
-     *  (rma|rma-get|alltoallv|p2p|shmem|auto) choose, falling back to MAL_REDIST_AUTO. Any other value wins
-     *  over the environment. Default: MAL_REDIST_DEFAULT. */
+     *  (rma|rma-get|alltoallv|p2p|shmem|auto) choose, falling back to MAL_REDIST_AUTO.
+     *  Any other value wins over the environment. Default: MAL_REDIST_DEFAULT. */
     mal_redist_t redist;
     /** Extra capacity, as a fraction of the local part, given to a window when it must
      *  grow, split evenly before and after the part. Rebalances whose new parts fit
@@ -806,7 +806,8 @@ MAL_API mal_status_t mal_halo_exchange(mal_array_t *array);
  *       their buffers: afterwards @p a holds the rows @p b held and the other way round
  *       (re-read mal_local_data() of both; first rows and row counts stay), and each
  *       follows every later rebalance and reconfiguration with the rows it holds then.
- *       Every rank of mal_comm() must make the same swaps, as a stencil's loop does: buffers are shared objects (MPI windows), so the next
+ *       Every rank of mal_comm() must make the same swaps, as a stencil's loop does:
+ *       buffers are shared objects (MPI windows), so the next
  *       mal_rebalance(), mal_expand(), mal_shrink() or reconfiguration of mal_step()
  *       checks that first and fails on every rank with MAL_ERR_MISMATCH, nothing moved,
  *       when the ranks swapped differently; mal_free_array() checks the array it frees
@@ -1276,8 +1277,8 @@ MAL_API mal_status_t mal_last_reconfig(mal_reconfig_stats_t *stats);
  * the application's MPI calls, counted by PMPI interposition when the program links the
  * opt-in wrapper library libmal-pmpi (see mal_pmpi.h: CMake mal::pmpi, by hand -lmal-pmpi
  * -lmal); without it communication is 0 and the whole iteration counts as computation.
- * Calls libmal makes itself are not counted. Waiting for a slower rank inside a collective counts as
- * communication; the rest of the iteration is computation.
+ * Calls libmal makes itself are not counted. Waiting for a slower rank inside a collective
+ * counts as communication; the rest of the iteration is computation.
  */
 typedef struct {
     int64_t iterations;     /**< iterations measured                                 */
