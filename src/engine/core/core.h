@@ -148,6 +148,8 @@ uint64_t engine_policy_fingerprint(const engine_settings_t *s, uint64_t hash);
 const char *engine_distribution_name(int64_t distribution);
 const char *engine_spawn_mode_name(int64_t mode);
 const char *engine_method_name(int64_t method);
+/* "given" or "NULL": whether a pointer argument was given. */
+const char *engine_pointer_name(int64_t given);
 /* "expand", "shrink", "rebalance" or "none" (core/names.c). */
 const char *engine_action_name(mal_action_t a);
 /* The code's name as written in mal_status.h ("MAL_ERR_SPAWN"), for reports (core/names.c). */

@@ -36,6 +36,11 @@ const char *engine_spawn_mode_name(int64_t mode)
     return "an unknown spawn mode";
 }
 
+const char *engine_pointer_name(int64_t given)
+{
+    return given ? "given" : "NULL";
+}
+
 const char *engine_method_name(int64_t method)
 {
     return engine_redist_name((mal_redist_t)method);

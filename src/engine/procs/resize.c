@@ -23,11 +23,6 @@ static mal_status_t check_new_weights(const double *weights, int n, const char *
     return weights == NULL ? MAL_OK : engine_check_weights(weights, n, call);
 }
 
-static const char *given_or_null(int64_t given)
-{
-    return given ? "given" : "NULL";
-}
-
 /* The same arguments on every rank, else the message names the first that differs and
  * its values. `ranks`: a shrink's (NULL: the last `count`), compared whole. */
 static mal_status_t agree_resize(const engine_parts_t *parts, mal_status_t st, int count,
@@ -41,7 +36,7 @@ static mal_status_t agree_resize(const engine_parts_t *parts, mal_status_t st, i
         {"mode", mode, engine_spawn_mode_name, false},
         {"the method (mal_set_redist)", parts->xfer->method, engine_method_name, false},
         {"ranks", listed, NULL, true},
-        {"weights", weights != NULL, given_or_null, false}};
+        {"weights", weights != NULL, engine_pointer_name, false}};
     return engine_agree_args(parts->group->comm, st, args, (int)(sizeof args / sizeof *args),
                              "weights", weights, weights != NULL ? n : 0, call);
 }

@@ -170,11 +170,6 @@ static mal_status_t check_alloc_args(const engine_registry_t *reg, const char *c
     return *row_bytes > 0 ? MAL_OK : MAL_ERR_ARG;
 }
 
-static const char *given_or_null(int64_t given)
-{
-    return given ? "given" : "NULL";
-}
-
 /* Every rank passed the same arguments, else the message names the first that differs
  * and its values ("row_len is 1 on rank 0, 2 on rank 1"). Collective. */
 static mal_status_t agree_alloc(const engine_regctx_t *ctx, mal_status_t st, const char *name,
@@ -190,7 +185,7 @@ static mal_status_t agree_alloc(const engine_regctx_t *ctx, mal_status_t st, con
         {"the bytes of a row (the type's size times row_len)", row_bytes, NULL, false},
         {"halo_rows", halo, NULL, false},
         {"the matrix", engine_text_value(matrix ? matrix->name : NULL), NULL, true},
-        {"weights", weights != NULL, given_or_null, false}};
+        {"weights", weights != NULL, engine_pointer_name, false}};
     return engine_agree_args(ctx->comm, st, args, (int)(sizeof args / sizeof *args),
                              "weights", weights, weights != NULL ? ctx->size : 0, call);
 }
