@@ -446,9 +446,11 @@ typedef struct {
      *  move rows to the other buffer, so that the old one can be protected. With
      *  libmal-pmpi linked, a call on MPI_COMM_WORLD while the application's processes
      *  (mal_comm()) are no longer MPI_COMM_WORLD's is named and the job aborted instead of
-     *  hanging. It costs time (copies a rebalance would have left in place, a spare that
-     *  may have to grow for them); results are unchanged. Every rank must have the same
-     *  value. -1: MAL_DEBUG from the environment, else 0. */
+     *  hanging. Only libmal's own memory is protected (not an MPI-allocated window,
+     *  MAL_MEMORY=window, nor a SHMEM block), and an access MPI makes through the kernel
+     *  fails inside MPI without the line. It costs time (copies a rebalance would have
+     *  left in place, a spare that may have to grow for them); results are unchanged.
+     *  Every rank must have the same value. -1: MAL_DEBUG from the environment, else 0. */
     int debug;
 } mal_config_t;
 

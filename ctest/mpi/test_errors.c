@@ -376,6 +376,18 @@ static void test_collective_disagreement(mal_array_t *keep)
         int leaver = rank == 0 ? 0 : 1;
         EXPECT(mal_shrink(1, &leaver, NULL), MAL_ERR_MISMATCH, "mal_shrink",
                "ranks differs between rank");
+        /* A bad count is refused without reading the ranks or the weights it would size. */
+        double w1 = 1.0;
+        EXPECT(mal_shrink(-1, &leaver, NULL), MAL_ERR_ARG, "mal_shrink", "count is -1");
+        EXPECT(mal_expand(-3, MAL_SPAWN_PER_CALL, &w1), MAL_ERR_ARG, "mal_expand",
+               "count is -3");
+        /* Ranks in different calls: refused everywhere, nobody waits for the others. */
+        if (rank == 0)
+            EXPECT(mal_alloc_window("y", MPI_DOUBLE, 10, 1, MAL_BLOCK, &a), MAL_ERR_MISMATCH,
+                   "mal_alloc_window", "arguments differ between ranks");
+        else
+            EXPECT(mal_free_array(NULL), MAL_ERR_MISMATCH, "mal_free_array",
+                   "arguments differ between ranks");
         /* Freeing NULL on one rank and a structure on the others: refused everywhere. */
         EXPECT(mal_free_array(rank == 0 ? NULL : keep), MAL_ERR_MISMATCH, "mal_free_array",
                "differ");

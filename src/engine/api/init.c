@@ -95,8 +95,8 @@ static mal_status_t resolve_all(const mal_config_t *cfg, engine_state_t *e)
     st = engine_state_derive(&parts, false);
     const engine_settings_t *settings = &e->conf;
     char err[320];
-    /* Every entry checked against the process count it will meet, now rather than when
-     * it fires (the count each entry meets is known: only the plan changes it). */
+    /* Every entry checked now, rather than when it fires, against the process counts
+     * the plan's own changes can leave it (docs/guide/malleable.md, "The plan"). */
     int procs = 1;
     MPI_Comm_size(e->group.comm, &procs);
     if (!st && (schedule_parse(settings->plan, &e->pol.schedule, err, sizeof err) != 0 ||
@@ -237,10 +237,12 @@ mal_status_t mal_finalize(void)
     engine_enter("mal_finalize");
     if (!e->initialized)
         return engine_fail(MAL_ERR_NOT_INITIALIZED, "mal_finalize called before mal_init");
+    /* An asynchronous expansion's thread may still copy rows ahead into the spares:
+     * it ends before they are freed. */
+    engine_async_finish(&e->procs);
     engine_array_destroy_all(&e->reg);
     engine_csr_free_all(&e->reg);
     engine_monitor_finalize(&e->sink.mon);
-    engine_async_finish(&e->procs);
     engine_pool_finalize(&e->group, &e->procs);
     engine_spawn_end_stuck();
     if (e->group.comm != MPI_COMM_NULL)

@@ -117,7 +117,11 @@ int64_t engine_text_value(const char *text);
  * rank) and a list of doubles (`list_name`, `list` of `count`, NULL for none): when they
  * differ, the message names the first argument that does and how, e.g. "mal_alloc_window:
  * arguments differ between ranks: row_len is 1 on rank 0, 2 on rank 1" or "weights[2] is
- * 1 on rank 0, 3 on rank 2". Collective over `comm`; one more allreduce only then. */
+ * 1 on rank 0, 3 on rank 2". Collective over `comm`; one or two more allreduces only
+ * then, and only when every rank is in a call of the same shape (`call`, the number of
+ * arguments, `count`) and has the memory for them: ranks in different calls, or in
+ * engine_agree_in, get the message without the names. A rank whose `local` status is an
+ * error reads neither the arguments nor the list. */
 mal_status_t engine_agree_args(MPI_Comm comm, mal_status_t local, const engine_arg_t *args,
                                int nargs, const char *list_name, const double *list,
                                int count, const char *call);

@@ -76,21 +76,26 @@ const char *engine_error_message(void)
 }
 
 /* Who says it: "libmal[2]" (the rank in mal_comm()) while libmal is initialised;
- * outside it, and in mal_init, the rank in MPI_COMM_WORLD ("libmal[world 2]"), so every
- * message of a job says which process wrote it; "libmal" without MPI. */
+ * outside it, and in mal_init, the rank in MPI_COMM_WORLD ("libmal[world 2]"; in a
+ * process an expansion spawned, whose MPI_COMM_WORLD is its spawn's, "libmal[spawned,
+ * world 0]"), so every message says which process wrote it; "libmal" without MPI. */
 static void log_prefix(char *out, size_t len)
 {
     int up = 0, down = 0, world = -1;
+    MPI_Comm parent = MPI_COMM_NULL;
     if (log_rank < 0) {
         MPI_Initialized(&up);
         MPI_Finalized(&down);
-        if (up && !down)
-            PMPI_Comm_rank(MPI_COMM_WORLD, &world);
+    }
+    if (up && !down) {
+        PMPI_Comm_rank(MPI_COMM_WORLD, &world);
+        MPI_Comm_get_parent(&parent);
     }
     if (log_rank >= 0)
         snprintf(out, len, "libmal[%d]", log_rank);
     else if (world >= 0)
-        snprintf(out, len, "libmal[world %d]", world);
+        snprintf(out, len, "libmal[%sworld %d]", parent != MPI_COMM_NULL ? "spawned, " : "",
+                 world);
     else
         snprintf(out, len, "libmal");
 }
@@ -108,7 +113,7 @@ mal_status_t engine_fail(mal_status_t status, const char *fmt, ...)
         snprintf(last_message, sizeof last_message, "%s: %s", current_call, text);
     if (!log_errors)
         return status;
-    char who[32];
+    char who[48];
     log_prefix(who, sizeof who);
     fprintf(stderr, "%s: %s: %s\n", who, engine_strerror(status), last_message);
     return status;

@@ -24,21 +24,25 @@ static mal_status_t check_new_weights(const double *weights, int n, const char *
 }
 
 /* The same arguments on every rank, else the message names the first that differs and
- * its values. `ranks`: a shrink's (NULL: the last `count`), compared whole. */
+ * its values: an expansion's count, mode, method and weights (`ranks` NULL), a shrink's
+ * count, method, ranks (NULL: the last `count`, compared whole) and weights. `st`: this
+ * rank's checks so far; after a failed one the arguments are not read (a bad count). */
 static mal_status_t agree_resize(const engine_parts_t *parts, mal_status_t st, int count,
-                                 mal_spawn_mode_t mode, const int *ranks,
+                                 const mal_spawn_mode_t *mode, const int *ranks,
                                  const double *weights, int n, const char *call)
 {
-    int64_t listed = ranks == NULL ? 0 : engine_hash(ENGINE_HASH_SEED, ranks,
-                                                     (size_t)count * sizeof *ranks) >> 2;
-    const engine_arg_t args[] = {
+    int64_t listed = ranks == NULL || st ? 0 : engine_hash(ENGINE_HASH_SEED, ranks,
+                                                           (size_t)count * sizeof *ranks) >> 2;
+    engine_arg_t args[5] = {
         {"count", count, NULL, false},
-        {"mode", mode, engine_spawn_mode_name, false},
         {"the method (mal_set_redist)", parts->xfer->method, engine_method_name, false},
-        {"ranks", listed, NULL, true},
-        {"weights", weights != NULL, engine_pointer_name, false}};
-    return engine_agree_args(parts->group->comm, st, args, (int)(sizeof args / sizeof *args),
-                             "weights", weights, weights != NULL ? n : 0, call);
+        {"weights", weights != NULL, engine_pointer_name, false},
+        {"ranks", listed, NULL, true}};
+    int nargs = 4;
+    if (mode != NULL) /* an expansion's: a shrink has none */
+        args[nargs - 1] = (engine_arg_t){"mode", *mode, engine_spawn_mode_name, false};
+    return engine_agree_args(parts->group->comm, st, args, nargs, "weights", weights,
+                             weights != NULL ? n : 0, call);
 }
 
 /* Figures of a reconfiguration that stopped before moving data. */
@@ -248,7 +252,7 @@ mal_status_t engine_expand(const engine_parts_t *parts, engine_procs_t *procs, i
      * judges alike from the same settings), reported, and the processes go on. */
     if (!st)
         st = engine_room_check(parts, procs, count);
-    st = agree_resize(parts, st, count, mode, NULL, weights, g->size + count, "mal_expand");
+    st = agree_resize(parts, st, count, &mode, NULL, weights, g->size + count, "mal_expand");
     /* Stale parked processes are released before the placement, which then counts the
      * processes really spawned (the pool wakes only fresh ones). */
     if (!st)
@@ -383,13 +387,15 @@ static void report_released(const engine_parts_t *parts, mal_reconfig_stats_t *s
                             const engine_moved_t *moved, const bool *leaving,
                             const double *weights)
 {
-    int p = parts->group->size, n = 0;
-    int *released = malloc((size_t)p * sizeof *released);
+    int p = parts->group->size, leavers = 0, n = 0;
+    for (int r = 0; r < p; r++)
+        leavers += leaving[r];
+    int *released = malloc((size_t)p * sizeof *released); /* without it: not listed */
     for (int r = 0; released != NULL && r < p; r++)
         if (leaving[r])
             released[n++] = r;
     const report_change_t change = {.released = released, .nreleased = n, .weights = weights,
-                                    .nweights = weights ? p - n : 0};
+                                    .nweights = weights ? p - leavers : 0};
     engine_report(parts, parts->group->comm, s, moved, &change);
     free(released);
 }
@@ -466,8 +472,7 @@ mal_status_t engine_shrink(const engine_parts_t *parts, engine_procs_t *procs, i
                  : engine_fail(MAL_ERR_NOMEM, "no memory for %d flags", g->size);
     if (!st)
         st = check_new_weights(weights, g->size - count, "mal_shrink");
-    st = agree_resize(parts, st, count, MAL_SPAWN_DEFAULT, ranks, weights, g->size - count,
-                      "mal_shrink");
+    st = agree_resize(parts, st, count, NULL, ranks, weights, g->size - count, "mal_shrink");
     if (st) {
         free(leaving);
         report_abandoned(parts, MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);

@@ -10,7 +10,9 @@
  * handler reaches only static data: hence the file-static list. The handler calls only
  * async-signal-safe functions (write, abort, sigaction), so its line is written when
  * the range is protected. The list is changed only by the thread that calls libmal,
- * and a range is published before its memory is protected. */
+ * and a range is published before its memory is protected. Its nodes are never freed:
+ * a released one is marked empty and reused by the next protection, so a fault in
+ * another thread that walks the list never reads freed memory. */
 #define _GNU_SOURCE
 #include "memory.h"
 
@@ -21,12 +23,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define STALE_TEXT_MAX 512
+
 typedef struct stale_range {
     char *base;
-    size_t bytes;
+    _Atomic size_t bytes;       /* 0: released, free for the next protection            */
     _Atomic(struct stale_range *) next;
     size_t len;                 /* of text, which ends in a newline */
-    char text[];
+    char text[STALE_TEXT_MAX];
 } stale_range_t;
 
 static _Atomic(stale_range_t *) ranges;
@@ -36,9 +40,11 @@ static bool installed;
 
 static const stale_range_t *range_of(const char *addr)
 {
-    for (const stale_range_t *r = atomic_load(&ranges); r != NULL; r = atomic_load(&r->next))
-        if (addr >= r->base && addr < r->base + r->bytes)
+    for (const stale_range_t *r = atomic_load(&ranges); r != NULL; r = atomic_load(&r->next)) {
+        size_t bytes = atomic_load(&r->bytes);
+        if (bytes > 0 && addr >= r->base && addr < r->base + bytes)
             return r;
+    }
     return NULL;
 }
 
@@ -78,7 +84,9 @@ static bool install(void)
 {
     if (installed)
         return true;
-    struct sigaction sa = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO};
+    /* SA_ONSTACK: a handler before this one may rely on an alternate stack (a stack
+     * overflow's SIGSEGV). */
+    struct sigaction sa = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO | SA_ONSTACK};
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSEGV, &sa, &previous[0]) != 0)
         return false;
@@ -98,49 +106,63 @@ static bool libmal_memory(const engine_buffer_t *b)
            (b->peers != NULL || b->own || b->pending);
 }
 
+/* A released node of the list, else a new one linked at its head; NULL without memory. */
+static stale_range_t *free_node(void)
+{
+    for (stale_range_t *r = atomic_load(&ranges); r != NULL; r = atomic_load(&r->next))
+        if (atomic_load(&r->bytes) == 0)
+            return r;
+    stale_range_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    atomic_store(&r->next, atomic_load(&ranges));
+    atomic_store(&ranges, r);
+    return r;
+}
+
+/* Accessible again, and the node free for reuse. */
+static void release(stale_range_t *r)
+{
+    size_t bytes = atomic_load(&r->bytes);
+    if (bytes == 0)
+        return;
+    mprotect(r->base, bytes, PROT_READ | PROT_WRITE);
+    atomic_store(&r->bytes, 0);
+}
+
 bool engine_stale_protect(const engine_buffer_t *b, const char *text)
 {
     if (!libmal_memory(b) || !install())
         return false;
-    size_t len = strlen(text);
-    stale_range_t *r = malloc(sizeof *r + len + 1);
+    stale_range_t *r = free_node();
     if (r == NULL)
         return false;
-    *r = (stale_range_t){.base = b->base, .bytes = b->mapped, .len = len,
-                         .next = atomic_load(&ranges)};
-    memcpy(r->text, text, len + 1);
-    atomic_store(&ranges, r);
-    if (mprotect(r->base, r->bytes, PROT_NONE) == 0)
+    size_t len = strlen(text);
+    len = len < STALE_TEXT_MAX ? len : STALE_TEXT_MAX - 1;
+    memcpy(r->text, text, len);
+    r->text[len] = '\0';
+    r->len = len;
+    r->base = b->base;
+    atomic_store(&r->bytes, b->mapped); /* published: the handler may match it now */
+    if (mprotect(r->base, b->mapped, PROT_NONE) == 0)
         return true;
-    atomic_store(&ranges, atomic_load(&r->next));
-    free(r);
+    atomic_store(&r->bytes, 0);
     return false;
 }
 
 void engine_stale_release_all(void)
 {
-    stale_range_t *r = atomic_exchange(&ranges, NULL);
-    while (r != NULL) {
-        stale_range_t *next = atomic_load(&r->next);
-        mprotect(r->base, r->bytes, PROT_READ | PROT_WRITE);
-        free(r);
-        r = next;
-    }
+    for (stale_range_t *r = atomic_load(&ranges); r != NULL; r = atomic_load(&r->next))
+        release(r);
 }
 
 void engine_stale_release(const char *base, size_t bytes)
 {
     if (base == NULL || bytes == 0)
         return;
-    _Atomic(stale_range_t *) *link = &ranges;
-    stale_range_t *r;
-    while ((r = atomic_load(link)) != NULL) {
-        if (r->base < base + bytes && base < r->base + r->bytes) {
-            atomic_store(link, atomic_load(&r->next));
-            mprotect(r->base, r->bytes, PROT_READ | PROT_WRITE);
-            free(r);
-        } else {
-            link = &r->next;
-        }
+    for (stale_range_t *r = atomic_load(&ranges); r != NULL; r = atomic_load(&r->next)) {
+        size_t held = atomic_load(&r->bytes);
+        if (held > 0 && r->base < base + bytes && base < r->base + held)
+            release(r);
     }
 }
