@@ -1,16 +1,23 @@
-# Two emulated hosts on this machine, sourced by the multihost tests: network namespaces
-# malA and malB joined by a veth pair (10.77.0.1 and 10.77.0.2), each process run with
-# its own host name (a UTS namespace) and an /etc/hosts that names both
-# (`ip netns exec` bind-mounts /etc/netns/NAME/hosts over /etc/hosts).
+# Emulated hosts on this machine, sourced by the multihost tests: network namespaces
+# malA, malB (and malC, malD, ... with MH_COUNT, 2 by default, at most 8), each joined by
+# a veth pair to one bridge that lives in a namespace of its own (malhub), at 10.77.0.1,
+# .2, ...; each process run with its own host name (a UTS namespace) and an /etc/hosts
+# that names every host (`ip netns exec` bind-mounts /etc/netns/NAME/hosts over
+# /etc/hosts).
 #
-# The link is two ends of a virtual cable in one kernel: every byte crosses the TCP/IP
-# stack and the veth driver, but no wire. Figures measured here are not a network's.
+# The links are virtual cables in one kernel: every byte crosses the TCP/IP stack, the
+# veth driver and the bridge, but no wire. Figures measured here are not a network's.
 #
 # Functions: mh_unavailable (why the hosts cannot be made, or nothing), mh_up, mh_down,
 # mh_run HOST COMMAND... (COMMAND as HOST), mh_link_bytes HOST (bytes sent + received on
 # HOST's end of the link).
 
-MH_HOSTS="malA malB"
+: "${MH_COUNT:=2}"
+MH_HOSTS=$(echo A B C D E F G H | cut -d' ' -f1-"$MH_COUNT" | sed 's/\([A-H]\)/mal\1/g')
+# Every name a run may have made: cleaning up covers them all, whatever MH_COUNT it had.
+MH_ALL_HOSTS="malA malB malC malD malE malF malG malH"
+MH_HUB=malhub # the namespace of the bridge every host's link ends in
+MH_BRIDGE=malbr
 MH_NET=10.77.0
 MH_DEV=malnet # the link's name inside both namespaces, so one setting names it
 MH_PROBE=mal-probe # the namespace mh_unavailable tries to make
@@ -18,7 +25,14 @@ MH_PROBE=mal-probe # the namespace mh_unavailable tries to make
 # run, after a killed one) removes it then and only then: it may have been there before.
 MH_MADE_NETNS=/etc/netns/.made-by-libmal-multihost
 
-mh_address() { [ "$1" = malA ] && echo "$MH_NET.1" || echo "$MH_NET.2"; }
+# A host's address: malA .1, malB .2, ...
+mh_address() {
+    i=1
+    for h in $MH_HOSTS; do
+        [ "$h" = "$1" ] && { echo "$MH_NET.$i"; return; }
+        i=$((i + 1))
+    done
+}
 
 # Why the namespaces cannot be made here, on stdout; nothing when they can.
 mh_unavailable() {
@@ -26,7 +40,7 @@ mh_unavailable() {
     command -v ip >/dev/null 2>&1 || { echo "no ip command (iproute2)"; return; }
     command -v unshare >/dev/null 2>&1 || { echo "no unshare command (util-linux)"; return; }
     command -v hostname >/dev/null 2>&1 || { echo "no hostname command"; return; }
-    for h in $MH_HOSTS; do
+    for h in $MH_HOSTS $MH_HUB; do
         if ip netns list 2>/dev/null | grep -qw "^$h"; then
             echo "namespace $h already exists (another multihost test running, or left over: ip netns del $h)"
             return
@@ -63,10 +77,16 @@ mh_up() {
           for peer in $MH_HOSTS; do echo "$(mh_address "$peer") $peer"; done
         } > "/etc/netns/$h/hosts" || return 1
     done
-    ip link add "${MH_DEV}A" netns malA type veth peer name "${MH_DEV}B" netns malB || return 1
+    ip netns add "$MH_HUB" &&
+        ip -n "$MH_HUB" link add "$MH_BRIDGE" type bridge &&
+        ip -n "$MH_HUB" link set "$MH_BRIDGE" up || return 1
     for h in $MH_HOSTS; do
-        end=${MH_DEV}$(echo "$h" | cut -c4)
-        ip -n "$h" link set "$end" name "$MH_DEV" &&
+        # The host's end is named after the link (one setting names it everywhere), the
+        # hub's after the host.
+        ip link add "${MH_DEV}tmp" netns "$h" type veth peer name "$h" netns "$MH_HUB" &&
+            ip -n "$MH_HUB" link set "$h" master "$MH_BRIDGE" &&
+            ip -n "$MH_HUB" link set "$h" up &&
+            ip -n "$h" link set "${MH_DEV}tmp" name "$MH_DEV" &&
             ip -n "$h" addr add "$(mh_address "$h")/24" dev "$MH_DEV" &&
             ip -n "$h" link set "$MH_DEV" up &&
             ip -n "$h" link set lo up || return 1
@@ -74,8 +94,9 @@ mh_up() {
     mh_wait_link
 }
 
-# Until both ends report carrier (UCX lists only interfaces that are up and running,
-# which a fresh veth pair is some tens of milliseconds after `link set up`); 5 s at most.
+# Until every host's end reports carrier (UCX lists only interfaces that are up and
+# running, which a fresh veth pair is some tens of milliseconds after `link set up`);
+# 5 s at most.
 mh_wait_link() {
     tries=0
     while [ $tries -lt 100 ]; do
@@ -83,7 +104,7 @@ mh_wait_link() {
         for h in $MH_HOSTS; do
             ip -n "$h" link show "$MH_DEV" | grep -q 'state UP' && up=$((up + 1))
         done
-        [ $up = 2 ] && return 0
+        [ $up = "$MH_COUNT" ] && return 0
         tries=$((tries + 1))
         sleep 0.05
     done
@@ -91,13 +112,15 @@ mh_wait_link() {
     return 1
 }
 
-# Everything mh_up and mh_unavailable made, whatever state it is in.
+# Everything mh_up and mh_unavailable made, whatever state it is in (and whatever
+# MH_COUNT the run that made it had).
 mh_down() {
-    for h in $MH_HOSTS; do
+    for h in $MH_ALL_HOSTS; do
         mh_del_netns "$h"
         rm -f "/etc/netns/$h/hosts"
         rmdir "/etc/netns/$h" 2>/dev/null
     done
+    mh_del_netns "$MH_HUB"
     mh_del_netns "$MH_PROBE"
     if [ -e "$MH_MADE_NETNS" ]; then
         rm -f "$MH_MADE_NETNS"

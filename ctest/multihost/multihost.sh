@@ -31,7 +31,7 @@ done
 
 # Nothing of ours left: no namespace (the probe's included), no hosts file.
 check_clean() {
-    for h in $MH_HOSTS $MH_PROBE; do
+    for h in $MH_ALL_HOSTS $MH_HUB $MH_PROBE; do
         ip netns list | grep -qw "^$h" && fail "namespace $h left behind"
         [ -e "/etc/netns/$h" ] && fail "/etc/netns/$h left behind"
     done
@@ -40,7 +40,9 @@ check_clean() {
 
 case $what in
 clean | down)
-    left=$(for h in $MH_HOSTS $MH_PROBE; do ip netns list | grep -qw "^$h" && echo "$h"; done)
+    left=$(for h in $MH_ALL_HOSTS $MH_HUB $MH_PROBE; do
+        ip netns list | grep -qw "^$h" && echo "$h"
+    done)
     [ -n "$left" ] && [ "$what" = clean ] &&
         echo "multihost: removing what a run left: namespaces" $left
     mh_down
