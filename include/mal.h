@@ -778,9 +778,10 @@ MAL_API mal_status_t mal_neighbors(const mal_array_t *array, int *up, int *down)
  *        stencil code, on mal_comm().
  * @param array An array from mal_alloc_halo() with a halo of at least one row.
  * @return MAL_OK; MAL_ERR_ARG (NULL, a replicated array, an array without halo);
- *         MAL_ERR_NOMEM (for the requests of more than 8 messages, with a halo wider than
- *         the neighbours' blocks: this rank then sends nothing, and its partners wait);
- *         MAL_ERR_MPI; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED.
+ *         MAL_ERR_MPI; MAL_ERR_NOT_INITIALIZED; MAL_ERR_RELEASED. It allocates nothing:
+ *         the messages with the two neighbours are posted at once; a halo wider than
+ *         their blocks, with more partners, is exchanged one pair of ranks at a time in
+ *         an order every rank follows, which cannot wait for ever.
  * @note Every rank of mal_comm() calls it for the same array (one holding zero rows
  *       too), but it communicates point to point only, with the ranks whose rows fall in
  *       its halo or whose halo holds its rows (the two neighbours of mal_neighbors() when

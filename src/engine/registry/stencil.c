@@ -127,47 +127,14 @@ mal_status_t engine_array_neighbors(const mal_array_t *a, int me, int size, int 
 
 /* ---- the halo exchange ---- */
 
-/* The messages of one exchange: counted first (reqs NULL), then posted. */
+/* What this rank receives from and sends to rank r (on one side of it, within reach of
+ * the halo): r's rows that fall in this rank's halo, and its rows that fall in r's. */
 typedef struct {
-    MPI_Request *reqs;
-    int count;
-    MPI_Datatype row;  /* a row as one element, for a message past INT_MAX bytes */
-    MPI_Comm comm;
-    mal_status_t st;
-} posts_t;
+    char *in, *out;
+    int64_t in_rows, out_rows;
+} pair_t;
 
-/* One message of `rows` rows at `at` to or from `peer`. Through MPI_, not PMPI_: this is
- * the application's communication, which libmal-pmpi counts for the monitor. */
-static void post(posts_t *p, int64_t row_bytes, char *at, int64_t rows, int peer, bool send)
-{
-    if (rows <= 0 || p->st)
-        return;
-    if (p->reqs == NULL) {
-        p->count++;
-        return;
-    }
-    MPI_Datatype type = MPI_BYTE;
-    int64_t count = rows * row_bytes;
-    if (count > INT_MAX) { /* rows <= halo <= INT_MAX (engine_array_alloc_halo) */
-        if (p->row == MPI_DATATYPE_NULL) {
-            MPI_Type_contiguous((int)row_bytes, MPI_BYTE, &p->row);
-            MPI_Type_commit(&p->row);
-        }
-        type = p->row;
-        count = rows;
-    }
-    int rc = send ? MPI_Isend(at, (int)count, type, peer, MAL_HALO_TAG, p->comm,
-                              &p->reqs[p->count])
-                  : MPI_Irecv(at, (int)count, type, peer, MAL_HALO_TAG, p->comm,
-                              &p->reqs[p->count]);
-    p->count += rc == MPI_SUCCESS;
-    p->st = engine_mpi_check(rc, send ? "mal_halo_exchange: MPI_Isend"
-                                      : "mal_halo_exchange: MPI_Irecv");
-}
-
-/* With rank r, on one side of this rank (`me`) within reach of the halo: this rank
- * receives r's rows that fall in its halo and sends r its rows that fall in r's. */
-static void exchange_with(posts_t *p, const mal_array_t *a, char *data, int me, int r)
+static pair_t pair_with(const mal_array_t *a, char *data, int me, int r)
 {
     int64_t h = a->halo, first = a->bounds[me], end = a->bounds[me + 1];
     int64_t r_first = a->bounds[r], r_end = a->bounds[r + 1], rb = a->row_bytes;
@@ -179,22 +146,100 @@ static void exchange_with(posts_t *p, const mal_array_t *a, char *data, int me, 
         in_hi = r_end < end + h ? r_end : end + h;
         out_lo = first > r_first - h ? first : r_first - h;
     }
-    post(p, rb, data + (in_lo - first) * rb, in_hi - in_lo, r, false);
-    post(p, rb, data + (out_lo - first) * rb, out_hi - out_lo, r, true);
+    return (pair_t){data + (in_lo - first) * rb, data + (out_lo - first) * rb,
+                    in_hi - in_lo, out_hi - out_lo};
 }
 
-/* Every rank holding rows within `halo` rows of this rank's block, nearest first. */
-static void exchange_all(posts_t *p, const mal_array_t *a, char *data, int me, int size)
+/* The ranks this rank exchanges with: every one holding rows within `halo` rows of its
+ * block, from the lowest to the highest (none when it holds no rows). Both sides of a
+ * pair find each other: r reaches this block exactly when this block reaches r's. */
+static int lowest_partner(const mal_array_t *a, int me)
 {
-    int64_t h = a->halo, first = a->bounds[me], end = a->bounds[me + 1];
-    if (first == end)
+    int lowest = me;
+    for (int r = me - 1; r >= 0 && a->bounds[r + 1] > a->bounds[me] - a->halo; r--)
+        lowest = r;
+    return lowest;
+}
+
+static int highest_partner(const mal_array_t *a, int me, int size)
+{
+    int highest = me;
+    for (int r = me + 1; r < size && a->bounds[r] < a->bounds[me + 1] + a->halo; r++)
+        highest = r;
+    return highest;
+}
+
+/* `rows` rows as MPI sees them: bytes, or (past INT_MAX bytes) rows of one element. */
+static void message(int64_t rows, int64_t row_bytes, MPI_Datatype *row, MPI_Datatype *type,
+                    int *count)
+{
+    *type = MPI_BYTE;
+    *count = (int)(rows * row_bytes);
+    if (rows * row_bytes <= INT_MAX)
         return;
-    for (int r = me - 1; r >= 0 && a->bounds[r + 1] > first - h; r--)
-        if (holds_rows(a, r))
-            exchange_with(p, a, data, me, r);
-    for (int r = me + 1; r < size && a->bounds[r] < end + h; r++)
-        if (holds_rows(a, r))
-            exchange_with(p, a, data, me, r);
+    if (*row == MPI_DATATYPE_NULL) { /* rows <= halo <= INT_MAX (engine_array_alloc_halo) */
+        MPI_Type_contiguous((int)row_bytes, MPI_BYTE, row);
+        MPI_Type_commit(row);
+    }
+    *type = *row;
+    *count = (int)rows;
+}
+
+/* Up to EXCHANGE_POSTED messages (both neighbours, a halo no wider than their blocks)
+ * are posted at once; more, one pair of ranks at a time (MPI_Sendrecv), in an order
+ * every rank follows: pairs by their lower rank, then their higher. The lowest pair not
+ * done yet then has both its ranks at it, so the exchange cannot wait for ever, and it
+ * needs no memory that could be missing on one rank while its partners wait. */
+#define EXCHANGE_POSTED 4
+
+/* Through MPI_, not PMPI_: this is the application's communication, which libmal-pmpi
+ * counts for the monitor. */
+static mal_status_t exchange_posted(const mal_array_t *a, char *data, int me, int lo, int hi,
+                                    MPI_Comm comm, MPI_Datatype *row)
+{
+    MPI_Request reqs[EXCHANGE_POSTED];
+    int n = 0, rc = MPI_SUCCESS;
+    for (int r = lo; r <= hi && rc == MPI_SUCCESS; r++) {
+        if (r == me || !holds_rows(a, r))
+            continue;
+        pair_t q = pair_with(a, data, me, r);
+        MPI_Datatype type;
+        int count;
+        if (q.in_rows > 0) {
+            message(q.in_rows, a->row_bytes, row, &type, &count);
+            rc = MPI_Irecv(q.in, count, type, r, MAL_HALO_TAG, comm, &reqs[n]);
+            n += rc == MPI_SUCCESS;
+        }
+        if (q.out_rows > 0 && rc == MPI_SUCCESS) {
+            message(q.out_rows, a->row_bytes, row, &type, &count);
+            rc = MPI_Isend(q.out, count, type, r, MAL_HALO_TAG, comm, &reqs[n]);
+            n += rc == MPI_SUCCESS;
+        }
+    }
+    int waited = MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    return engine_mpi_check(rc != MPI_SUCCESS ? rc : waited, "mal_halo_exchange");
+}
+
+static mal_status_t exchange_pairwise(const mal_array_t *a, char *data, int me, int lo,
+                                      int hi, MPI_Comm comm, MPI_Datatype *row)
+{
+    int rc = MPI_SUCCESS;
+    for (int r = lo; r <= hi && rc == MPI_SUCCESS; r++) {
+        if (r == me || !holds_rows(a, r))
+            continue;
+        pair_t q = pair_with(a, data, me, r);
+        MPI_Datatype in_type, out_type;
+        int in_count, out_count;
+        message(q.in_rows, a->row_bytes, row, &in_type, &in_count);
+        message(q.out_rows, a->row_bytes, row, &out_type, &out_count);
+        /* A direction without rows is no message (MPI_PROC_NULL), as in exchange_posted:
+         * the partner, posting or pairing, sends or expects none either. */
+        rc = MPI_Sendrecv(q.out, out_count, out_type, q.out_rows > 0 ? r : MPI_PROC_NULL,
+                          MAL_HALO_TAG, q.in, in_count, in_type,
+                          q.in_rows > 0 ? r : MPI_PROC_NULL, MAL_HALO_TAG, comm,
+                          MPI_STATUS_IGNORE);
+    }
+    return engine_mpi_check(rc, "mal_halo_exchange: MPI_Sendrecv");
 }
 
 mal_status_t engine_halo_exchange(const engine_regctx_t *ctx, const mal_array_t *a)
@@ -205,22 +250,19 @@ mal_status_t engine_halo_exchange(const engine_regctx_t *ctx, const mal_array_t 
     if (a->halo == 0)
         return engine_fail(MAL_ERR_ARG, "mal_halo_exchange(\"%s\"): the array has no halo "
                            "(allocate it with mal_alloc_halo)", a->name);
-    char *data = engine_array_local_data(a, ctx->rank);
-    posts_t p = {.reqs = NULL, .row = MPI_DATATYPE_NULL, .comm = ctx->comm};
-    exchange_all(&p, a, data, ctx->rank, ctx->size);
-    /* At most 4 messages with a halo no wider than the neighbours' blocks. */
-    MPI_Request few[8];
-    p.reqs = p.count <= 8 ? few : malloc((size_t)p.count * sizeof *p.reqs);
-    if (p.reqs == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "mal_halo_exchange(\"%s\"): no memory for %d "
-                           "requests", a->name, p.count);
-    p.count = 0;
-    exchange_all(&p, a, data, ctx->rank, ctx->size);
-    int rc = MPI_Waitall(p.count, p.reqs, MPI_STATUSES_IGNORE);
-    st = p.st ? p.st : engine_mpi_check(rc, "mal_halo_exchange: MPI_Waitall");
-    if (p.row != MPI_DATATYPE_NULL)
-        MPI_Type_free(&p.row);
-    if (p.reqs != few)
-        free(p.reqs);
+    int me = ctx->rank;
+    if (!holds_rows(a, me))
+        return MAL_OK;
+    char *data = engine_array_local_data(a, me);
+    int lo = lowest_partner(a, me), hi = highest_partner(a, me, ctx->size), messages = 0;
+    for (int r = lo; r <= hi; r++) {
+        pair_t q = r == me || !holds_rows(a, r) ? (pair_t){0} : pair_with(a, data, me, r);
+        messages += (q.in_rows > 0) + (q.out_rows > 0);
+    }
+    MPI_Datatype row = MPI_DATATYPE_NULL;
+    st = messages <= EXCHANGE_POSTED ? exchange_posted(a, data, me, lo, hi, ctx->comm, &row)
+                                     : exchange_pairwise(a, data, me, lo, hi, ctx->comm, &row);
+    if (row != MPI_DATATYPE_NULL)
+        MPI_Type_free(&row);
     return st;
 }
