@@ -1,7 +1,8 @@
 # Emulated hosts on this machine, sourced by the multihost tests: network namespaces
 # malA, malB (and malC, malD, ... with MH_COUNT, 2 by default, at most 8), each joined by
 # a veth pair to one bridge that lives in a namespace of its own (malhub), at 10.77.0.1,
-# .2, ...; each process run with its own host name (a UTS namespace) and an /etc/hosts
+# .2, ...; MH_PREFIX (default mal) names another set (its hosts PREFIXA, PREFIXB, ...),
+# which can exist beside this one; each process run with its own host name (a UTS namespace) and an /etc/hosts
 # that names every host (`ip netns exec` bind-mounts /etc/netns/NAME/hosts over
 # /etc/hosts).
 #
@@ -13,19 +14,20 @@
 # HOST's end of the link).
 
 : "${MH_COUNT:=2}"
-MH_HOSTS=$(echo A B C D E F G H | cut -d' ' -f1-"$MH_COUNT" | sed 's/\([A-H]\)/mal\1/g')
+: "${MH_PREFIX:=mal}"
+MH_HOSTS=$(echo A B C D E F G H | cut -d' ' -f1-"$MH_COUNT" | sed "s/\([A-H]\)/$MH_PREFIX\1/g")
 # Every name a run may have made: cleaning up covers them all, whatever MH_COUNT it had.
-MH_ALL_HOSTS="malA malB malC malD malE malF malG malH"
-MH_HUB=malhub # the namespace of the bridge every host's link ends in
-MH_BRIDGE=malbr
+MH_ALL_HOSTS=$(echo A B C D E F G H | sed "s/\([A-H]\)/$MH_PREFIX\1/g")
+MH_HUB=${MH_PREFIX}hub # the namespace of the bridge every host's link ends in
+MH_BRIDGE=${MH_PREFIX}br
 MH_NET=10.77.0
 MH_DEV=malnet # the link's name inside both namespaces, so one setting names it
-MH_PROBE=mal-probe # the namespace mh_unavailable tries to make
+MH_PROBE=${MH_PREFIX}-probe # the namespace mh_unavailable tries to make
 # Left in /etc/netns when mh_up made that directory, so that mh_down (maybe in a later
 # run, after a killed one) removes it then and only then: it may have been there before.
 MH_MADE_NETNS=/etc/netns/.made-by-libmal-multihost
 
-# A host's address: malA .1, malB .2, ...
+# A host's address: the first host .1, the second .2, ...
 mh_address() {
     i=1
     for h in $MH_HOSTS; do
@@ -122,9 +124,11 @@ mh_down() {
     done
     mh_del_netns "$MH_HUB"
     mh_del_netns "$MH_PROBE"
+    # Another set (MH_PREFIX) may still use the directory: the mark stays until it is
+    # empty.
     if [ -e "$MH_MADE_NETNS" ]; then
         rm -f "$MH_MADE_NETNS"
-        rmdir /etc/netns 2>/dev/null
+        rmdir /etc/netns 2>/dev/null || : >"$MH_MADE_NETNS"
     fi
     return 0
 }
