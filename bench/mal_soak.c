@@ -10,10 +10,15 @@
  * seed one after another in one job, each starting from the set the last one left):
  * expand by 1 or 2 (one spawn per process or batched), shrink by any ranks (initial
  * ones and rank 0 included), or rebalance (--kinds narrows the choice), with random
- * weights (zeros included) or the even split. The process count stays within 1..4. One
+ * weights (zeros included) or the even split. The process count stays within --procs
+ * (1-4 unless told; expansions then add up to a quarter of the largest count). One
  * process, the anchor (initial rank S mod the initial size, S the first seed), is never
  * released, so that one process lives through every cycle and measures the growth per
  * cycle over the longest span; every other rank, initial rank 0 too, can go.
+ *
+ * --script runs a fixed list of actions instead, one per cycle (soak_script.h: the
+ * scale scenario of ctest/multihost, shrinks that empty named hosts); rank 0 then prints
+ * where the processes run after each cycle.
  *
  * Data: "dense" (--size bytes of uint64 rows, 16 per row), "odd" (1009 rows of 3
  * int32), and with --sparse a CSR matrix (a Matrix Market file or a generator, as
@@ -48,10 +53,12 @@
 #include "mal.h"
 #include "matrix_input.h"
 #include "soak_probe.h"
+#include "soak_script.h"
 
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,7 +66,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_PROCS 4
+#define MAX_PROCS SOAK_MAX_PROCS
 /* Descriptors a process holds per connected peer (UCX's transports): the count at the
  * end follows how many peers a process has then, not the cycles run (measured: -4..+8
  * over 50 and 1000 cycles, any growth per cycle would be hundreds), so --flat allows
@@ -78,6 +85,8 @@ typedef struct {
     int watchdog;
     double max_rss_kb; /* < 0: no limit */
     int faults;        /* percent of cycles with an injected transfer fault */
+    int min_procs, max_procs; /* the process count drawn actions keep within */
+    soak_script_t *script;    /* the actions, instead of drawn ones; NULL: drawn */
     bool flat, verbose;
 } options_t;
 
@@ -96,16 +105,7 @@ typedef struct {
     int32_t *cols; /* one row of the source's columns */
 } soak_data_t;
 
-typedef struct {
-    mal_action_t kind;
-    int count;                 /* processes added or released */
-    int ranks[MAX_PROCS];      /* released ranks */
-    mal_spawn_mode_t mode;
-    int nweights;              /* weights of the set after it; 0: NULL (even split) */
-    double weights[MAX_PROCS];
-    int fault_rank;            /* this rank's direct transfers fail (MAL_FAULT_DIRECT),
-                                * -1 for none */
-} action_t;
+typedef soak_action_t action_t;
 
 /* Why a cycle failed; the largest code over the ranks is reported. */
 typedef enum {
@@ -116,6 +116,7 @@ typedef enum {
     SOAK_LAYOUT,  /* parts do not cover every row once or do not follow the weights */
     SOAK_DATA,    /* an element holds a wrong value */
     SOAK_SETUP,   /* the structures could not be set up (see stderr) */
+    SOAK_SCRIPT,  /* the script's step cannot be carried out (see stderr) */
     SOAK_MPI      /* an MPI call of the soak itself failed */
 } soak_code_t;
 
@@ -129,6 +130,7 @@ static const char *code_text(int code)
         "the parts do not cover every row once or do not follow the weights",
         "an element holds a wrong value",
         "setting up the structures failed (see stderr)",
+        "the script's step cannot be carried out (see stderr)",
         "an MPI call of the soak failed"};
     return code >= 0 && code <= SOAK_MPI ? text[code] : "unknown";
 }
@@ -493,16 +495,19 @@ static void draw_weights(uint64_t *s, int n, double *w)
         w[next_draw(s) % (uint64_t)n] = 1.0;
 }
 
-static void draw_expand(uint64_t *s, int size, action_t *a)
+/* By 1 up to a quarter of the largest count (at least 2), within it. */
+static void draw_expand(uint64_t *s, int size, int max, action_t *a)
 {
+    int most = max / 4 > 2 ? max / 4 : 2;
+    most = most < max - size ? most : max - size;
     a->kind = MAL_ACTION_EXPAND;
-    a->count = size + 2 <= MAX_PROCS && next_draw(s) % 2 ? 2 : 1;
-    a->mode = a->count == 2 && next_draw(s) % 2 ? MAL_SPAWN_BATCHED : MAL_SPAWN_PER_CALL;
+    a->count = most > 1 ? 1 + (int)(next_draw(s) % (uint64_t)most) : 1;
+    a->mode = a->count >= 2 && next_draw(s) % 2 ? MAL_SPAWN_BATCHED : MAL_SPAWN_PER_CALL;
     a->nweights = next_draw(s) % 2 ? size + a->count : 0;
 }
 
-/* Any ranks but the anchor, in a random order. */
-static void draw_shrink(uint64_t *s, int size, int anchor, action_t *a)
+/* Any ranks but the anchor, in a random order, down to `min` at most. */
+static void draw_shrink(uint64_t *s, int size, int min, int anchor, action_t *a)
 {
     int candidates[MAX_PROCS], n = 0;
     for (int r = 0; r < size; r++)
@@ -514,7 +519,7 @@ static void draw_shrink(uint64_t *s, int size, int anchor, action_t *a)
         candidates[j] = t;
     }
     a->kind = MAL_ACTION_SHRINK;
-    a->count = 1 + (int)(next_draw(s) % (uint64_t)(size - 1));
+    a->count = 1 + (int)(next_draw(s) % (uint64_t)(size - min));
     if (a->count > n)
         a->count = n;
     memcpy(a->ranks, candidates, (size_t)a->count * sizeof *a->ranks);
@@ -534,16 +539,17 @@ static action_t draw_action(const options_t *o, long long cycle, int size, int a
 {
     uint64_t s = mix64(seed_of(o, cycle) * 0x9e3779b97f4a7c15ULL + (uint64_t)cycle);
     action_t a = {.kind = MAL_ACTION_REBALANCE, .nweights = size, .fault_rank = -1};
-    unsigned expand = strchr(o->kinds, 'e') && size < MAX_PROCS ? (size == 1 ? 70u : 35u) : 0,
-             shrink = strchr(o->kinds, 's') && size > 1 && anchor >= 0
-                          ? (size == MAX_PROCS ? 60u : 35u) : 0,
+    int min = o->min_procs, max = o->max_procs;
+    unsigned expand = strchr(o->kinds, 'e') && size < max ? (size <= min ? 70u : 35u) : 0,
+             shrink = strchr(o->kinds, 's') && size > min && anchor >= 0
+                          ? (size >= max ? 60u : 35u) : 0,
              rebalance = strchr(o->kinds, 'r') ? 30u : 0;
     unsigned total = expand + shrink + rebalance;
     unsigned roll = total ? (unsigned)(next_draw(&s) % total) : 0;
     if (roll < expand)
-        draw_expand(&s, size, &a);
+        draw_expand(&s, size, max, &a);
     else if (roll < expand + shrink)
-        draw_shrink(&s, size, anchor, &a);
+        draw_shrink(&s, size, min, anchor, &a);
     if (a.nweights > 0)
         draw_weights(&s, a.nweights, a.weights);
     if (next_draw(&s) % 100 < (uint64_t)o->faults)
@@ -551,20 +557,32 @@ static action_t draw_action(const options_t *o, long long cycle, int size, int a
     return a;
 }
 
+/* snprintf at buf + *used, never past len. */
+static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+    if (*used >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, len - *used, fmt, ap);
+    va_end(ap);
+    *used = n < 0 ? len : *used + (size_t)n;
+}
+
 static const char *action_text(const action_t *a, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s", a->kind == MAL_ACTION_EXPAND   ? "expand"
-                                     : a->kind == MAL_ACTION_SHRINK ? "shrink"
-                                                                    : "rebalance");
+    size_t n = 0;
+    append(buf, len, &n, "%s", a->kind == MAL_ACTION_EXPAND   ? "expand"
+                               : a->kind == MAL_ACTION_SHRINK ? "shrink"
+                                                              : "rebalance");
     if (a->kind == MAL_ACTION_EXPAND)
-        n += snprintf(buf + n, len - (size_t)n, " +%d%s", a->count,
-                      a->mode == MAL_SPAWN_BATCHED ? "b" : "p");
+        append(buf, len, &n, " +%d%s", a->count, a->mode == MAL_SPAWN_BATCHED ? "b" : "p");
     for (int i = 0; a->kind == MAL_ACTION_SHRINK && i < a->count; i++)
-        n += snprintf(buf + n, len - (size_t)n, "%s%d", i ? ":" : " -@", a->ranks[i]);
+        append(buf, len, &n, "%s%d", i ? ":" : " -@", a->ranks[i]);
     for (int r = 0; r < a->nweights; r++)
-        n += snprintf(buf + n, len - (size_t)n, "%s%g", r ? ":" : " w=", a->weights[r]);
+        append(buf, len, &n, "%s%g", r ? ":" : " w=", a->weights[r]);
     if (a->fault_rank >= 0)
-        snprintf(buf + n, len - (size_t)n, ", transfers of rank %d fail", a->fault_rank);
+        append(buf, len, &n, ", transfers of rank %d fail", a->fault_rank);
     return buf;
 }
 
@@ -655,9 +673,11 @@ static int check_outcome(run_t *run, const action_t *a, mal_status_t st, int ran
     carried_t *c = &run->carried;
     if (st < 0) {
         c->abandoned++;
-        if (run->o->verbose)
+        if (run->o->verbose || run->o->script != NULL)
             fprintf(stderr, "mal_soak[%d]: reconfiguration abandoned (%s): %s\n", rank0,
                     mal_strerror(st), mal_error_message());
+        if (run->o->script != NULL) /* a script's steps must all be carried out */
+            return SOAK_STATUS;
         return comm_size() == size0 && comm_rank() == rank0 ? SOAK_OK : SOAK_PROCS;
     }
     mal_status_t expected = a->kind == MAL_ACTION_REBALANCE ? MAL_OK : MAL_RECONFIGURED;
@@ -680,7 +700,14 @@ static int reconfigure(run_t *run, long long cycle, bool *removed)
 {
     int rank0 = comm_rank(), size0 = comm_size(), anchor = anchor_rank(run);
     action_t a = draw_action(run->o, cycle, size0, anchor);
-    char text[128];
+    char text[1024];
+    if (run->o->script != NULL &&
+        soak_script_action(run->o->script, (int)(cycle - 1), anchor, &a, text,
+                           sizeof text) != 0) {
+        if (rank0 == 0)
+            fprintf(stderr, "mal_soak: cycle %lld: --script: %s\n", cycle, text);
+        return SOAK_SCRIPT;
+    }
     if (run->o->verbose && rank0 == 0)
         printf("mal_soak: cycle %lld: %d procs, %s\n", cycle, size0,
                action_text(&a, text, sizeof text));
@@ -696,6 +723,13 @@ static int reconfigure(run_t *run, long long cycle, bool *removed)
     if (st == MAL_REMOVED) {
         *removed = true;
         return releases(&a, rank0) ? SOAK_OK : SOAK_STATUS;
+    }
+    /* With MAL_POOL=1 a released process parks, and an expansion cycles later wakes it:
+     * mal_shrink returns then, its structures and the carried value (the weights in
+     * force) received as a joiner receives them; the cycle goes on from there. */
+    if (releases(&a, rank0) && st == MAL_RECONFIGURED) {
+        run->anchor = false;
+        return SOAK_OK;
     }
     if (releases(&a, rank0) && st >= 0)
         return SOAK_STATUS;
@@ -719,6 +753,10 @@ static void sample(run_t *run, long long cycle)
 static int check_cycle(run_t *run, long long cycle, int pending, int *who)
 {
     watch(cycle, "the checks", comm_rank() == 0);
+    char hosts[1024];
+    if (run->o->script != NULL && soak_hosts_text(hosts, sizeof hosts) == 0 &&
+        comm_rank() == 0)
+        printf("mal_soak: cycle %lld: %d procs: %s\n", cycle, comm_size(), hosts);
     int code = check_values(&run->data, cycle);
     int layout = check_layout(&run->data, &run->carried);
     code = code > layout ? code : layout;
@@ -805,8 +843,8 @@ static int verdict_line(const run_t *run, const figures_t *f, char *line, size_t
     const options_t *o = run->o;
     const carried_t *c = &run->carried;
     double per_cycle = f->span > 0 ? f->rss / f->span : 0.0;
-    bool flat = f->fds <= FDS_PER_PEER * (MAX_PROCS - 1) && f->windows <= 0 && f->comms <= 0 && f->infos <= 0 &&
-                f->types <= 0 && f->groups <= 0;
+    bool flat = f->fds <= FDS_PER_PEER * (o->max_procs - 1) && f->windows <= 0 &&
+                f->comms <= 0 && f->infos <= 0 && f->types <= 0 && f->groups <= 0;
     const char *why = o->max_rss_kb >= 0 && per_cycle > o->max_rss_kb ? "rss grows"
                       : o->flat && !flat                          ? "resources grow"
                                                                   : NULL;
@@ -846,7 +884,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: mal_soak --cycles N --size BYTES [--seed S | --seeds A-B] [--sparse SPEC]\n"
-            "                [--kinds esr]\n"
+            "                [--kinds esr] [--procs MIN-MAX] [--script ACTIONS]\n"
             "                [--faults PERCENT] [--watchdog SECONDS] [--max-rss-kb K] [--flat]\n"
             "                [--verbose]\n"
             "  --cycles     reconfigurations (>= 1)\n"
@@ -857,6 +895,11 @@ static void usage(FILE *out)
             "  --sparse     also a CSR matrix: a Matrix Market file, poisson:N, ...\n"
             "  --kinds      the actions drawn, letters of e (expand), s (shrink) and\n"
             "               r (rebalance); default esr\n"
+            "  --procs      the process counts drawn actions keep within (default 1-4, at\n"
+            "               most 1-64); the initial count must lie in it\n"
+            "  --script     these actions, one per cycle, instead of drawn ones (--cycles\n"
+            "               defaults to their number): +N, +Nb (batched), r, rskew, -N,\n"
+            "               -N@HOST:HOST (every process of the hosts first)\n"
             "  --faults     percent of cycles in which one rank's direct transfers fail\n"
             "               (libmal's MAL_FAULT_DIRECT): the action is abandoned or not\n"
             "  --watchdog   FAIL a cycle that makes no progress in this time (default 300)\n"
@@ -879,6 +922,25 @@ static void parse_seeds(const char *val, options_t *o)
     if (sscanf(val, "%llu-%llu%c", &o->seed, &o->last_seed, &tail) != 2 ||
         o->last_seed < o->seed || o->last_seed - o->seed >= 1000000)
         cli_usage_error(&cli, "--seeds '%s' is not A-B with A <= B < A + 1000000", val);
+}
+
+/* --procs MIN-MAX. */
+static void parse_procs(const char *val, options_t *o)
+{
+    char tail;
+    if (sscanf(val, "%d-%d%c", &o->min_procs, &o->max_procs, &tail) != 2 ||
+        o->min_procs < 1 || o->max_procs < o->min_procs || o->max_procs > MAX_PROCS)
+        cli_usage_error(&cli, "--procs '%s' is not MIN-MAX with 1 <= MIN <= MAX <= %d", val,
+                        MAX_PROCS);
+}
+
+static void parse_script(const char *val, options_t *o)
+{
+    char err[256];
+    soak_script_free(o->script);
+    o->script = soak_script_parse(val, err, sizeof err);
+    if (o->script == NULL)
+        cli_usage_error(&cli, "--script '%s': %s", val, err);
 }
 
 /* One option with a value. */
@@ -907,6 +969,12 @@ static void parse_valued(options_t *o, int c, const char *val)
     case 'f':
         o->faults = (int)cli_integer(&cli, "--faults", val, 0, 100);
         break;
+    case 'P':
+        parse_procs(val, o);
+        break;
+    case 'x':
+        parse_script(val, o);
+        break;
     default:
         *(c == 'p' ? &o->sparse : &o->kinds) = val;
     }
@@ -916,7 +984,7 @@ static void parse_valued(options_t *o, int c, const char *val)
 static void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.seed = 1, .last_seed = 1, .kinds = "esr", .watchdog = 300,
-                     .max_rss_kb = -1};
+                     .max_rss_kb = -1, .min_procs = 1, .max_procs = 4};
     static const struct option longopts[] = {
         {"cycles", required_argument, NULL, 'c'},  {"size", required_argument, NULL, 's'},
         {"seed", required_argument, NULL, 'S'},    {"seeds", required_argument, NULL, 'R'},
@@ -924,6 +992,7 @@ static void parse_options(int argc, char **argv, options_t *o)
         {"watchdog", required_argument, NULL, 'w'},
         {"max-rss-kb", required_argument, NULL, 'm'},
         {"faults", required_argument, NULL, 'f'},  {"flat", no_argument, NULL, 'F'},
+        {"procs", required_argument, NULL, 'P'},   {"script", required_argument, NULL, 'x'},
         {"verbose", no_argument, NULL, 'v'},       CLI_STANDARD_OPTIONS,
         {0}};
     for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
@@ -934,6 +1003,12 @@ static void parse_options(int argc, char **argv, options_t *o)
         else
             parse_valued(o, c, optarg);
     }
+    if (o->script != NULL && o->cycles == 0)
+        o->cycles = soak_script_length(o->script);
+    if (o->script != NULL && (o->cycles > soak_script_length(o->script) ||
+                              o->last_seed != o->seed))
+        cli_usage_error(&cli, "--script has %d actions: no more --cycles, one seed",
+                        soak_script_length(o->script));
     if (o->cycles < 1 || o->size < 4096)
         cli_usage_error(&cli, "--cycles and --size are required");
     /* the whole run's cycles over the seeds */
@@ -955,6 +1030,12 @@ static int start(run_t *run, int world_rank, int world_size, bool *initialized)
     if (!*initialized)
         return SOAK_SETUP;
     run->joined_at = mal_iteration();
+    if (run->o->script == NULL &&
+        (comm_size() < run->o->min_procs || comm_size() > run->o->max_procs)) {
+        fprintf(stderr, "mal_soak: %d processes, outside --procs %d-%d\n", comm_size(),
+                run->o->min_procs, run->o->max_procs);
+        return SOAK_SETUP;
+    }
     run->anchor = mal_is_initial_process() && (unsigned long long)world_rank ==
                                           run->o->seed % (unsigned long long)world_size;
     long long warm = run->o->cycles / 10 < 50 ? run->o->cycles / 10 : 50;
@@ -1008,6 +1089,7 @@ static int soak(const options_t *o, int world_rank, int world_size)
         mal_finalize();
     }
     free_data(&run.data);
+    soak_script_free(o->script);
     fputs(line, stdout);
     fflush(stdout);
     return status;

@@ -126,9 +126,22 @@ static void list(record_t *r, const char *key, const int *ints, const double *re
     put(r, "\"");
 }
 
+/* Flat, as every record (docs/report.md): phase_agree_s .. phase_commit_s. */
+static void phase_fields(record_t *r, const report_phases_t *p)
+{
+    real(r, "phase_agree_s", p->agree);
+    real(r, "phase_spawn_s", p->spawn);
+    real(r, "phase_merge_s", p->merge);
+    real(r, "phase_join_s", p->join);
+    real(r, "phase_plan_s", p->plan);
+    real(r, "phase_setup_s", p->setup);
+    real(r, "phase_transfer_s", p->transfer);
+    real(r, "phase_commit_s", p->commit);
+}
+
 int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const report_moved_t *moved,
-                    const report_change_t *change, const char *error,
-                    const mal_decision_t *policy)
+                    const report_change_t *change, const report_phases_t *phases,
+                    const char *error, const mal_decision_t *policy)
 {
     record_t r;
     begin(&r, "reconfig");
@@ -145,6 +158,8 @@ int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const repor
     real(&r, "windows_s", s->window_seconds);
     real(&r, "redist_s", s->redist_seconds);
     real(&r, "total_s", s->total_seconds);
+    if (phases != NULL)
+        phase_fields(&r, phases);
     /* Bytes per second, whole: 0 when nothing took time. */
     double bw = s->redist_seconds > 0 ? (double)s->bytes_moved / s->redist_seconds : 0.0;
     put(&r, ",\"bandwidth_Bps\":%.0f", bw);

@@ -33,13 +33,25 @@ typedef struct {
     int nweights;
 } report_change_t;
 
+/* Where a reconfiguration's time went, phase by phase (seconds, the largest over the
+ * ranks; docs/report.md, the phase_*_s fields): agree (the arguments agreed and the new processes
+ * placed), spawn (processes spawned or woken from the pool), merge (the new communicator:
+ * merged with the new processes, or split from the leavers), join (the first agreement
+ * with every process of the move: newcomers arrive and set up), plan, setup (buffers and
+ * windows over the new set), transfer (the data moved and its success agreed), commit
+ * (the new layout installed and the old buffers freed). */
+typedef struct {
+    double agree, spawn, merge, join, plan, setup, transfer, commit;
+} report_phases_t;
+#define REPORT_PHASES ((int)(sizeof(report_phases_t) / sizeof(double)))
+
 /* A reconfiguration (expand, shrink or rebalance), carried out or abandoned: `moved` how
- * its bytes moved, `change` what it asked for (NULL: unknown), `error` the failure (NULL
- * when it succeeded), `policy` the decision it carries out (NULL for a plan's or the
- * application's). */
+ * its bytes moved, `change` what it asked for (NULL: unknown), `phases` where its time
+ * went (NULL: not measured), `error` the failure (NULL when it succeeded), `policy` the
+ * decision it carries out (NULL for a plan's or the application's). */
 int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const report_moved_t *moved,
-                    const report_change_t *change, const char *error,
-                    const mal_decision_t *policy);
+                    const report_change_t *change, const report_phases_t *phases,
+                    const char *error, const mal_decision_t *policy);
 
 /* A decision of the policy, kept or not. */
 int report_decision(const char *path, const mal_decision_t *d);

@@ -508,6 +508,7 @@ mal_status_t engine_join_data(const engine_parts_t *parts, MPI_Comm comm,
         .window_seconds = rc.t_windows,
         .redist_seconds = rc.t_redist, .status = st,
     };
+    engine_phases_of(parts->sink, &rc, 0); /* the parents commit first (resize.c) */
     engine_report(parts, comm, &stats, &rc.moved, NULL); /* rank 0 is a parent */
     if (!st)
         engine_reconfig_commit(&rc, false);

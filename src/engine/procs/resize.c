@@ -112,10 +112,13 @@ static mal_status_t spawn_step(const engine_parts_t *parts, const engine_procs_t
     }
     int ok = !st;
     engine_bcast_flag(&ok, members);
+    double spawned = MPI_Wtime();
+    parts->sink->phases.spawn += spawned - t0; /* every rank waited for the spawn */
     if (ok)
         st = engine_join_members(members, pair, joined);
     else if (g->rank != 0)
         st = spawn_failed_elsewhere(MPI_Wtime() - t0);
+    parts->sink->phases.merge += MPI_Wtime() - spawned;
     if (pair != MPI_COMM_NULL) {
         MPI_Comm_free(&pair);
         MPI_Comm_disconnect(&inter);
@@ -183,9 +186,15 @@ static mal_status_t expand_data(const engine_parts_t *parts, engine_procs_t *pro
         s.total_seconds = MPI_Wtime() - procs->async_started;
     }
     const report_change_t change = {.weights = weights, .nweights = weights ? n : 0};
+    /* Committed before the report, so that the report has the commit's time: the
+     * commit's collectives are over the old communicator, the report's over the merged
+     * one, which the joiners enter first (joininfo.c). */
+    double t_commit = MPI_Wtime();
+    if (!st)
+        engine_reconfig_commit(&rc, true);
+    engine_phases_of(parts->sink, &rc, MPI_Wtime() - t_commit);
     engine_report(parts, merged, &s, &rc.moved, &change);
     if (!st) {
-        engine_reconfig_commit(&rc, true);
         MPI_Comm_free(&g->comm);
         g->comm = merged;
         MPI_Comm_size(merged, &g->size);
@@ -242,6 +251,7 @@ mal_status_t engine_expand(const engine_parts_t *parts, engine_procs_t *procs, i
 {
     engine_group_t *g = parts->group;
     double t0 = MPI_Wtime();
+    parts->sink->phases = (report_phases_t){0};
     mal_status_t st = check_transport("mal_expand");
     if (st)
         return st;
@@ -277,8 +287,11 @@ static mal_status_t expand_agreed(const engine_parts_t *parts, engine_procs_t *p
     msg.spawning = count - msg.woken;
     msg.remaining = msg.spawning == 0 ? 0 : mode == MAL_SPAWN_PER_CALL ? msg.spawning : 1;
     MPI_Comm grown = g->comm, merged = g->comm;
+    double t_wake = MPI_Wtime();
+    parts->sink->phases.agree = t_wake - t0;
     if (!st)
         st = engine_pool_wake(parts, procs, &msg, &grown);
+    parts->sink->phases.spawn += MPI_Wtime() - t_wake; /* processes from the pool */
     if (!st && msg.spawning > 0)
         st = spawn_and_join(parts, procs, grown, &msg, &merged);
     else
@@ -421,9 +434,11 @@ static mal_status_t shrink_data(const engine_parts_t *parts, engine_procs_t *pro
     }
     rc.n_n = stay;
     double t_split = MPI_Wtime();
+    parts->sink->phases.agree = t_split - t0;
     int rc_split = MPI_Comm_split(g->comm, leaving[g->rank] ? MPI_UNDEFINED : 0,
                                   g->rank, &rc.n);
     t_split = MPI_Wtime() - t_split;
+    parts->sink->phases.merge = t_split;
     if (!st)
         st = engine_mpi_check(rc_split, "MPI_Comm_split");
     if (rc.n != MPI_COMM_NULL) {
@@ -436,12 +451,17 @@ static mal_status_t shrink_data(const engine_parts_t *parts, engine_procs_t *pro
         .procs_after = st ? p : stay, .bytes_moved = rc.bytes_in, .process_seconds = t_split,
         .window_seconds = rc.t_meet + rc.t_windows, .redist_seconds = rc.t_redist,
         .total_seconds = MPI_Wtime() - t0, .status = st};
+    /* Committed before the report (which has the commit's time); every process of the
+     * old set does both, in this order. */
+    double t_commit = MPI_Wtime();
+    if (!st)
+        engine_reconfig_commit(&rc, true);
+    engine_phases_of(parts->sink, &rc, MPI_Wtime() - t_commit);
     report_released(parts, &s, &rc.moved, leaving, weights);
     if (st) {
         if (rc.n != MPI_COMM_NULL)
             MPI_Comm_free(&rc.n);
     } else {
-        engine_reconfig_commit(&rc, true);
         commit_shrink(parts, procs, &rc, leaving, stay);
     }
     engine_reconfig_release(&rc);
@@ -464,6 +484,7 @@ mal_status_t engine_shrink(const engine_parts_t *parts, engine_procs_t *procs, i
 {
     engine_group_t *g = parts->group;
     double t0 = MPI_Wtime();
+    parts->sink->phases = (report_phases_t){0};
     mal_status_t st = check_transport("mal_shrink");
     if (st)
         return st;

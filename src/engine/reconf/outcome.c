@@ -7,6 +7,7 @@
 #include "report.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static double bandwidth(const mal_reconfig_stats_t *s)
 {
@@ -15,13 +16,13 @@ static double bandwidth(const mal_reconfig_stats_t *s)
 
 static void write_json(const char *path, const mal_reconfig_stats_t *s,
                        const engine_moved_t *how, const report_change_t *change,
-                       const mal_decision_t *policy)
+                       const report_phases_t *phases, const mal_decision_t *policy)
 {
     report_moved_t moved = {.bytes_by_memory = how->by[ENGINE_PATH_MEMORY],
                             .bytes_by_mpi = how->by[ENGINE_PATH_MPI],
                             .method = engine_redist_name(how->method),
                             .automatic = how->automatic};
-    if (report_reconfig(path, s, &moved, change,
+    if (report_reconfig(path, s, &moved, change, phases,
                         s->status < 0 ? engine_error_message() : NULL, policy) != 0)
         engine_fail(MAL_ERR_ARG, "cannot append to the report '%s'", path);
 }
@@ -73,15 +74,32 @@ static void print_summary(const mal_reconfig_stats_t *s, const engine_moved_t *h
     engine_notice_write(&n);
 }
 
+void engine_phases_of(engine_sink_t *sink, const engine_reconfig_t *rc, double commit)
+{
+    report_phases_t *p = &sink->phases;
+    p->join = rc->t_meet;
+    p->plan = rc->t_plan;
+    p->setup = rc->t_windows - rc->t_plan;
+    p->transfer = rc->t_redist;
+    p->commit = commit;
+}
+
 void engine_report(const engine_parts_t *parts, MPI_Comm comm, mal_reconfig_stats_t *local,
                    const engine_moved_t *moved, const report_change_t *change)
 {
     const mal_decision_t *decision = parts->sink->reason;
     engine_moved_t executed = moved ? *moved : (engine_moved_t){.method = parts->xfer->method};
-    double t[7] = {local->spawn_seconds, local->window_seconds, local->redist_seconds,
-                   local->total_seconds, local->process_seconds, local->switch_seconds,
-                   local->background_seconds};
-    PMPI_Allreduce(MPI_IN_PLACE, t, 7, MPI_DOUBLE, MPI_MAX, comm);
+    /* The figures, then the phases (report.h: eight doubles in order), largest over the
+     * ranks; the phases are the next reconfiguration's from here. */
+    report_phases_t phases = parts->sink->phases;
+    double t[7 + REPORT_PHASES] = {local->spawn_seconds, local->window_seconds,
+                                   local->redist_seconds, local->total_seconds,
+                                   local->process_seconds, local->switch_seconds,
+                                   local->background_seconds};
+    memcpy(t + 7, &phases, sizeof phases);
+    PMPI_Allreduce(MPI_IN_PLACE, t, 7 + REPORT_PHASES, MPI_DOUBLE, MPI_MAX, comm);
+    memcpy(&phases, t + 7, sizeof phases);
+    parts->sink->phases = (report_phases_t){0};
     /* Bytes moved, of them copied ahead, and by each path: sums over the ranks. */
     int64_t sums[4] = {local->bytes_moved, local->bytes_ahead, executed.by[0],
                        executed.by[1]};
@@ -112,7 +130,7 @@ void engine_report(const engine_parts_t *parts, MPI_Comm comm, mal_reconfig_stat
         return;
     const engine_settings_t *set = parts->conf;
     if (set->report != NULL)
-        write_json(set->report, &s, &executed, change, decision);
+        write_json(set->report, &s, &executed, change, &phases, decision);
     if (set->summary)
         print_summary(&s, &executed, decision);
 }

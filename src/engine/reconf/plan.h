@@ -73,6 +73,8 @@ typedef struct {
     bool changed;               /* some structure's layout changed                 */
     double t_meet;              /* seconds in U's first agreement: an expansion's
                                  * parents wait there for the newcomers to arrive   */
+    double t_plan;              /* seconds planning and agreeing on the plan, the
+                                 * first part of t_windows                         */
     double t_windows, t_redist; /* seconds                                         */
 } engine_reconfig_t;
 

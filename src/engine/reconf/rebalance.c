@@ -71,12 +71,18 @@ mal_status_t engine_rebalance(const engine_parts_t *parts, const double *weights
     rc.weights = weights;
     if (!st)
         st = engine_reconfig_prepare(&rc);
+    double t_move = MPI_Wtime();
     st = engine_reconfig_move(&rc, st);
     parts->sink->stats.moved = rc.moved; /* the executor, also of a move that failed */
-    if (!st) {
+    double t_commit = MPI_Wtime();
+    if (!st)
         engine_reconfig_commit(&rc, true);
+    engine_phases_of(parts->sink, &rc, MPI_Wtime() - t_commit);
+    /* Nobody joins: the first agreement is part of the arguments'. */
+    parts->sink->phases.agree = t_move - t0 + rc.t_meet;
+    parts->sink->phases.join = 0;
+    if (!st)
         parts->sink->stats.last = rebalance_stats(&rc, t0);
-    }
     engine_reconfig_release(&rc);
     return st;
 }

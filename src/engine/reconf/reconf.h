@@ -43,6 +43,8 @@ typedef struct {
     monitor_t *mon;             /* engine_monitor_init .. engine_monitor_finalize      */
     const mal_decision_t *reason; /* the policy's decision the reconfiguration under
                                  * way carries out (decide/), NULL for a call or a plan */
+    report_phases_t phases;     /* where the reconfiguration under way spends its time,
+                                 * this rank's (engine_report reduces and clears them) */
 } engine_sink_t;
 
 /* What a reconfiguration works with: the process set, the settings, the registered
@@ -73,6 +75,9 @@ mal_status_t engine_rebalance(const engine_parts_t *parts, const double *weights
 mal_status_t engine_reported_rebalance(const engine_parts_t *parts, const double *weights,
                                        int count, int64_t plan_iteration);
 
+/* The phases of `rc` into the sink (join, plan, setup, transfer), with the seconds its
+ * commit took; agree, spawn and merge are the caller's (outcome.c). */
+void engine_phases_of(engine_sink_t *sink, const engine_reconfig_t *rc, double commit);
 /* Reconfiguration report (reconf/outcome.c): reduce the figures over `comm`, store them
  * (the sink's stats.reconfig), tell the monitor, and on its rank 0 write the JSON line
  * and the summary, with the sink's reason. `moved`: the executor and the bytes this rank

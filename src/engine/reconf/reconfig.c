@@ -170,6 +170,7 @@ mal_status_t engine_reconfig_move(engine_reconfig_t *rc, mal_status_t local)
     double met = MPI_Wtime();
     rc->t_meet = met - t0;
     mal_status_t st = plan_agreed(rc, local);
+    rc->t_plan = MPI_Wtime() - met;
     bool agreed = !st;
     st = targets_agreed(rc, st);
     double t1 = MPI_Wtime();

@@ -58,6 +58,24 @@ static mal_status_t rma_pull(engine_plan_t *plan)
     return st;
 }
 
+/* MPI_Win_flush to every rank of the window, one at a time, instead of MPI_Win_flush_all:
+ * osc/ucx's flush_all waits on its whole UCX worker, which it shares between windows, and
+ * across hosts (UCX over TCP) it waited for ever on a move after processes had left
+ * (docs/design.md, "A flush that never returns"); a flush to one rank waits on that
+ * rank's endpoint only, and costs next to nothing where this rank has none. */
+static mal_status_t flush_each(MPI_Win win)
+{
+    MPI_Group group;
+    int size = 0, rc = MPI_Win_get_group(win, &group);
+    if (rc != MPI_SUCCESS)
+        return engine_mpi_check(rc, "MPI_Win_get_group");
+    MPI_Group_size(group, &size);
+    MPI_Group_free(&group);
+    for (int r = 0; r < size && rc == MPI_SUCCESS; r++)
+        rc = MPI_Win_flush(r, win);
+    return engine_mpi_check(rc, "MPI_Win_flush");
+}
+
 /* Flush completes this rank's gets and puts at origin and target; closing syncs first
  * so remote puts are visible to local loads. */
 static mal_status_t rma_complete(engine_plan_t *plan, engine_side_t side, bool close)
@@ -66,7 +84,7 @@ static mal_status_t rma_complete(engine_plan_t *plan, engine_side_t side, bool c
     if (win == MPI_WIN_NULL)
         return MAL_OK;
     if (!close)
-        return engine_mpi_check(MPI_Win_flush_all(win), "MPI_Win_flush_all");
+        return flush_each(win);
     MPI_Win_sync(win);
     return engine_mpi_check(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
 }
