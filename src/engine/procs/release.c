@@ -350,8 +350,8 @@ static void tell(const engine_parts_t *parts, const told_t *t)
     else if (strcmp(t->outcome, "failed") == 0)
         engine_notice("libmal: could not return node%s %s to Slurm (job %s) after the "
                       "shrink at iteration %lld: %s; the application goes on, and no node "
-                      "will be returned in this run\n", many ? "s" : "", nodes, job, it,
-                      t->reason);
+                      "will be returned in this run (%.3f s)\n", many ? "s" : "", nodes, job,
+                      it, t->reason, t->seconds);
     else if (s->summary)
         engine_notice("libmal: node%s %s kept in Slurm job %s after the shrink at iteration "
                       "%lld: %s\n", many ? "s" : "", nodes, job, it, t->reason);
