@@ -23,6 +23,9 @@
 #     releases them at 6 and asks for 1 more at 9. Returning slB would make Slurm end
 #     that daemon and mpiexec abort (measured, docs/design.md), so libmal keeps slB and
 #     says why; the job keeps slB, the expansion at 9 goes there, jacobi PASSes.
+#  3. Daemons outside the job again, 4 initial processes (2 on slA, 2 on slB), the two
+#     on slB released at 3: they wait for the others' MPI_Finalize, so slB is kept, with
+#     the notice, and jacobi PASSes.
 # Every daemon started here is stopped at the end, the namespaces removed, and the script
 # checks that nothing is left. Exit 77 (ctest's skip) without root, the packages or
 # namespaces; every wait is bounded.
@@ -153,7 +156,7 @@ if [ "\$1" = rsh ]; then
 fi
 echo "job \$SLURM_JOB_ID on \$SLURM_JOB_NODELIST (\$SLURM_JOB_CPUS_PER_NODE CPUs), launch \$1"
 exec env MAL_RELEASE_NODES=1 MAL_PLAN="\$4" MAL_REPORT="\$2" MAL_RECONF_TIMEOUT=20 \\
-    "$malrun" -n 2 "$jacobi" --check --n 400 --iters \$3
+    "$malrun" -n \${5:-2} "$jacobi" --check --n 400 --iters \$3
 EOF
 }
 
@@ -179,10 +182,11 @@ wait_shrink() {
     now
 }
 
-# salloc in the background (its pid in $job_pid): nodes launch report iterations plan output.
+# salloc in the background (its pid in $job_pid): nodes launch report iterations plan
+# output [initial processes, 2 by default].
 run_job() {
     mh_run slA timeout 100 salloc -N "$1" -n $(($1 * 2)) --time=5 \
-        sh "$T/job.sh" "$2" "$3" "$4" "$5" >"$6" 2>&1 &
+        sh "$T/job.sh" "$2" "$3" "$4" "$5" "${7:-2}" >"$6" 2>&1 &
     job_pid=$!
 }
 
@@ -258,12 +262,28 @@ kept() {
     check_schema "$report"
 }
 
+# 3. Initial processes on slB (4 from the start, 2 per node), the two there released:
+# they wait for MPI_Finalize, so slB stays in the job, said once.
+held() {
+    report=$T/held.jsonl out=$T/held.out
+    run_job 2 rsh "$report" 300 3:-2 "$out" 4
+    finish_job "$out"
+    for want in "it 3 shrink 4 -> 2 procs.*: ok" \
+        "libmal: node slB kept in Slurm job [0-9]* after the shrink at iteration 3: released initial processes wait there"; do
+        grep -q -- "$want" "$out" || fail "no line matching: $want"
+    done
+    grep -q '"kind":"nodes","iteration":3,"job":"[0-9]*","nodes":"slB","outcome":"kept","remaining":"slA,slB","slots_after":4' "$report" ||
+        fail "the report has no record of slB kept: $(grep nodes "$report")"
+    ! grep -q "returned node" "$out" || fail "a node with initial processes was returned"
+}
+
 case $mode in
 release)
     start_slurm
     write_job
     returned
     kept
+    held
     ;;
 *)
     fail "unknown mode '$mode'"
