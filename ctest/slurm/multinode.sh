@@ -184,8 +184,12 @@ wait_shrink() {
 
 # salloc in the background (its pid in $job_pid): nodes launch report iterations plan
 # output [initial processes, 2 by default].
+# The job gets the first nodes by name (Slurm may otherwise pick slC for 2), once every
+# node is idle again (the last job's may still be completing).
 run_job() {
-    mh_run slA timeout 100 salloc -N "$1" -n $(($1 * 2)) --time=5 \
+    wait_for 30 "nodes $MH_HOSTS idle before the next job" nodes_idle
+    nodes=$(echo $MH_HOSTS | cut -d' ' -f1-"$1" | tr ' ' ,)
+    mh_run slA timeout 100 salloc -N "$1" -n $(($1 * 2)) -w "$nodes" --time=5 \
         sh "$T/job.sh" "$2" "$3" "$4" "$5" "${7:-2}" >"$6" 2>&1 &
     job_pid=$!
 }
