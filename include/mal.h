@@ -452,6 +452,17 @@ typedef struct {
      *  left in place, a spare that may have to grow for them); results are unchanged.
      *  Every rank must have the same value. -1: MAL_DEBUG from the environment, else 0. */
     int debug;
+    /** Give emptied nodes back to Slurm (1). When the job's room is a Slurm allocation
+     *  (SLURM_JOB_NODELIST; not MAL_HOSTFILE) and a shrink leaves a host of it without
+     *  any of the application's processes (active, parked in the pool, or initial ones,
+     *  which stay until MPI_Finalize), rank 0 runs `scontrol update JobId=... NodeList=`
+     *  with the nodes the job keeps, and every rank drops the node from the room, so
+     *  expansions no longer place there. A host where a process runs inside a Slurm
+     *  step (Open MPI's daemons started by srun) is kept: Slurm ends every process of
+     *  the job on a node that leaves it, and mpiexec aborts when it loses a daemon. A
+     *  failure is said once and the application goes on. Every rank must have the same
+     *  value. -1: MAL_RELEASE_NODES from the environment, else 0. */
+    int release_nodes;
 } mal_config_t;
 
 /**

@@ -32,75 +32,21 @@ elapsed() { awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b 
 fail() { say "FAIL: $*"; exit 1; }
 skip() { say "SKIP: $*"; rm -rf "$T"; exit 77; }
 
-# Poll `command` until it succeeds, for at most `seconds`; the daemons must stay up.
-wait_for() {
-    seconds=$1 what=$2
-    shift 2
-    deadline=$(($(date +%s) + seconds))
-    until "$@"; do
-        for p in $pids; do
-            kill -0 "$p" 2>/dev/null || fail "a daemon (pid $p) ended while waiting for $what; $(tail -n 5 "$T"/*.log 2>/dev/null)"
-        done
-        [ "$(date +%s)" -lt "$deadline" ] || fail "$what not within $seconds s"
-        sleep 0.2
-    done
-}
+. "$(dirname "$0")/daemons.sh"
 
 node_idle() { [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ]; }
-no_jobs() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
-
-# This run's processes, by pid: those whose environment or command line names $T.
-# SLURM_CONF and MAL_REPORT (or MAL_HOSTFILE) reach slurmstepd and the job's processes,
-# mpiexec and jacobi included, which salloc starts outside any step and a timeout leaves
-# running; munged names $T on its command line. Another Slurm's slurmstepd (CI itself in
-# a Slurm job) does not. Read from /proc (procps may be missing); "[.]" keeps grep from
-# matching its own command line, and SLURM_CONF must be unset by then (grep, sed and sort
-# would carry it in their environment).
-ours() {
-    pattern=$(printf '%s' "$T" | sed 's/[.]/[.]/g')
-    grep -l -- "$pattern" /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null |
-        sed 's|^/proc/\([0-9]*\)/.*|\1|' | sort -u | grep -vx "$$"
-}
 
 # Ends the daemons started here (by pid), jobs first, then checks that nothing of this
 # run is left, and kills what is.
 stop_all() {
     status=$?
-    if [ -n "$pids" ]; then
-        jobs=$(squeue -h -o %i 2>/dev/null)
-        [ -z "$jobs" ] || scancel $jobs 2>/dev/null
-        deadline=$(($(date +%s) + 15))
-        while ! no_jobs && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.2; done
-        for p in $pids; do kill "$p" 2>/dev/null; done
-        deadline=$(($(date +%s) + 15))
-        for p in $pids; do
-            while kill -0 "$p" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
-            kill -0 "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null
-        done
-    fi
-    unset SLURM_CONF
-    left=$(ours)
-    if [ -n "$left" ]; then
-        say "FAIL: processes left after the run (killed now):"
-        for p in $left; do tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null; echo; done
-        kill -9 $left 2>/dev/null
-        status=1
-    fi
-    rm -rf "$T"
+    stop_daemons
+    check_left
     say "took $(elapsed) s"
     exit "$status"
 }
 trap stop_all EXIT
 trap 'exit 1' INT TERM
-
-start_munge() {
-    dd if=/dev/urandom of="$T/munge.key" bs=1024 count=1 2>/dev/null
-    chmod 400 "$T/munge.key"
-    munged -F --key-file="$T/munge.key" --socket="$T/munge.sock" --pid-file="$T/munged.pid" \
-        --log-file="$T/munged.log" --seed-file="$T/munged.seed" &
-    pids="$pids $!"
-    wait_for 10 "munged's socket" test -S "$T/munge.sock"
-}
 
 # Whether TCP port $1 is taken (listening or connected) by anything; without ss, no.
 port_taken() {
@@ -128,26 +74,15 @@ SlurmUser=root
 SlurmdUser=root
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
-AuthType=auth/munge
-AuthInfo=socket=$T/munge.sock
-CredType=cred/munge
 StateSaveLocation=$T/state
 SlurmdSpoolDir=$T/spool
 SlurmctldPidFile=$T/slurmctld.pid
 SlurmdPidFile=$T/slurmd.pid
 SlurmctldLogFile=$T/slurmctld.log
 SlurmdLogFile=$T/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SwitchType=switch/none
-MpiDefault=none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SlurmdParameters=config_overrides
-ReturnToService=2
+EOF
+    conf_common >>"$T/slurm.conf"
+    cat >>"$T/slurm.conf" <<EOF
 NodeName=$host CPUs=4 State=UNKNOWN
 PartitionName=mal Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF

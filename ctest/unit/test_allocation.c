@@ -225,6 +225,95 @@ static void test_placement(void)
     alloc_free(&a);
 }
 
+/* The hosts of `list` picked by `mask` (bit h for host h) written back as a node list. */
+static const char *format_of(const char *list, unsigned mask)
+{
+    static char text[4096];
+    alloc_t a;
+    char err[256] = "";
+    if (alloc_parse_nodelist(list, &a, err, sizeof err) != MAL_OK) {
+        snprintf(text, sizeof text, "error: %s", err);
+        return text;
+    }
+    bool pick[32] = {false};
+    for (int h = 0; h < a.nhosts && h < 32; h++)
+        pick[h] = (mask >> h) & 1;
+    char *out = alloc_format_nodelist(&a, pick);
+    snprintf(text, sizeof text, "%s", out != NULL ? out : "(no memory)");
+    free(out);
+    alloc_free(&a);
+    return text;
+}
+
+static void expect_format(const char *list, unsigned mask, const char *want)
+{
+    const char *got = format_of(list, mask);
+    CHECK(strcmp(got, want) == 0, "'%s' picked %#x -> '%s', want '%s'", list, mask, got, want);
+}
+
+/* Names written back as Slurm writes node lists, and read back to the same names. */
+static void test_format_nodelist(void)
+{
+    expect_format("slA,slB,slC", 0x5, "slA,slC");
+    expect_format("slA,slB,slC", 0x0, "");
+    expect_format("n[01-03,07],login2", 0x1f, "n[01-03,07],login2");
+    expect_format("n[01-03,07],login2", 0x1d, "n[01,03,07],login2");
+    expect_format("n[1-4]", 0xb, "n[1-2,4]");
+    expect_format("n[8-11]", 0xf, "n[8-11]");
+    expect_format("n01,n2,n3", 0x7, "n[01,2-3]");
+    expect_format("n[098-101]", 0xf, "n[098-101]");
+    expect_format("n7", 0x1, "n7");
+    expect_format("n1,m2,n3", 0x7, "n1,m2,n3");
+    expect_format("r1n[1-2],x", 0x7, "r1n[1-2],x");
+    expect_format("n1-ib,n2-ib", 0x3, "n1-ib,n2-ib");
+    expect_format("n[3,1,2]", 0x7, "n[3,1-2]");
+    expect_format("n1234567890,n1234567891", 0x3, "n1234567890,n1234567891");
+    expect_format("n[9-10]", 0x2, "n10");
+    /* Random picks of a mixed list read back to the names picked, in order. */
+    const char *list = "c[001-009],c010,c[11-13],d[5-6],io,c[099-101],7,8";
+    alloc_t a;
+    char err[256] = "";
+    if (alloc_parse_nodelist(list, &a, err, sizeof err) != MAL_OK) {
+        CHECK(0, "%s", err);
+        return;
+    }
+    uint64_t rng = 0x5eed;
+    for (int round = 0; round < 200; round++) {
+        bool pick[64] = {false};
+        char want[4096] = "";
+        for (int h = 0; h < a.nhosts; h++) {
+            pick[h] = unit_rng(&rng) % 3 != 0;
+            if (pick[h])
+                snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s",
+                         want[0] ? "," : "", a.hosts[h].name);
+        }
+        char *text = alloc_format_nodelist(&a, pick);
+        const char *back = text == NULL ? "(no memory)" : text[0] ? names_of(text) : "";
+        CHECK(strcmp(back, want) == 0, "round %d: '%s' reads back as '%s', want '%s'", round,
+              text ? text : "", back, want);
+        free(text);
+    }
+    alloc_free(&a);
+}
+
+static void test_drop_hosts(void)
+{
+    alloc_t a;
+    char err[256] = "";
+    if (alloc_from_slurm("n[1-4]", "2,4,1,3", 1, &a, err, sizeof err) != MAL_OK) {
+        CHECK(0, "%s", err);
+        return;
+    }
+    bool drop[4] = {false, true, false, true};
+    CHECK(alloc_drop_hosts(&a, drop) == 2, "two dropped");
+    CHECK(a.nhosts == 2 && a.slots == 3 && strcmp(a.hosts[0].name, "n1") == 0 &&
+          strcmp(a.hosts[1].name, "n3") == 0 && a.hosts[1].slots == 1,
+          "n1 (2) and n3 (1) kept: %d hosts, %lld slots", a.nhosts, (long long)a.slots);
+    bool none[2] = {false, false};
+    CHECK(alloc_drop_hosts(&a, none) == 0 && a.nhosts == 2 && a.slots == 3, "nothing dropped");
+    alloc_free(&a);
+}
+
 int main(void)
 {
     test_nodelists();
@@ -235,6 +324,8 @@ int main(void)
     test_hostfiles();
     test_find_host();
     test_placement();
+    test_format_nodelist();
+    test_drop_hosts();
     if (failures) {
         printf("test_allocation: FAIL (%d)\n", failures);
         return 1;

@@ -172,6 +172,107 @@ mal_status_t alloc_parse_nodelist(const char *list, alloc_t *out, char *err, siz
     return st;
 }
 
+/* ---- node lists written back ---------------------------------------------------------- */
+
+/* Where a name's trailing number starts (its length when it has none, or one of more
+ * than 9 digits, which the parser would not read). */
+static size_t number_start(const char *name)
+{
+    size_t len = strlen(name), p = len;
+    while (p > 0 && isdigit((unsigned char)name[p - 1]))
+        p--;
+    return len - p >= 1 && len - p <= 9 ? p : len;
+}
+
+/* Whether `b` continues the run of `a` in one bracket: the same prefix, both numbered. */
+static bool same_prefix(const char *a, const char *b)
+{
+    size_t pa = number_start(a), pb = number_start(b);
+    return pa < strlen(a) && pb < strlen(b) && pa == pb && strncmp(a, b, pa) == 0;
+}
+
+/* Whether `next` is one more than `prev` written as the range's first number `lo` sets
+ * the width (the parser prints every number of a range with the width of its first). */
+static bool continues_range(const char *lo, const char *prev, const char *next)
+{
+    size_t p = number_start(lo);
+    long v = strtol(prev + p, NULL, 10) + 1;
+    char want[16];
+    snprintf(want, sizeof want, "%0*ld", (int)strlen(lo + p), v);
+    return strcmp(next + p, want) == 0;
+}
+
+/* The numbers of names[0..n-1] (one prefix) as "lo-hi,v,..." appended at `out`. */
+static char *put_ranges(char *out, const char *const *names, int n)
+{
+    size_t p = number_start(names[0]);
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j + 1 < n && continues_range(names[i], names[j], names[j + 1]))
+            j++;
+        out += sprintf(out, "%s%s", i > 0 ? "," : "", names[i] + p);
+        if (j > i)
+            out += sprintf(out, "-%s", names[j] + p);
+        i = j + 1;
+    }
+    return out;
+}
+
+char *alloc_format_nodelist(const alloc_t *a, const bool *pick)
+{
+    size_t len = 1;
+    int n = 0;
+    for (int h = 0; h < a->nhosts; h++)
+        if (pick[h]) {
+            len += strlen(a->hosts[h].name) + 3; /* a comma and a bracket's two */
+            n++;
+        }
+    char *text = malloc(len), *out = text;
+    const char **names = malloc((n > 0 ? (size_t)n : 1) * sizeof *names);
+    if (text == NULL || names == NULL) {
+        free(text);
+        free(names);
+        return NULL;
+    }
+    n = 0;
+    for (int h = 0; h < a->nhosts; h++)
+        if (pick[h])
+            names[n++] = a->hosts[h].name;
+    *out = '\0';
+    for (int i = 0; i < n;) {
+        int j = i + 1;
+        while (j < n && same_prefix(names[i], names[j]))
+            j++;
+        if (i > 0)
+            *out++ = ',';
+        if (j - i == 1) {
+            out += sprintf(out, "%s", names[i]);
+        } else {
+            out += sprintf(out, "%.*s[", (int)number_start(names[i]), names[i]);
+            out = put_ranges(out, names + i, j - i);
+            out += sprintf(out, "]");
+        }
+        i = j;
+    }
+    free(names);
+    return text;
+}
+
+int alloc_drop_hosts(alloc_t *a, const bool *drop)
+{
+    int kept = 0;
+    a->slots = 0;
+    for (int h = 0; h < a->nhosts; h++) {
+        if (drop[h])
+            continue;
+        a->hosts[kept] = a->hosts[h];
+        a->slots += a->hosts[kept++].slots;
+    }
+    int dropped = a->nhosts - kept;
+    a->nhosts = kept;
+    return dropped;
+}
+
 /* ---- count lists ----------------------------------------------------------------------- */
 
 mal_status_t alloc_parse_counts(const char *spec, int *counts, int n, char *err,

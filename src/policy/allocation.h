@@ -84,6 +84,18 @@ mal_status_t alloc_read_hostfile(const char *path, int default_slots, alloc_t *o
 
 void alloc_free(alloc_t *a);
 
+/* The hosts h of `a` with pick[h] as a Slurm node list, in the order of `a`, ranges
+ * folded as Slurm writes them: hosts in a row whose names differ only in their trailing
+ * number share one bracket, and numbers in a row written alike one range ("n01,n02,n03,
+ * n07,login2" -> "n[01-03,07],login2"; "n9,n10" -> "n[9-10]"; "n01,n2" -> "n[01,2]").
+ * alloc_parse_nodelist reads it back to the same names in the same order. malloc'd;
+ * "" when no host is picked; NULL without memory. */
+char *alloc_format_nodelist(const alloc_t *a, const bool *pick);
+
+/* Remove the hosts h with drop[h] from `a`, keeping the others' order and slots; the
+ * slots are summed again. Returns how many were removed. */
+int alloc_drop_hosts(alloc_t *a, const bool *drop);
+
 /* The host of `a` named `name`; -1 when none. The same name first; else names compared
  * up to their first '.' ("n1" and "n1.cluster"), except IPv4 addresses (10.0.0.1 is not
  * 10.0.0.2); else, when `name` is `local` (the host the caller takes for "this host",

@@ -163,6 +163,7 @@ static mal_status_t start_initial(engine_state_t *e, MPI_Comm comm, MPI_Comm dup
     }
     engine_parts_t parts = engine_parts_of(e);
     engine_state_enter(&parts, &e->procs, dup);
+    engine_release_start(&parts); /* the initial processes' hosts stay in a Slurm job */
     e->initialized = true;
     return MAL_OK;
 }

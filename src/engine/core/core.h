@@ -45,6 +45,13 @@ typedef struct {
     char *room_source;          /* where the limit comes from, for notices; NULL none */
     bool room_unconfirmed;      /* MPI_UNIVERSE_SIZE while oversubscription is not
                                  * known: probed before an expansion is refused      */
+    /* Returning emptied nodes to Slurm (procs/release.c, MAL_RELEASE_NODES). */
+    bool release_nodes;         /* the setting, off for good after a failure          */
+    char *room_job;             /* the Slurm job the room is the allocation of, NULL
+                                 * when it is not a Slurm allocation                  */
+    unsigned char *room_kept;   /* per room host, 1 where an initial process runs (it
+                                 * stays until MPI_Finalize): never returned; NULL
+                                 * when nothing is to be returned                     */
 } engine_settings_t;
 
 /* The text of a status code, the message of this process's last failure, and a method's

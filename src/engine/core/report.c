@@ -223,3 +223,19 @@ int report_parked(const char *path, const report_parked_t *p)
     integer(&r, "rss_bytes", p->rss_bytes);
     return append(&r, path);
 }
+
+int report_nodes(const char *path, const report_nodes_t *n)
+{
+    record_t r;
+    begin(&r, "nodes");
+    integer(&r, "iteration", n->iteration);
+    text(&r, "job", n->job);
+    text(&r, "nodes", n->nodes);
+    text(&r, "outcome", n->outcome);
+    text(&r, "remaining", n->remaining);
+    integer(&r, "slots_after", n->slots_after);
+    real(&r, "seconds", n->seconds);
+    if (n->reason != NULL)
+        text(&r, "reason", n->reason);
+    return append(&r, path);
+}

@@ -69,6 +69,17 @@ typedef struct {
 } report_parked_t;
 int report_parked(const char *path, const report_parked_t *p);
 
+/* Nodes of the job's Slurm allocation that a shrink emptied (MAL_RELEASE_NODES):
+ * "returned" to Slurm, "kept" (not tried: `reason` says why) or "failed" (scontrol's
+ * exit and output in `reason`). `remaining`: the job's nodes afterwards. */
+typedef struct {
+    long long iteration;
+    const char *job, *nodes, *outcome, *remaining, *reason; /* reason NULL: none */
+    long long slots_after;
+    double seconds;             /* scontrol's run, 0 when not run                    */
+} report_nodes_t;
+int report_nodes(const char *path, const report_nodes_t *n);
+
 /* Each returns 0 when the record was appended, -1 when the file could not be written
  * (errno says why). */
 

@@ -135,6 +135,14 @@ static const setting_t table[SETTING_COUNT_] = {
                   "`MPI_COMM_WORLD` once it no longer holds the application's processes is "
                   "named and the job aborted; rebalances then always move rows to the other "
                   "buffer (see \"Debug mode\")"},
+    /* Agreed: every process of a shrink takes part in finding the hosts it empties. */
+    [SETTING_RELEASE_NODES] = {.agree = true,
+        FIELD(release_nodes), .env = "MAL_RELEASE_NODES", .type = SETTING_INT, .min = 0,
+        .max = 1, .unset = -1, .fallback = 0, .initial = -1, .unit = "0 or 1",
+        .fallback_doc = "0 (field -1: from the environment)",
+        .effect = "a shrink that empties a host of the job's Slurm allocation hands that "
+                  "node back to Slurm (`scontrol update`), and expansions no longer place "
+                  "there (see docs/guide/running.md, \"Slurm\")"},
     [SETTING_MAX_COUNT] = {.agree = true,
         .env = "MAL_MAX_COUNT", .type = SETTING_NUMBER, .min = 1,
         .max = INT_MAX, .fallback = INT_MAX, .unit = "an integer", .fallback_doc = "`INT_MAX`",

@@ -18,7 +18,8 @@
  *   settings  the settings object row by row (settings_pack: per row not `local`, i64
  *             num, the double, str text, i64 argc (-1 none) and argc str); the model's
  *             parameters (predict_params_t's bytes); i64 policy on; the room (str source,
- *             i64 slots, i64 unconfirmed, i64 hosts, per host str name and i64 slots)
+ *             i64 slots, i64 unconfirmed, str Slurm job, i64 hosts, per host str name,
+ *             i64 slots and i64 kept: 1 where an initial process runs, -1 unmarked)
  *   pool      i64 parked count, per parked process i64 holds and i64 generation; i64
  *             reused; i64 released
  *   registry  i64 generation; i64 weights given, then new-count doubles; the matrices,
@@ -48,11 +49,25 @@ static void pack_room(engine_wire_t *p, const engine_settings_t *s)
     engine_wire_put_str(p, s->room_source);
     engine_wire_put_i64(p, s->room.slots);
     engine_wire_put_i64(p, s->room_unconfirmed);
+    engine_wire_put_str(p, s->room_job);
     engine_wire_put_i64(p, s->room.nhosts);
     for (int h = 0; h < s->room.nhosts; h++) {
         engine_wire_put_str(p, s->room.hosts[h].name);
         engine_wire_put_i64(p, s->room.hosts[h].slots);
+        engine_wire_put_i64(p, s->room_kept != NULL ? s->room_kept[h] : -1);
     }
+}
+
+/* Host h's mark (procs/release.c): -1 when the sender keeps none. */
+static void unpack_kept(engine_wire_reader_t *u, engine_settings_t *s, int64_t n, int64_t h)
+{
+    int64_t kept = engine_wire_get_i64(u);
+    if (kept >= 0 && s->room_kept == NULL)
+        s->room_kept = calloc((size_t)n, sizeof *s->room_kept);
+    if (kept >= 0 && s->room_kept == NULL)
+        u->failed = true;
+    else if (kept >= 0)
+        s->room_kept[h] = kept != 0;
 }
 
 static void unpack_room(engine_wire_reader_t *u, engine_settings_t *s)
@@ -60,6 +75,7 @@ static void unpack_room(engine_wire_reader_t *u, engine_settings_t *s)
     s->room_source = engine_wire_get_str(u);
     s->room.slots = engine_wire_get_i64(u);
     s->room_unconfirmed = engine_wire_get_i64(u) != 0;
+    s->room_job = engine_wire_get_str(u);
     int64_t n = engine_wire_get_i64(u);
     if (u->failed || n < 0 || n > ALLOC_MAX_HOSTS) {
         u->failed = true;
@@ -73,6 +89,7 @@ static void unpack_room(engine_wire_reader_t *u, engine_settings_t *s)
                  name != NULL ? name : "");
         free(name);
         s->room.hosts[h].slots = (int)engine_wire_get_i64(u);
+        unpack_kept(u, s, n, h);
         s->room.nhosts = (int)h + 1;
     }
 }

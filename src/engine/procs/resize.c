@@ -500,7 +500,13 @@ mal_status_t engine_shrink(const engine_parts_t *parts, engine_procs_t *procs, i
         return st;
     }
     predict_resize(parts, procs, MAL_ACTION_SHRINK, count, leaving, weights);
+    engine_release_survey_t survey; /* where every process runs, for MAL_RELEASE_NODES */
+    engine_release_survey(parts, &survey);
     st = shrink_data(parts, procs, leaving, weights, parts->conf->pool && !for_good, t0);
+    /* Before the pool's refill, which would spawn into the returned slots. */
+    if (!st)
+        engine_release_nodes(parts, procs, leaving, &survey);
+    engine_release_survey_free(&survey);
     free(leaving);
     if (st)
         return st;

@@ -85,6 +85,9 @@ static mal_status_t from_slurm(engine_settings_t *s, const char *nodelist)
     if (per_task > 1)
         snprintf(cpus, sizeof cpus, ", %d CPUs per task", per_task);
     const char *job = getenv("SLURM_JOB_ID");
+    /* Only the job's own id can give its nodes back (procs/release.c). */
+    if (job != NULL && (s->room_job = strdup(job)) == NULL)
+        return engine_fail(MAL_ERR_NOMEM, "mal_init: no memory for the Slurm job's id");
     snprintf(text, sizeof text, "Slurm allocation (job %s: %d node%s, %lld %s%s)",
              job != NULL ? job : "?", s->room.nhosts, s->room.nhosts == 1 ? "" : "s",
              (long long)s->room.slots, per_task > 1 ? "slots" : tasks ? "tasks" : "CPUs", cpus);
@@ -131,7 +134,11 @@ void engine_room_free(engine_settings_t *s)
 {
     alloc_free(&s->room);
     free(s->room_source);
+    free(s->room_job);
+    free(s->room_kept);
     s->room_source = NULL;
+    s->room_job = NULL;
+    s->room_kept = NULL;
 }
 
 uint64_t engine_room_fingerprint(const engine_settings_t *s, uint64_t hash)
@@ -140,6 +147,8 @@ uint64_t engine_room_fingerprint(const engine_settings_t *s, uint64_t hash)
     hash = engine_hash(hash, v, sizeof v);
     for (int h = 0; h < s->room.nhosts; h++)
         hash = engine_hash(hash, s->room.hosts[h].name, strlen(s->room.hosts[h].name));
+    if (s->room_job != NULL)
+        hash = engine_hash(hash, s->room_job, strlen(s->room_job));
     return hash;
 }
 
@@ -206,6 +215,18 @@ int engine_room_free_slots(const engine_group_t *g, const engine_settings_t *con
     return left > 0 ? (int)left : 0;
 }
 
+int engine_room_host_of_mine(const alloc_t *a, MPI_Comm comm)
+{
+    /* localhost and 127.* name the launcher's host: rank 0's is taken for it, by every
+     * rank alike (a rank elsewhere is not "localhost"). */
+    char name[MPI_MAX_PROCESSOR_NAME] = "", first[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    memcpy(first, name, sizeof first);
+    PMPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, comm);
+    return alloc_find_host(a, name, first);
+}
+
 /* Processes per allocation host: the active ones (each says where it runs) and the
  * parked ones (the pool knows their hosts). Collective over g->comm; NULL on every rank
  * when one is out of memory. */
@@ -218,14 +239,7 @@ static int *running_per_host(const engine_parts_t *parts, const engine_procs_t *
     int ok = where != NULL && running != NULL;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, g->comm);
     if (ok) {
-        /* localhost and 127.* name the launcher's host: rank 0's is taken for it, by
-         * every rank alike (a rank elsewhere is not "localhost"). */
-        char name[MPI_MAX_PROCESSOR_NAME] = "", first[MPI_MAX_PROCESSOR_NAME];
-        int len = 0;
-        MPI_Get_processor_name(name, &len);
-        memcpy(first, name, sizeof first);
-        PMPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, g->comm);
-        int mine = alloc_find_host(a, name, first);
+        int mine = engine_room_host_of_mine(a, g->comm);
         PMPI_Allgather(&mine, 1, MPI_INT, where, 1, MPI_INT, g->comm);
         for (int r = 0; r < g->size; r++)
             if (where[r] >= 0)

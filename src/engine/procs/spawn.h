@@ -32,6 +32,31 @@ int engine_room_free_slots(const engine_group_t *g, const engine_settings_t *con
  * policy does; true when it set them (engine_room_unplace frees them afterwards). */
 bool engine_room_place(const engine_parts_t *parts, engine_procs_t *procs, int count);
 void engine_room_unplace(engine_procs_t *procs, bool placed);
+/* Collective over `comm`: the host of `a` this process runs on (alloc_find_host, rank 0's
+ * host standing for localhost), -1 when none. */
+int engine_room_host_of_mine(const alloc_t *a, MPI_Comm comm);
+
+/* ---- returning emptied nodes to Slurm (release.c, MAL_RELEASE_NODES) ---- */
+/* Where each process of a shrinking set runs, taken before the shrink. */
+typedef struct {
+    int nprocs;                 /* of the set before the shrink; 0: no survey         */
+    int *where;                 /* per process: its room host (-1 none) and 1 when it
+                                 * started inside a Slurm step (SLURM_STEP_ID), 0 not */
+    bool *drop;                 /* per room host: returned (filled after the shrink)  */
+} engine_release_survey_t;
+/* mal_init of the initial processes, collective over the group: marks the room's hosts
+ * where initial processes run (room_kept), which are never returned. Nothing unless
+ * MAL_RELEASE_NODES is on and the room is a Slurm allocation. */
+void engine_release_start(const engine_parts_t *parts);
+/* Before a shrink, collective over the set that shrinks (nothing unless releasing). */
+void engine_release_survey(const engine_parts_t *parts, engine_release_survey_t *survey);
+/* After the shrink, on the processes that stay (collective over the new set): the hosts
+ * it emptied (`leaving`: the old ranks released) go back to Slurm, rank 0 running
+ * scontrol, and out of every rank's room. Never fails the shrink: a failure is said and
+ * turns the setting off for the rest of the run. */
+void engine_release_nodes(const engine_parts_t *parts, const engine_procs_t *procs,
+                          const bool *leaving, engine_release_survey_t *survey);
+void engine_release_survey_free(engine_release_survey_t *survey);
 
 /* ---- spawning (dpm.c) ---- */
 /* On rank 0 only: spawn `n` processes over MPI_COMM_SELF (a failure there cannot leave

@@ -52,7 +52,8 @@ typedef struct {
  * lives in the API layer's state (api/state.h), which hands this view down: the layers
  * below it never see libmal's whole state, and the processes and decide layers pass
  * their own state beside it. `settings` and `conf` are written only where a process's
- * state is built (procs/state.c, a join) and by mal_set_redist. */
+ * state is built (procs/state.c, a join), by mal_set_redist and by a shrink that returns
+ * nodes to Slurm (procs/release.c: the room). */
 typedef struct {
     engine_group_t *group;
     settings_t *settings;       /* every setting (core/settings.h)                    */
