@@ -1,6 +1,8 @@
 #!/bin/sh
-# The multihost tests: two emulated hosts (hosts.sh) made, used and removed by each run.
-# Usage: multihost.sh jacobi|mixed|cycles JACOBI | redist BENCH | clean | up | down
+# The multihost tests: emulated hosts (hosts.sh; two, four for scale) made, used and removed
+# by each run.
+# Usage: multihost.sh jacobi|mixed|cycles JACOBI | redist BENCH | scale|scale-soak SOAK |
+#        clean | up | down
 #   jacobi  1 process on malA; the plan grows it by one process placed on malB by name
 #           (MAL_HOSTS), rebalances across the hosts and shrinks back; x must be
 #           bit-identical to the serial recomputation, Open MPI's daemon on malB must
@@ -13,15 +15,28 @@
 #   redist  mal_bench_redist with one rank per host: every row checked after every
 #           method and pattern, MPI windows across the hosts (no direct memory), and the
 #           data over the link.
+#   scale SOAK   four hosts, 8 slots each (a hostfile): 8 processes on malA and malB grow
+#           to 16 (+8, one spawn per process) and 32 (+16 batched) over the four, are
+#           rebalanced to skewed weights, shrink to 8 releasing every process of malB
+#           (initial ones included) and malC, grow by 8 placed on the free slots (malA,
+#           then malB) and shrink again; without and with the pool (the woken processes
+#           must be the parked ones of the hosts placed on). mal_soak checks every element
+#           of a dense structure and a CSR matrix after every step.
+#   scale-soak SOAK   100 random reconfigurations between 16 and 32 processes over the
+#           four hosts (mal_soak --procs 16-32), every element checked after each, the
+#           MPI objects flat at the end.
 #   clean   remove whatever a run left (ctest runs it after the others, even after a
 #           failure or a timeout), say what, and check that nothing of ours remains.
 #   up, down  make the hosts and leave them (for measurements through mhrun), remove them.
 # Exit 77 (ctest SKIP_RETURN_CODE) where the namespaces cannot be made, with the reason.
 set -u
 dir=$(cd "$(dirname "$0")" && pwd)
+what=${1:-}
+case $what in
+scale*) MH_COUNT=4 && export MH_COUNT ;; # mhrun and rsh-agent read it too
+esac
 . "$dir/hosts.sh"
 LIMIT=45 # seconds for an MPI job: the script, not ctest, must end it, to clean up after it
-what=${1:-}
 fail() { echo "multihost: FAIL $what: $*"; exit 1; }
 # Only the settings each run gives: a caller's MAL_MEMORY, MAL_REDIST, MAL_QUIET or
 # MAL_PLAN would change what it checks (ctest's MAL_RECONF_TIMEOUT bound stays).
@@ -61,7 +76,7 @@ if [ -n "$why" ]; then
     case $why in
     *"already exists"*) fail "$why" ;;
     esac
-    echo "multihost: SKIP $what: two emulated hosts cannot be made here: $why"
+    echo "multihost: SKIP $what: $MH_COUNT emulated hosts cannot be made here: $why"
     exit 77
 fi
 trap 'mh_down; check_clean' EXIT
@@ -183,11 +198,67 @@ run_redist() {
     [ "$link" -ge $size ] || fail "less than --size ($size bytes) crossed the link"
 }
 
+# The four hosts' slots for libmal (MAL_HOSTFILE: the limit and the placement); the job
+# starts on malA and malB, 4 processes each (MH_MAP=slot, 4 slots each for mpiexec).
+write_hostfile() {
+    for h in $MH_HOSTS; do echo "$h slots=8"; done >"$out/hostfile"
+}
+
+# The distribution rank 0 printed after `cycle`: "malA 8, malB 4".
+hosts_after() {
+    sed -n "s/^mal_soak: cycle $1: [0-9]* procs: //p" "$out/log"
+}
+
+run_scale() {
+    soak=$1
+    write_hostfile
+    script=+8,+16b,rskew,-24@malB:malC,+8,rskew,-8@malB
+    for pool in 0 1; do
+        report=$out/scale$pool.jsonl
+        MH_SLOTS=4 MH_MAP=slot MAL_HOSTFILE="$out/hostfile" MAL_POOL=$pool \
+            MAL_REPORT=$report timeout $((LIMIT * 2)) "$dir/mhrun" -n 8 "$soak" \
+            --watchdog $LIMIT --size 33554432 --sparse poisson:200 --script "$script" \
+            > "$out/log" 2>&1
+        rc=$?
+        grep -v '^\[mal[A-D]:[0-9]*\] ' "$out/log"
+        [ $rc = 0 ] || fail "mal_soak (pool $pool) exited with $rc"
+        grep -q '^mal_soak: PASS 7 cycles' "$out/log" || fail "no PASS (pool $pool)"
+        for want in "0:malA 4, malB 4" "1:malA 8, malB 8" "2:malA 8, malB 8, malC 8, malD 8" \
+            "4:malA 4, malD 4" "5:malA 8, malD 4, malB 4"; do
+            [ "$(hosts_after "${want%%:*}")" = "${want#*:}" ] ||
+                fail "after cycle ${want%%:*} (pool $pool) the processes run on" \
+                    "'$(hosts_after "${want%%:*}")', not '${want#*:}'"
+        done
+        # The 3 expansions and 2 shrinks (mal_rebalance called by a program is not reported).
+        [ "$(grep -c '"outcome":"MAL_OK"' "$report")" = 5 ] ||
+            fail "not 5 reconfigurations reported carried out (pool $pool)"
+        if [ $pool = 1 ]; then
+            grep -q '"action":"expand","procs_before":8,"procs_after":16.*"pooled":8' \
+                "$report" || fail "the growth after the shrink did not wake 8 parked processes"
+        fi
+    done
+}
+
+run_scale_soak() {
+    soak=$1
+    write_hostfile
+    MH_SLOTS=4 MH_MAP=slot MAL_HOSTFILE="$out/hostfile" timeout $((LIMIT * 8)) \
+        "$dir/mhrun" -n 16 "$soak" --verbose --watchdog $((LIMIT * 2)) --procs 16-32 \
+        --cycles 100 \
+        --size 16777216 --sparse poisson:100 --flat > "$out/log" 2>&1
+    rc=$?
+    grep -v '^\[mal[A-D]:[0-9]*\] ' "$out/log"
+    [ $rc = 0 ] || fail "mal_soak exited with $rc"
+    grep -q '^mal_soak: PASS 100 cycles' "$out/log" || fail "no PASS"
+}
+
 case $what in
+scale) run_scale "$2" ;;
+scale-soak) run_scale_soak "$2" ;;
 jacobi) run_jacobi "$2" ;;
 redist) run_redist "$2" ;;
 mixed) run_mixed "$2" ;;
 cycles) run_cycles "$2" ;;
-*) echo "usage: multihost.sh jacobi|mixed|cycles JACOBI | redist BENCH | clean | up | down" >&2; exit 2 ;;
+*) echo "usage: multihost.sh jacobi|mixed|cycles JACOBI | redist BENCH | scale|scale-soak SOAK | clean | up | down" >&2; exit 2 ;;
 esac
 echo "multihost: PASS $what"

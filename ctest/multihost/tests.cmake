@@ -18,6 +18,15 @@ if(TARGET mal_bench_redist)
     $<TARGET_FILE:mal_bench_redist>)
   list(APPEND mal_multihost_tests multihost.redist)
 endif()
+# Scale (label scale): four hosts, 8 to 32 processes (multihost.sh scale, scale-soak).
+set(mal_scale_tests)
+if(TARGET mal_soak)
+  add_test(NAME multihost.scale COMMAND sh ${mal_multihost} scale $<TARGET_FILE:mal_soak>)
+  add_test(NAME multihost.scale_soak COMMAND sh ${mal_multihost} scale-soak
+    $<TARGET_FILE:mal_soak>)
+  set(mal_scale_tests multihost.scale multihost.scale_soak)
+  list(APPEND mal_multihost_tests ${mal_scale_tests})
+endif()
 add_test(NAME multihost.clean COMMAND sh ${mal_multihost} clean)
 set_tests_properties(${mal_multihost_tests} PROPERTIES FIXTURES_REQUIRED multihost
   ENVIRONMENT "${MAL_TEST_BOUND}")
@@ -25,3 +34,8 @@ set_tests_properties(multihost.clean PROPERTIES FIXTURES_CLEANUP multihost)
 set_tests_properties(${mal_multihost_tests} multihost.clean PROPERTIES LABELS multihost
   TIMEOUT 60 RESOURCE_LOCK mal_namespaces SKIP_RETURN_CODE 77
   PASS_REGULAR_EXPRESSION "multihost: PASS" FAIL_REGULAR_EXPRESSION "multihost: FAIL")
+if(mal_scale_tests)
+  set_tests_properties(${mal_scale_tests} PROPERTIES LABELS "multihost;scale")
+  set_tests_properties(multihost.scale PROPERTIES TIMEOUT 240)
+  set_tests_properties(multihost.scale_soak PROPERTIES TIMEOUT 420)
+endif()

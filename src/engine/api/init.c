@@ -7,7 +7,7 @@
 #include "join.h"
 #include "pool.h"
 #include "procs.h"
-#include "spawn.h"
+#include "spawning.h"
 #include "reconf.h"
 #include "registry.h"
 #include "settings.h"

@@ -19,7 +19,7 @@
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
-#include "spawn.h"
+#include "spawning.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

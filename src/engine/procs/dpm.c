@@ -21,7 +21,7 @@
 #include "reconf.h"
 #include "report.h"
 #include "settings.h"
-#include "spawn.h"
+#include "spawning.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -58,53 +58,84 @@ static mal_status_t check_host(const char *host)
     return MAL_OK;
 }
 
-/* MPI_Info "host" for the spawn of `n` processes starting at call `index`: one host per
- * call, or the next n hosts of the list for a batch. */
-static mal_status_t host_info(const engine_procs_t *procs, const engine_settings_t *conf, int n,
-                              int index, MPI_Info info)
+/* A spawn's commands: one per run of equal hosts among its processes. Open MPI 4.1 maps
+ * the processes of one MPI_Comm_spawn over its "host" list in its own slot order, not one
+ * per entry, and a list such as "malB,malC,malC" left children failing in MPI_Init (num
+ * local peers) while the root got MPI_ERR_OTHER; MPI_Comm_spawn_multiple with one host
+ * per command places each run where it is named (docs/design.md, "Dozens of processes
+ * on four hosts"). Without hosts, one command. */
+typedef struct {
+    int count;
+    int *procs;                 /* processes of each command, at most n commands      */
+    MPI_Info *infos;
+    char **programs;
+    char ***argvs;
+} spawn_cmds_t;
+
+static void free_commands(spawn_cmds_t *c)
 {
-    const char *hosts = procs->spawn_hosts != NULL ? procs->spawn_hosts : conf->hosts;
-    if (hosts == NULL)
-        return MAL_OK;
-    size_t cap = (size_t)n * (strlen(hosts) + 1) + 1;
-    char *list = calloc(cap, 1);
-    mal_status_t st = MAL_OK;
-    for (int i = 0; list != NULL && i < n && !st; i++) {
-        char *host = engine_spawn_host(procs, conf, index + i);
-        if (host == NULL) {
-            free(list);
-            list = NULL;
-            break;
-        }
+    for (int k = 0; k < c->count; k++)
+        if (c->infos[k] != MPI_INFO_NULL)
+            MPI_Info_free(&c->infos[k]);
+    free(c->procs);
+    free(c->infos);
+    free(c->programs);
+    free(c->argvs);
+    *c = (spawn_cmds_t){0};
+}
+
+/* A new command of one process: the mark that tells a child libmal spawned it
+ * (spawnguard.c), and its host (NULL: the runtime places). */
+static mal_status_t add_command(spawn_cmds_t *c, const char *host)
+{
+    MPI_Info *info = &c->infos[c->count];
+    c->procs[c->count++] = 1;
+    mal_status_t st = engine_mpi_check(MPI_Info_create(info), "mal_expand: MPI_Info_create");
+    if (st)
+        *info = MPI_INFO_NULL;
+    if (!st)
+        st = engine_spawn_mark(*info);
+    if (!st && host != NULL)
         st = check_host(host);
-        if (i > 0)
-            strcat(list, ",");
-        strcat(list, host);
-        free(host);
-    }
-    if (list == NULL)
-        return engine_fail(MAL_ERR_NOMEM, "mal_expand: no memory for the host list");
-    if (st) {
-        free(list);
-        return st;
-    }
-    st = engine_mpi_check(MPI_Info_set(info, "host", list), "mal_expand: MPI_Info_set");
-    free(list);
+    if (!st && host != NULL)
+        st = engine_mpi_check(MPI_Info_set(*info, "host", host), "mal_expand: MPI_Info_set");
     return st;
 }
 
-/* The spawn's MPI_Info: the hosts, and the mark that tells a child libmal spawned it
- * (spawnguard.c). */
-static mal_status_t spawn_info(const engine_procs_t *procs, const engine_settings_t *conf, int n,
-                               int index, MPI_Info *info)
+/* The commands for `n` processes starting at call `index`: one host per call, or the
+ * next n hosts of the list for a batch. */
+static mal_status_t spawn_commands(const engine_procs_t *procs, const engine_settings_t *conf,
+                                   int n, int index, spawn_cmds_t *c)
 {
-    mal_status_t st = engine_mpi_check(MPI_Info_create(info), "mal_expand: MPI_Info_create");
-    if (!st)
-        st = engine_spawn_mark(*info);
-    if (!st)
-        st = host_info(procs, conf, n, index, *info);
-    if (st && *info != MPI_INFO_NULL)
-        MPI_Info_free(info);
+    *c = (spawn_cmds_t){.procs = malloc((size_t)n * sizeof *c->procs),
+                        .infos = malloc((size_t)n * sizeof *c->infos),
+                        .programs = malloc((size_t)n * sizeof *c->programs),
+                        .argvs = malloc((size_t)n * sizeof *c->argvs)};
+    if (c->procs == NULL || c->infos == NULL || c->programs == NULL || c->argvs == NULL) {
+        free_commands(c);
+        return engine_fail(MAL_ERR_NOMEM, "mal_expand: no memory for the spawn's commands");
+    }
+    if (procs->spawn_hosts == NULL && conf->hosts == NULL) {
+        mal_status_t st = add_command(c, NULL);
+        c->procs[0] = n;
+        return st;
+    }
+    mal_status_t st = MAL_OK;
+    char *last = NULL;
+    for (int i = 0; i < n && !st; i++) {
+        char *host = engine_spawn_host(procs, conf, index + i);
+        if (host == NULL)
+            st = engine_fail(MAL_ERR_NOMEM, "mal_expand: no memory for the host list");
+        else if (last != NULL && strcmp(host, last) == 0)
+            c->procs[c->count - 1]++;
+        else
+            st = add_command(c, host);
+        free(last);
+        last = host;
+    }
+    free(last);
+    if (st)
+        free_commands(c);
     return st;
 }
 
@@ -119,18 +150,31 @@ static void pause_before_retry(bool summary, int attempts)
     nanosleep(&ts, NULL);
 }
 
-/* One MPI_Comm_spawn. A failure that took the whole bound is the runtime losing the
- * start. Any process a failed spawn left on this host is recorded (ended at
- * mal_finalize): an attempt right after a lost start failed at once but had started a
- * child, which failed in MPI_Init at the end of the run and made mpirun exit 1. */
-static int spawn_once(const char *program, char **argv, int n, MPI_Info info,
+/* One MPI_Comm_spawn, or MPI_Comm_spawn_multiple over several hosts. A failure that
+ * took the whole bound is the runtime losing the start. Any process a failed spawn left
+ * on this host is recorded (ended at mal_finalize): an attempt right after a lost start
+ * failed at once but had started a child, which failed in MPI_Init at the end of the run
+ * and made mpirun exit 1. */
+static int spawn_once(const char *program, char **argv, int n, spawn_cmds_t *c,
                       MPI_Comm *inter, bool *timed_out)
 {
     pid_t before[ENGINE_MAX_SIBLINGS];
     int nbefore = engine_spawn_siblings(before, ENGINE_MAX_SIBLINGS);
     double t0 = MPI_Wtime();
-    int rc = MPI_Comm_spawn(program, argv, n, info, 0, MPI_COMM_SELF, inter,
+    int rc;
+    if (c->count == 1) {
+        rc = MPI_Comm_spawn(program, argv, n, c->infos[0], 0, MPI_COMM_SELF, inter,
                             MPI_ERRCODES_IGNORE);
+    } else {
+        for (int k = 0; k < c->count; k++) {
+            c->programs[k] = (char *)program;
+            c->argvs[k] = argv;
+        }
+        rc = MPI_Comm_spawn_multiple(c->count, c->programs,
+                                     argv != MPI_ARGV_NULL ? c->argvs : MPI_ARGVS_NULL,
+                                     c->procs, c->infos, 0, MPI_COMM_SELF, inter,
+                                     MPI_ERRCODES_IGNORE);
+    }
     int bound = engine_spawn_bound();
     *timed_out = rc != MPI_SUCCESS && bound > 0 && MPI_Wtime() - t0 >= bound - 1.0;
     if (rc != MPI_SUCCESS)
@@ -161,8 +205,8 @@ mal_status_t engine_spawn(const engine_procs_t *procs, const engine_settings_t *
     if (access(program, X_OK) != 0)
         return engine_fail(MAL_ERR_SPAWN, "mal_expand: cannot spawn '%s': %s (mpiexec would "
                            "abort the job)", program, strerror(errno));
-    MPI_Info info;
-    mal_status_t st = spawn_info(procs, conf, n, call_index, &info);
+    spawn_cmds_t cmds;
+    mal_status_t st = spawn_commands(procs, conf, n, call_index, &cmds);
     if (st)
         return st;
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
@@ -174,11 +218,11 @@ mal_status_t engine_spawn(const engine_procs_t *procs, const engine_settings_t *
         if (attempts > 0)
             pause_before_retry(conf->summary, attempts);
         bool timed_out = false;
-        rc = spawn_once(program, conf->argv, n, info, inter, &timed_out);
+        rc = spawn_once(program, conf->argv, n, &cmds, inter, &timed_out);
         lost = lost || timed_out;
         attempts++;
     } while (rc != MPI_SUCCESS && lost && attempts < ENGINE_SPAWN_ATTEMPTS);
-    MPI_Info_free(&info);
+    free_commands(&cmds);
     if (rc != MPI_SUCCESS)
         return spawn_failed(rc, n, program, lost, attempts);
     MPI_Comm_set_errhandler(*inter, MPI_ERRORS_RETURN);

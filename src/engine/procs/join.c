@@ -9,7 +9,7 @@
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
-#include "spawn.h"
+#include "spawning.h"
 
 #include <stdio.h>
 #include <stdlib.h>

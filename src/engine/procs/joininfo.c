@@ -34,7 +34,7 @@
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
-#include "spawn.h"
+#include "spawning.h"
 #include "wire.h"
 
 #include <stdio.h>

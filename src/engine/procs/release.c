@@ -25,13 +25,13 @@
 #include "procs.h"
 #include "report.h"
 #include "settings.h"
-#include "spawn.h"
+#include "spawning.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <posix_spawn.h> /* through the include path: see the header */
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

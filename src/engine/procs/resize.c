@@ -10,7 +10,7 @@
 #include "procs.h"
 #include "reconf.h"
 #include "registry.h"
-#include "spawn.h"
+#include "spawning.h"
 
 #include <stdlib.h>
 #include <string.h>

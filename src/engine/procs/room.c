@@ -21,7 +21,7 @@
 #include "procs.h"
 #include "reconf.h"
 #include "settings.h"
-#include "spawn.h"
+#include "spawning.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -22,7 +22,7 @@
  *   lost start does, so the time-out path can be tested on purpose. */
 #include "core.h"
 #include "settings.h"
-#include "spawn.h"
+#include "spawning.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include "monitor.h"
 #include "procs.h"
 #include "settings.h"
-#include "spawn.h"
+#include "spawning.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* Spawning (procs/dpm.c, procs/spawnguard.c, procs/room.c): spawning and merging new
  * processes, the bound on a spawn the runtime loses, the room the job may grow into,
  * and leaving MPI with the rest of a job. */
-#ifndef MAL_PROCS_SPAWN_H
-#define MAL_PROCS_SPAWN_H
+#ifndef MAL_PROCS_SPAWNING_H
+#define MAL_PROCS_SPAWNING_H
 
 #include "procs.h"
 
@@ -114,4 +114,4 @@ void engine_pool_say_parked(const engine_procs_t *procs, const engine_settings_t
 /* A spawned process whose expansion was abandoned: free *comm, finalize and exit. */
 _Noreturn void engine_leave_abandoned(engine_procs_t *procs, MPI_Comm *comm);
 
-#endif /* MAL_PROCS_SPAWN_H */
+#endif /* MAL_PROCS_SPAWNING_H */
