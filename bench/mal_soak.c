@@ -843,7 +843,11 @@ static int verdict_line(const run_t *run, const figures_t *f, char *line, size_t
     const options_t *o = run->o;
     const carried_t *c = &run->carried;
     double per_cycle = f->span > 0 ? f->rss / f->span : 0.0;
-    bool flat = f->fds <= FDS_PER_PEER * (o->max_procs - 1) && f->windows <= 0 &&
+    /* Across hosts each structure's spare buffer has a window or not, by the layouts
+     * the process went through (measured on 4 hosts: -6 after 200 cycles, +6 after
+     * 100, with 6 structures): one window per structure more is a state, not a leak. */
+    int structures = 2 + (o->sparse != NULL ? 4 : 0); /* dense, odd; A's three, x */
+    bool flat = f->fds <= FDS_PER_PEER * (o->max_procs - 1) && f->windows <= structures &&
                 f->comms <= 0 && f->infos <= 0 && f->types <= 0 && f->groups <= 0;
     const char *why = o->max_rss_kb >= 0 && per_cycle > o->max_rss_kb ? "rss grows"
                       : o->flat && !flat                          ? "resources grow"
@@ -904,9 +908,10 @@ static void usage(FILE *out)
             "               (libmal's MAL_FAULT_DIRECT): the action is abandoned or not\n"
             "  --watchdog   FAIL a cycle that makes no progress in this time (default 300)\n"
             "  --max-rss-kb FAIL when rss grows more per cycle\n"
-            "  --flat       FAIL when windows, communicators, infos, types or groups grew\n"
-            "               between the base sample and the end, or fds by more than 4\n"
-            "               per peer a process can have\n"
+            "  --flat       FAIL when communicators, infos, types or groups grew between\n"
+            "               the base sample and the end, windows by more than one per\n"
+            "               structure (a spare's), or fds by more than 4 per peer a\n"
+            "               process can have\n"
             "  --verbose    rank 0 prints each cycle's action before it\n"
             CLI_STANDARD_USAGE
             "Exit status: 0 after PASS, 1 after FAIL, 2 for a usage error, 3 when the\n"
