@@ -4,9 +4,10 @@
 # p = 4, 8, 16, 32, each in fresh processes (cold), phase by phase as libmal reports them
 # (docs/report.md, phase_*_s: agree, spawn, merge, join, plan, setup, transfer, commit),
 # with the data fixed per process and fixed in total. Then the fits: planning and
-# agreement (agree + join + plan) per reconfiguration against p, as a straight line and as
-# a power of p (an exponent at most 1 grows no faster than linearly), and the transfer's
-# seconds per byte at the largest p over the smallest.
+# agreement (agree + plan) per reconfiguration against p, as a straight line and as a
+# power of p (an exponent at most 1 grows no faster than linearly), the same for join
+# (for an expansion, the newcomers' start), and the transfer's seconds per byte at the
+# largest p over the smallest.
 #
 # Usage: bench/scale_phases.sh [--hosts 1|4] [--reps R] [--procs "4 8 16 32"]
 #                              [--per-proc BYTES] [--total BYTES] [--out DIR]
@@ -47,7 +48,7 @@ if [ "$hosts" = 4 ]; then
     export MH_COUNT=4 MH_SLOTS=8
     sh "$mh/multihost.sh" up
     trap 'sh "$mh/multihost.sh" down' EXIT
-    trap 'exit 1' INT TERM
+    trap 'exit 1' INT TERM HUP PIPE
     launcher=$mh/mhrun
     for h in malA malB malC malD; do echo "$h slots=8"; done > "$out/hostfile"
     export MAL_HOSTFILE="$out/hostfile"
@@ -85,6 +86,25 @@ done
 
 # The table (medians over the reps) and the fits.
 awk -F, -v procs="$procs" '
+# Least squares over p, as a line and as a power of p, per data mode and action.
+function fit(title, t,   d, a, i, n, x, y, sx, sy, sxx, sxy, lx, ly, lxx, lxy, slope,
+             icpt, expo) {
+    print title ", against p:"
+    for (d = 1; d <= 2; d++) for (a = 1; a <= 2; a++) {
+        sx = sy = sxx = sxy = lx = ly = lxx = lxy = 0; n = 0
+        for (i = 1; i <= np; i++) {
+            x = P[i]; y = t[d, a, i]
+            if (y <= 0) continue
+            n++; sx += x; sy += y; sxx += x * x; sxy += x * y
+            lx += log(x); ly += log(y); lxx += log(x) ^ 2; lxy += log(x) * log(y)
+        }
+        if (n < 2) continue
+        slope = (n * sxy - sx * sy) / (n * sxx - sx * sx); icpt = (sy - slope * sx) / n
+        expo = (n * lxy - lx * ly) / (n * lxx - lx * lx)
+        printf "  %-8s %-6s t = %.5f + %.6f p s; t ~ p^%.2f (%s)\n", D[d], A[a], icpt,
+               slope, expo, expo <= 1.0 ? "no faster than linear" : "faster than linear"
+    }
+}
 function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
     for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
@@ -101,7 +121,7 @@ END {
     np = split(procs, P, " ")
     split("per-proc total", D, " ")
     split("expand shrink", A, " ")
-    printf "%-8s %-6s %3s %10s", "data", "action", "p", "MiB"
+    printf "%-8s %-6s %3s %10s", "data", "action", "p", "MiB moved"
     for (c = 6; c <= 14; c++) printf " %9s", name[c - 4]
     printf " %9s\n", "s/GB"
     for (d = 1; d <= 2; d++) for (a = 1; a <= 2; a++) for (i = 1; i <= np; i++) {
@@ -113,25 +133,13 @@ END {
         }
         bytes = median(cell[key, 5])
         xfer[d, a, i] = bytes > 0 ? m[12] / bytes * 1e9 : 0
-        coord[d, a, i] = m[6] + m[9] + m[10]
+        coord[d, a, i] = m[6] + m[10]
+        join[d, a, i] = m[9]
         printf " %9.3f\n", xfer[d, a, i]
     }
     print ""
-    print "planning and agreement (agree + join + plan) against p, least squares:"
-    for (d = 1; d <= 2; d++) for (a = 1; a <= 2; a++) {
-        sx = sy = sxx = sxy = lx = ly = lxx = lxy = 0; n = 0
-        for (i = 1; i <= np; i++) {
-            x = P[i]; y = coord[d, a, i]
-            if (y <= 0) continue
-            n++; sx += x; sy += y; sxx += x * x; sxy += x * y
-            lx += log(x); ly += log(y); lxx += log(x) ^ 2; lxy += log(x) * log(y)
-        }
-        if (n < 2) continue
-        slope = (n * sxy - sx * sy) / (n * sxx - sx * sx); icpt = (sy - slope * sx) / n
-        expo = (n * lxy - lx * ly) / (n * lxx - lx * lx)
-        printf "  %-8s %-6s t = %.5f + %.6f p s; t ~ p^%.2f (%s)\n", D[d], A[a], icpt,
-               slope, expo, expo <= 1.0 ? "no faster than linear" : "FASTER THAN LINEAR"
-    }
+    fit("planning and agreement (agree + plan)", coord)
+    fit("join (an expansion: the newcomers arrive and set up)", join)
     print "transfer seconds per byte, largest p over smallest:"
     for (d = 1; d <= 2; d++) for (a = 1; a <= 2; a++)
         if (xfer[d, a, 1] > 0)
