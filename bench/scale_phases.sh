@@ -1,16 +1,18 @@
 #!/bin/sh
-# Where a reconfiguration's time goes as the process count grows (issue: dozens of
-# processes on four hosts): the same expansion p/2 -> p and the shrink back p -> p/2 at
+# Where a reconfiguration's time goes as the process count grows (docs/design.md,
+# "Dozens of processes on four hosts"): the same expansion p/2 -> p and the shrink back p -> p/2 at
 # p = 4, 8, 16, 32, each in fresh processes (cold), phase by phase as libmal reports them
 # (docs/report.md, phase_*_s: agree, spawn, merge, join, plan, setup, transfer, commit),
 # with the data fixed per process and fixed in total. Then the fits: planning and
 # agreement (agree + plan) per reconfiguration against p, as a straight line and as a
 # power of p (an exponent at most 1 grows no faster than linearly), the same for join
 # (for an expansion, the newcomers' start), and the transfer's seconds per byte at the
-# largest p over the smallest.
+# largest p over the smallest. Each fit also shows how much its time grew at each step of
+# p (a doubling: at most 2x grows no faster than p).
 #
 # Usage: bench/scale_phases.sh [--hosts 1|4] [--reps R] [--procs "4 8 16 32"]
 #                              [--per-proc BYTES] [--total BYTES] [--out DIR]
+#        bench/scale_phases.sh --table CSV    (the table and fits of an earlier run)
 #   --hosts 4 (default, as root): the four emulated hosts of ctest/multihost (made and
 #             removed here), 8 slots each, the processes spread over them (mpiexec's
 #             --map-by node, new ones placed by libmal host by host); 1: this host
@@ -25,6 +27,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${MAL_BUILD_DIR:-$top/build}
 soak=$build/bench/mal_soak
 hosts=4 reps=3 procs="4 8 16 32" per_proc=2097152 total=67108864 out=$top/scale-phases
+table=""
 while [ $# -gt 0 ]; do
     case $1 in
     --hosts) hosts=$2 ;;
@@ -33,18 +36,25 @@ while [ $# -gt 0 ]; do
     --per-proc) per_proc=$2 ;;
     --total) total=$2 ;;
     --out) out=$2 ;;
+    --table) table=$2 ;;
     *) echo "usage: scale_phases.sh [--hosts 1|4] [--reps R] [--procs LIST]" \
             "[--per-proc BYTES] [--total BYTES] [--out DIR]" >&2; exit 2 ;;
     esac
     shift 2
 done
-[ -x "$soak" ] || { echo "scale_phases: no $soak (build first)" >&2; exit 2; }
-mkdir -p "$out"
 csv=$out/phases.csv
-echo "data,p,rep,action,bytes,agree,spawn,merge,join,plan,setup,transfer,commit,total" > "$csv"
+[ -z "$table" ] || csv=$table
+[ -n "$table" ] || [ -x "$soak" ] || { echo "scale_phases: no $soak (build first)" >&2; exit 2; }
+[ -n "$table" ] || {
+    mkdir -p "$out"
+    echo "data,p,rep,action,bytes,agree,spawn,merge,join,plan,setup,transfer,commit,total" \
+        > "$csv"
+}
 
 mh=$top/ctest/multihost
-if [ "$hosts" = 4 ]; then
+if [ -n "$table" ]; then
+    :
+elif [ "$hosts" = 4 ]; then
     export MH_COUNT=4 MH_SLOTS=8
     sh "$mh/multihost.sh" up
     trap 'sh "$mh/multihost.sh" down' EXIT
@@ -75,6 +85,7 @@ run_once() {
 }
 
 # Rotated order: the memory state one run leaves is not always the next size's.
+[ -n "$table" ] && reps=0
 for rep in $(seq 1 "$reps"); do
     order=$procs
     [ $((rep % 2)) = 0 ] && order=$(echo "$procs" | tr ' ' '\n' | sort -rn | tr '\n' ' ')
@@ -101,8 +112,13 @@ function fit(title, t,   d, a, i, n, x, y, sx, sy, sxx, sxy, lx, ly, lxx, lxy, s
         if (n < 2) continue
         slope = (n * sxy - sx * sy) / (n * sxx - sx * sx); icpt = (sy - slope * sx) / n
         expo = (n * lxy - lx * ly) / (n * lxx - lx * lx)
-        printf "  %-8s %-6s t = %.5f + %.6f p s; t ~ p^%.2f (%s)\n", D[d], A[a], icpt,
-               slope, expo, expo <= 1.0 ? "no faster than linear" : "faster than linear"
+        printf "  %-8s %-6s t = %.5f + %.6f p s; t ~ p^%.2f (%s); per step of p:", D[d],
+               A[a], icpt, slope, expo,
+               expo <= 1.0 ? "no faster than linear" : "faster than linear"
+        for (i = 2; i <= np; i++)
+            if (t[d, a, i - 1] > 0)
+                printf " %.2fx", t[d, a, i] / t[d, a, i - 1]
+        printf "\n"
     }
 }
 function median(list,   n, a, i, j, t) {
