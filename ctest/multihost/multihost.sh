@@ -1,7 +1,7 @@
 #!/bin/sh
 # The multihost tests: emulated hosts (hosts.sh; two, four for scale) made, used and removed
 # by each run.
-# Usage: multihost.sh jacobi|mixed|cycles JACOBI | redist BENCH | scale|scale-soak SOAK |
+# Usage: multihost.sh jacobi|mixed|cycles|policy JACOBI | redist BENCH | scale|scale-soak SOAK |
 #        clean | up | down
 #   jacobi  1 process on malA; the plan grows it by one process placed on malB by name
 #           (MAL_HOSTS), rebalances across the hosts and shrinks back; x must be
@@ -22,6 +22,10 @@
 #           then malB) and shrink again; without and with the pool (the woken processes
 #           must be the parked ones of the hosts placed on). mal_soak checks every element
 #           of a dense structure and a CSR matrix after every step.
+#   policy JACOBI   four hosts of 2 cores each in an availability file (MAL_AVAILABILITY):
+#           2 processes on malA, the policy (MAL_POLICY=preferred=8, no plan) grows the
+#           job to 8 and must place the 6 new ones on the hosts with free cores, 2 each
+#           on malB, malC and malD (Open MPI's daemons say where they started them).
 #   scale-soak SOAK   100 random reconfigurations between 16 and 32 processes over the
 #           four hosts (mal_soak --procs 16-32), every element checked after each, the
 #           MPI objects flat at the end.
@@ -33,7 +37,7 @@ set -u
 dir=$(cd "$(dirname "$0")" && pwd)
 what=${1:-}
 case $what in
-scale*) MH_COUNT=4 && export MH_COUNT ;; # mhrun and rsh-agent read it too
+scale* | policy) MH_COUNT=4 && export MH_COUNT ;; # mhrun and rsh-agent read it too
 esac
 . "$dir/hosts.sh"
 LIMIT=45 # seconds for an MPI job: the script, not ctest, must end it, to clean up after it
@@ -252,13 +256,37 @@ run_scale_soak() {
     grep -q '^mal_soak: PASS 100 cycles' "$out/log" || fail "no PASS"
 }
 
+run_policy() {
+    jacobi=$1
+    for h in $MH_HOSTS; do echo "$h 2 C1 1.0 0.1"; done >"$out/availability"
+    MH_SLOTS=2 MH_MAP=slot MAL_AVAILABILITY="$out/availability" MAL_POLICY=preferred=8 \
+        MAL_SAMPLE_INTERVAL=3 MAL_GRACE=0 OMPI_MCA_orte_debug_daemons=1 \
+        OMPI_MCA_odls_base_verbose=5 timeout $LIMIT "$dir/mhrun" -n 2 "$jacobi" --n 2000 \
+        --iters 12 --check > "$out/log" 2>&1
+    rc=$?
+    grep -v '^\[mal[A-D]:[0-9]*\] ' "$out/log"
+    [ $rc = 0 ] || fail "jacobi exited with $rc"
+    grep -q '^jacobi: PASS' "$out/log" || fail "no PASS from jacobi"
+    grep -q 'policy at it 3: expand 2 -> 8 procs' "$out/log" ||
+        fail "the policy did not grow to 8"
+    # Where the daemons started the spawned jobs' processes (job 1 is the initial one).
+    child='odls:launch spawning child \[\[[0-9]*,\([0-9]*\)\],[0-9]*\]'
+    started=$(sed -n "s/^\\[\\(mal[A-D]\\):[0-9]*\\] .* $child.*/\\1 \\2/p" "$out/log" |
+        awk '$2 > 1 { n[$1]++ } END { for (h in n) print h, n[h] }' | sort | tr '\n' ' ')
+    echo "multihost: new processes per host: $started"
+    [ "$started" = "malB 2 malC 2 malD 2 " ] ||
+        fail "the new processes were not placed 2 each on malB, malC, malD: $started"
+}
+
 case $what in
+policy) run_policy "$2" ;;
 scale) run_scale "$2" ;;
 scale-soak) run_scale_soak "$2" ;;
 jacobi) run_jacobi "$2" ;;
 redist) run_redist "$2" ;;
 mixed) run_mixed "$2" ;;
 cycles) run_cycles "$2" ;;
-*) echo "usage: multihost.sh jacobi|mixed|cycles JACOBI | redist BENCH | scale|scale-soak SOAK | clean | up | down" >&2; exit 2 ;;
+*) echo "usage: multihost.sh jacobi|mixed|cycles|policy JACOBI | redist BENCH |" \
+    "scale|scale-soak SOAK | clean | up | down" >&2; exit 2 ;;
 esac
 echo "multihost: PASS $what"

@@ -11,7 +11,10 @@ if(TARGET jacobi)
   add_test(NAME multihost.jacobi COMMAND sh ${mal_multihost} jacobi $<TARGET_FILE:jacobi>)
   add_test(NAME multihost.mixed COMMAND sh ${mal_multihost} mixed $<TARGET_FILE:jacobi>)
   add_test(NAME multihost.cycles COMMAND sh ${mal_multihost} cycles $<TARGET_FILE:jacobi>)
-  list(APPEND mal_multihost_tests multihost.jacobi multihost.mixed multihost.cycles)
+  add_test(NAME multihost.policy COMMAND sh ${mal_multihost} policy $<TARGET_FILE:jacobi>)
+  list(APPEND mal_multihost_tests multihost.jacobi multihost.mixed multihost.cycles
+    multihost.policy)
+  set(mal_policy_test multihost.policy)
 endif()
 if(TARGET mal_bench_redist)
   add_test(NAME multihost.redist COMMAND sh ${mal_multihost} redist
@@ -34,8 +37,9 @@ set_tests_properties(multihost.clean PROPERTIES FIXTURES_CLEANUP multihost)
 set_tests_properties(${mal_multihost_tests} multihost.clean PROPERTIES LABELS multihost
   TIMEOUT 60 RESOURCE_LOCK mal_namespaces SKIP_RETURN_CODE 77
   PASS_REGULAR_EXPRESSION "multihost: PASS" FAIL_REGULAR_EXPRESSION "multihost: FAIL")
-if(mal_scale_tests)
-  set_tests_properties(${mal_scale_tests} PROPERTIES LABELS "multihost;scale")
+if(mal_scale_tests OR mal_policy_test)
+  set_tests_properties(${mal_scale_tests} ${mal_policy_test} PROPERTIES
+    LABELS "multihost;scale")
   set_tests_properties(multihost.scale PROPERTIES TIMEOUT 240)
   set_tests_properties(multihost.scale_soak PROPERTIES TIMEOUT 420)
 endif()
