@@ -262,12 +262,14 @@ run_policy() {
     MH_SLOTS=2 MH_MAP=slot MAL_AVAILABILITY="$out/availability" MAL_POLICY=preferred=8 \
         MAL_SAMPLE_INTERVAL=3 MAL_GRACE=0 OMPI_MCA_orte_debug_daemons=1 \
         OMPI_MCA_odls_base_verbose=5 timeout $LIMIT "$dir/mhrun" -n 2 "$jacobi" --n 2000 \
-        --iters 12 --check > "$out/log" 2>&1
+        --iters 18 --check > "$out/log" 2>&1
     rc=$?
     grep -v '^\[mal[A-D]:[0-9]*\] ' "$out/log"
     [ $rc = 0 ] || fail "jacobi exited with $rc"
     grep -q '^jacobi: PASS' "$out/log" || fail "no PASS from jacobi"
-    grep -q 'policy at it 3: expand 2 -> 8 procs' "$out/log" ||
+    # At the end of the first sampling interval with steady iterations (3, or later on a
+    # loaded machine).
+    grep -q 'policy at it [0-9]*: expand 2 -> 8 procs' "$out/log" ||
         fail "the policy did not grow to 8"
     # Where the daemons started the spawned jobs' processes (job 1 is the initial one).
     child='odls:launch spawning child \[\[[0-9]*,\([0-9]*\)\],[0-9]*\]'
