@@ -194,7 +194,7 @@ int report_decision(const char *path, const mal_decision_t *d)
     return append(&r, path);
 }
 
-int report_prediction(const char *path, const mal_prediction_t *p)
+int report_prediction(const char *path, const mal_prediction_t *p, const report_bounds_t *b)
 {
     record_t r;
     begin(&r, "prediction");
@@ -209,6 +209,11 @@ int report_prediction(const char *path, const mal_prediction_t *p)
     real(&r, "process_meas_s", p->process_measured);
     real(&r, "redist_pred_s", p->redist);
     real(&r, "redist_meas_s", p->redist_measured);
+    if (b != NULL) {
+        real(&r, "model_total_s", b->model_total);
+        real(&r, "total_low_s", b->low);
+        real(&r, "total_high_s", b->high);
+    }
     return append(&r, path);
 }
 

@@ -56,8 +56,14 @@ int report_reconfig(const char *path, const mal_reconfig_stats_t *s, const repor
 /* A decision of the policy, kept or not. */
 int report_decision(const char *path, const mal_decision_t *d);
 
-/* A prediction checked against the interval it predicted. */
-int report_prediction(const char *path, const mal_prediction_t *p);
+/* What the in-run correction made of a prediction (predict/learn.h): the model's own
+ * total (uncorrected) and the corrected total's interval. */
+typedef struct {
+    double model_total, low, high;
+} report_bounds_t;
+
+/* A prediction checked against the interval it predicted; `b` NULL: no bounds. */
+int report_prediction(const char *path, const mal_prediction_t *p, const report_bounds_t *b);
 
 /* A released process that waited: for its job to finalize ("finalize"), or in the pool
  * until an expansion took it ("wake") or it was released for good ("release"). */

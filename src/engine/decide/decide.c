@@ -242,8 +242,10 @@ static void ask_policy(const engine_parts_t *parts, engine_decider_t *pol, polic
         cfg.preferred = 0;
         cfg.release = false;
     }
-    mal_status_t rc = policy_decide(&cfg, &set->avail, &set->params, in,
-                                    &pol->policy_state, &pd, err, sizeof err);
+    predict_params_t params = set->params;
+    engine_monitor_correct_params(parts->sink->mon, &params);
+    mal_status_t rc = policy_decide(&cfg, &set->avail, &params, in, &pol->policy_state,
+                                    &pd, err, sizeof err);
     if (rc)
         none_because(m, g->size, err);
     else

@@ -15,6 +15,7 @@
 #include "core.h"
 #include "mal_pmpi.h"
 #include "memory.h"
+#include "learn.h"
 #include "monitor.h"
 #include "predict.h"
 #include "registry.h"
@@ -88,7 +89,11 @@ struct monitor {
                                  * with its own correction                            */
     /* the prediction being made (during a reconfiguration) or checked (after it) */
     bool predicting, pending;
-    mal_prediction_t pred;
+    mal_prediction_t pred;      /* the model's terms corrected by `learn`               */
+    report_bounds_t bounds;     /* its total's interval, when the prediction was made  */
+    predict_interval_t raw;     /* the same terms as the model gave them                */
+    predict_learn_t learn;      /* the in-run correction (predict/learn.h): every
+                                 * checked term corrects its own for the rest of the run */
     predict_load_t *load;
     int nload, windows;
     double *mapped;             /* bytes of new memory each rank maps for the move      */
@@ -251,6 +256,7 @@ monitor_t *engine_monitor_init(const engine_settings_t *s, bool initial, int64_t
     *mon = (monitor_t){.on = true, .params = s->params, .host = this_host(),
                        .initial = initial, .sample_interval = s->sample_interval,
                        .grace = s->grace, .summary = s->summary, .report = report};
+    predict_learn_init(&mon->learn);
     counter_start(mon);
     begin_interval(mon, iteration);
     relearn(mon);
@@ -499,6 +505,10 @@ static void check_prediction(monitor_t *mon, bool root)
     measured_interval(mon->all, mon->nall, scale, &mon->pred.comp_measured,
                       &mon->pred.comm_measured);
     mon->pred.measured = true;
+    predict_learn_observe(&mon->learn, PREDICT_TERM_COMP, mon->raw.comp,
+                          mon->pred.comp_measured);
+    predict_learn_observe(&mon->learn, PREDICT_TERM_COMM, mon->raw.comm,
+                          mon->pred.comm_measured);
     mon->pending = false;
     if (root)
         tell_prediction(mon);
@@ -716,14 +726,17 @@ void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
     comm_profile(mon, &prof);
     double lambda = lambda_for(mon, procs_after);
     int64_t len = mon->sample_interval;
-    mon->pred = (mal_prediction_t){
-        .iteration = iteration, .action = action, .procs_before = size,
-        .procs_after = procs_after, .interval = len, .lambda = lambda,
+    mon->raw = (predict_interval_t){
         .comp = comp * (double)len,
         .comm = lambda * predict_comm_model(&mon->params, &prof, procs_after, (double)len),
         .process = action == MAL_ACTION_EXPAND   ? predict_grow(&mon->params, changed, parked)
                    : action == MAL_ACTION_SHRINK ? predict_remove(&mon->params, changed)
                                                  : 0.0};
+    predict_interval_t c = predict_learn_apply(&mon->learn, &mon->raw);
+    mon->pred = (mal_prediction_t){
+        .iteration = iteration, .action = action, .procs_before = size,
+        .procs_after = procs_after, .interval = len, .lambda = lambda,
+        .comp = c.comp, .comm = c.comm, .process = c.process};
     free(mon->load);
     free(mon->mapped);
     mon->nload = mon->nmapped = 0;
@@ -755,9 +768,15 @@ bool engine_monitor_sample(const monitor_t *mon, int64_t iteration, int size,
     in->iteration = iteration;
     in->interval = mon->sample_interval;
     in->interval_seconds = wall * mon->sample_interval;
-    in->work = predict_extrapolate(mon->history, mon->nhistory);
+    /* The in-run correction reaches the policy through its inputs: computation through
+     * the work, communication through lambda (process and redistribution through the
+     * parameters: engine_monitor_correct_params). */
+    in->work = predict_extrapolate(mon->history, mon->nhistory) *
+               predict_learn_factor(&mon->learn, PREDICT_TERM_COMP);
     comm_profile(mon, &in->comm);
-    in->lambda = lambda_for(mon, mon->nall);
+    double lambda = lambda_for(mon, mon->nall);
+    in->lambda = (lambda > 0 ? lambda : 1.0) * predict_learn_factor(&mon->learn,
+                                                                    PREDICT_TERM_COMM);
     return true;
 }
 
@@ -872,15 +891,46 @@ void engine_monitor_reconfigured(monitor_t *mon, const mal_reconfig_stats_t *s,
     if (mon->predicting) {
         mon->predicting = false;
         if (s->status == MAL_OK) {
-            mon->pred.redist = predicted_redist(mon, method);
+            mon->raw.redist = predicted_redist(mon, method);
+            mon->pred.redist =
+                mon->raw.redist * predict_learn_factor(&mon->learn, PREDICT_TERM_REDIST);
             mon->pred.process_measured = s->process_seconds;
             mon->pred.redist_measured = s->redist_seconds + s->window_seconds;
             mon->pending = true;
+            mon->bounds.model_total = predict_total(&mon->raw);
+            predict_learn_bounds(&mon->learn, &mon->raw, &mon->bounds.low,
+                                 &mon->bounds.high);
+            predict_learn_observe(&mon->learn, PREDICT_TERM_PROCESS, mon->raw.process,
+                                  mon->pred.process_measured);
+            predict_learn_observe(&mon->learn, PREDICT_TERM_REDIST, mon->raw.redist,
+                                  mon->pred.redist_measured);
         }
     }
     /* Whatever happened, the next interval starts now, after a grace period. */
     begin_interval(mon, s->iteration);
     relearn(mon);
+}
+
+void engine_monitor_correct_params(const monitor_t *mon, predict_params_t *p)
+{
+    if (mon == NULL)
+        return;
+    double f = predict_learn_factor(&mon->learn, PREDICT_TERM_PROCESS);
+    p->spawn_seconds *= f;
+    p->remove_seconds *= f;
+    p->pool_wake_seconds *= f;
+    /* Redistribution: every time term times f, every bandwidth over f. */
+    f = predict_learn_factor(&mon->learn, PREDICT_TERM_REDIST);
+    p->get_latency *= f;
+    p->epoch_seconds *= f;
+    p->window_seconds *= f;
+    p->window_byte_seconds *= f;
+    p->get_bandwidth /= f;
+    p->cold_get_bandwidth /= f;
+    p->copy_bandwidth /= f; /* alpha and beta stay: the communication model's too */
+    double *bw = &p->redist_bw[0][0][0];
+    for (size_t i = 0; i < sizeof p->redist_bw / sizeof *bw; i++)
+        bw[i] /= f;
 }
 
 mal_prediction_t engine_monitor_prediction(const monitor_t *mon)
@@ -901,7 +951,7 @@ static void tell_prediction(const monitor_t *mon)
 {
     const mal_prediction_t *p = &mon->pred;
     if (mon->report != NULL)
-        report_prediction(mon->report, p);
+        report_prediction(mon->report, p, &mon->bounds);
     if (!mon->summary)
         return;
     engine_notice_t n = {.used = 0};
@@ -913,6 +963,9 @@ static void tell_prediction(const monitor_t *mon)
     add_term(&n, "comm", p->comm, p->comm_measured);
     add_term(&n, "process", p->process, p->process_measured);
     add_term(&n, "redist", p->redist, p->redist_measured);
-    engine_notice_add(&n, "\n");
+    engine_notice_add(&n, " total %.4f [%.4f, %.4f]/%.4f s\n",
+                      p->comp + p->comm + p->process + p->redist, mon->bounds.low,
+                      mon->bounds.high, p->comp_measured + p->comm_measured +
+                      p->process_measured + p->redist_measured);
     engine_notice_write(&n);
 }

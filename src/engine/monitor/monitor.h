@@ -39,6 +39,10 @@ void engine_monitor_add_work(monitor_t *mon, double units);
 /* What mal_monitor_read, mal_monitor_counter and mal_last_prediction answer. */
 mal_monitor_t engine_monitor_totals(const monitor_t *mon);
 const char *engine_monitor_counter(const monitor_t *mon);
+/* The model's parameters as the in-run correction sees them (predict/learn.h): process
+ * costs times the process factor, redistribution costs times (bandwidths over) the
+ * redistribution factor. The policy decides with them. */
+void engine_monitor_correct_params(const monitor_t *mon, predict_params_t *p);
 mal_prediction_t engine_monitor_prediction(const monitor_t *mon);
 /* mal_step: close the iteration that ends (its work defaults to the rows rank `rank`
  * holds of `reg`'s largest block structure), then (after the step's own work) open the
