@@ -699,7 +699,9 @@ static int check_outcome(run_t *run, const action_t *a, mal_status_t st, int ran
 static int reconfigure(run_t *run, long long cycle, bool *removed)
 {
     int rank0 = comm_rank(), size0 = comm_size(), anchor = anchor_rank(run);
-    action_t a = draw_action(run->o, cycle, size0, anchor);
+    action_t a = {.fault_rank = -1};
+    if (run->o->script == NULL)
+        a = draw_action(run->o, cycle, size0, anchor);
     char text[1024];
     if (run->o->script != NULL &&
         soak_script_action(run->o->script, (int)(cycle - 1), anchor, &a, text,
@@ -1010,6 +1012,8 @@ static void parse_options(int argc, char **argv, options_t *o)
     }
     if (o->script != NULL && o->cycles == 0)
         o->cycles = soak_script_length(o->script);
+    if (o->script != NULL) /* the script sets the counts; --flat's bound takes the most */
+        o->max_procs = MAX_PROCS;
     if (o->script != NULL && (o->cycles > soak_script_length(o->script) ||
                               o->last_seed != o->seed))
         cli_usage_error(&cli, "--script has %d actions: no more --cycles, one seed",
@@ -1035,8 +1039,9 @@ static int start(run_t *run, int world_rank, int world_size, bool *initialized)
     if (!*initialized)
         return SOAK_SETUP;
     run->joined_at = mal_iteration();
-    if (run->o->script == NULL &&
-        (comm_size() < run->o->min_procs || comm_size() > run->o->max_procs)) {
+    if (comm_size() > MAX_PROCS ||
+        (run->o->script == NULL &&
+         (comm_size() < run->o->min_procs || comm_size() > run->o->max_procs))) {
         fprintf(stderr, "mal_soak: %d processes, outside --procs %d-%d\n", comm_size(),
                 run->o->min_procs, run->o->max_procs);
         return SOAK_SETUP;

@@ -39,6 +39,13 @@ what=${1:-}
 case $what in
 scale* | policy) MH_COUNT=4 && export MH_COUNT ;; # mhrun and rsh-agent read it too
 esac
+# The tests name malA, malB, ...: a caller's MH_PREFIX (another set) must not move them;
+# clean, up and down take it (slurm.clean removes the Slurm tests' set, sl).
+case $what in
+clean | up | down) : "${MH_PREFIX:=mal}" ;;
+*) MH_PREFIX=mal ;;
+esac
+export MH_PREFIX
 . "$dir/hosts.sh"
 LIMIT=45 # seconds for an MPI job: the script, not ctest, must end it, to clean up after it
 fail() { echo "multihost: FAIL $what: $*"; exit 1; }

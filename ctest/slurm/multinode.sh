@@ -187,9 +187,9 @@ wait_shrink() {
 # The job gets the first nodes by name (Slurm may otherwise pick slC for 2), once every
 # node is idle again (the last job's may still be completing).
 run_job() {
-    wait_for 30 "nodes $MH_HOSTS idle before the next job" nodes_idle
+    wait_for 20 "nodes $MH_HOSTS idle before the next job" nodes_idle
     nodes=$(echo $MH_HOSTS | cut -d' ' -f1-"$1" | tr ' ' ,)
-    mh_run slA timeout 100 salloc -N "$1" -n $(($1 * 2)) -w "$nodes" --time=5 \
+    mh_run slA timeout 60 salloc -N "$1" -n $(($1 * 2)) -w "$nodes" --time=5 \
         sh "$T/job.sh" "$2" "$3" "$4" "$5" "${7:-2}" >"$6" 2>&1 &
     job_pid=$!
 }

@@ -142,6 +142,9 @@ mal_status_t engine_check_weights(const double *weights, int n, const char *call
 /* The index-th name of the comma-separated list `hosts` (cyclically), malloc'd; NULL
  * for a NULL list or without memory. */
 char *engine_host_at(const char *hosts, int64_t index); /* core/host.c */
+/* The same host in place, without a copy: its start in `hosts` and its length; NULL
+ * (and 0) when hosts is NULL. */
+const char *engine_host_span(const char *hosts, int64_t index, size_t *len);
 /* A hash of this host's name: processes with equal ids share a host (core/host.c). */
 uint64_t engine_host_id(void);
 /* Cores of this host (hwloc), at least 1 (core/host.c). */

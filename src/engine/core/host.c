@@ -34,8 +34,9 @@ uint64_t engine_host_id(void)
     return engine_hash(ENGINE_HASH_SEED, name, strlen(name));
 }
 
-char *engine_host_at(const char *hosts, int64_t index)
+const char *engine_host_span(const char *hosts, int64_t index, size_t *len)
 {
+    *len = 0;
     if (hosts == NULL)
         return NULL;
     int64_t count = 1;
@@ -44,7 +45,16 @@ char *engine_host_at(const char *hosts, int64_t index)
     const char *start = hosts;
     for (int64_t i = 0; i < index % count; i++)
         start = strchr(start, ',') + 1;
-    size_t len = strcspn(start, ",");
+    *len = strcspn(start, ",");
+    return start;
+}
+
+char *engine_host_at(const char *hosts, int64_t index)
+{
+    size_t len;
+    const char *start = engine_host_span(hosts, index, &len);
+    if (start == NULL)
+        return NULL;
     char *host = malloc(len + 1);
     if (host != NULL) {
         memcpy(host, start, len);

@@ -44,6 +44,8 @@ typedef struct {
     double agree, spawn, merge, join, plan, setup, transfer, commit;
 } report_phases_t;
 #define REPORT_PHASES ((int)(sizeof(report_phases_t) / sizeof(double)))
+/* engine_report reduces the phases as an array of doubles. */
+_Static_assert(sizeof(report_phases_t) == 8 * sizeof(double), "report_phases_t: 8 doubles");
 
 /* A reconfiguration (expand, shrink or rebalance), carried out or abandoned: `moved` how
  * its bytes moved, `change` what it asked for (NULL: unknown), `phases` where its time

@@ -43,6 +43,15 @@ char *engine_spawn_host(const engine_procs_t *procs, const engine_settings_t *co
     return engine_host_at(conf->hosts, (int)index);
 }
 
+const char *engine_spawn_host_span(const engine_procs_t *procs, const engine_settings_t *conf,
+                                   int64_t index, size_t *len)
+{
+    if (procs->spawn_hosts != NULL)
+        return engine_host_span(procs->spawn_hosts, (int)(index - procs->spawn_hosts_base),
+                                len);
+    return engine_host_span(conf->hosts, (int)index, len);
+}
+
 /* Whether the name resolves. An unknown host is refused here rather than by the MPI
  * runtime: after a spawn failed in the runtime, Open MPI 4.1 lets the application go on
  * but its MPI_Finalize never returns (the failed job stays in the final fence). */
@@ -117,7 +126,10 @@ static mal_status_t spawn_commands(const engine_procs_t *procs, const engine_set
     }
     if (procs->spawn_hosts == NULL && conf->hosts == NULL) {
         mal_status_t st = add_command(c, NULL);
-        c->procs[0] = n;
+        if (st)
+            free_commands(c);
+        else
+            c->procs[0] = n;
         return st;
     }
     mal_status_t st = MAL_OK;

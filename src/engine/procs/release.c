@@ -75,7 +75,12 @@ void engine_release_start(const engine_parts_t *parts)
         s->room_kept[h] = here[h] != 0;
     free(here);
     if (!ok) {
+        /* Off in the settings object too, and no marks sent on: a process that joins
+         * later must take the same (no) survey at a shrink as the others. */
         s->release_nodes = false;
+        parts->settings->value[SETTING_RELEASE_NODES].num = 0;
+        free(s->room_kept);
+        s->room_kept = NULL;
         if (g->rank == 0)
             engine_notice("libmal: MAL_RELEASE_NODES: no memory to mark the initial "
                           "processes' hosts: no node will be returned\n");
@@ -152,9 +157,19 @@ static bool find_emptied(const engine_parts_t *parts, const engine_procs_t *proc
         staying[h] += !leaving[r];
         step[h] |= sv->where[2 * r + 1] != 0;
     }
-    for (int i = 0; ok && procs->world != MPI_COMM_NULL && i < procs->nparked; i++)
+    /* A parked process holds its host; one whose host matches none of the room's names
+     * exactly (a processor name with a domain, say) could be on any: nothing is
+     * returned then. */
+    for (int i = 0; ok && procs->world != MPI_COMM_NULL && i < procs->nparked; i++) {
+        bool found = false;
         for (int h = 0; h < n; h++)
-            staying[h] += procs->parked[i].host == engine_host_hash(a->hosts[h].name);
+            if (procs->parked[i].host == engine_host_hash(a->hosts[h].name)) {
+                staying[h]++;
+                found = true;
+            }
+        for (int h = 0; !found && h < n; h++)
+            staying[h]++;
+    }
     for (int h = 0; ok && h < n; h++) {
         if (!had[h] || staying[h] > 0 || named_by_hosts(s->hosts, a->hosts[h].name))
             continue;
@@ -347,6 +362,10 @@ static void tell(const engine_parts_t *parts, const told_t *t)
                       "iteration %lld: no process of the application runs there; the job "
                       "keeps %s, %lld slots (scontrol %.3f s)\n", many ? "s" : "", nodes,
                       job, it, t->remaining ? t->remaining : "?", t->slots_after, t->seconds);
+    else if (strcmp(t->outcome, "unknown") == 0)
+        engine_notice("libmal: node%s %s may have been returned to Slurm (job %s) after the "
+                      "shrink at iteration %lld: %s; libmal no longer places processes there "
+                      "(%.3f s)\n", many ? "s" : "", nodes, job, it, t->reason, t->seconds);
     else if (strcmp(t->outcome, "failed") == 0)
         engine_notice("libmal: could not return node%s %s to Slurm (job %s) after the "
                       "shrink at iteration %lld: %s; the application goes on, and no node "
@@ -408,13 +427,16 @@ static bool give_back(const engine_parts_t *parts, const bool *drop)
         run_bounded(argv, &r);
         describe_failure(&r, t.reason, sizeof t.reason);
         t.seconds = r.seconds;
-        t.outcome = t.reason[0] == '\0' ? "returned" : "failed";
+        /* Killed at the bound, or its status lost (SIGCHLD ignored, or reaped by the
+         * application): Slurm may have taken the nodes, so they leave the room anyway. */
+        bool unknown = r.spawn_error == 0 && (r.timed_out || r.status == -1);
+        t.outcome = t.reason[0] == '\0' ? "returned" : unknown ? "unknown" : "failed";
     } else {
         snprintf(t.reason, sizeof t.reason, "no memory for scontrol's arguments");
     }
-    t.slots_after = strcmp(t.outcome, "returned") == 0 ? left : a->slots;
+    bool returned = strcmp(t.outcome, "failed") != 0;
+    t.slots_after = returned ? left : a->slots;
     tell(parts, &t);
-    bool returned = strcmp(t.outcome, "returned") == 0;
     free(job_arg);
     free(list_arg);
     free(t.nodes);

@@ -147,19 +147,21 @@ static void plan_calls(const engine_parts_t *parts, const engine_procs_t *procs,
         c->calls = count;
         return;
     }
-    char *last = NULL;
+    const char *last = NULL;
+    size_t last_len = 0;
     for (int i = 0; i < count; i++) {
-        char *host = engine_spawn_host(procs, parts->conf, procs->spawned + i);
-        bool same = i > 0 && (host == NULL ? last == NULL
-                                           : last != NULL && strcmp(host, last) == 0);
+        size_t len;
+        const char *host = engine_spawn_host_span(procs, parts->conf, procs->spawned + i, &len);
+        bool same = i > 0 && len == last_len &&
+                    (host == NULL ? last == NULL
+                                  : last != NULL && strncmp(host, last, len) == 0);
         if (same || c->calls == SPAWN_RUNS_MAX)
             c->sizes[c->calls - 1]++;
         else
             c->sizes[c->calls++] = 1;
-        free(last);
         last = host;
+        last_len = len;
     }
-    free(last);
 }
 
 /* Spawn and merge into `members` (the processes of the new set so far, woken ones

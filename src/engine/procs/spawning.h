@@ -67,6 +67,9 @@ mal_status_t engine_spawn(const engine_procs_t *procs, const engine_settings_t *
 /* The host of spawn number `index` (an expansion's hosts, else the configured list, in
  * turn), malloc'd; NULL when the runtime places it. */
 char *engine_spawn_host(const engine_procs_t *procs, const engine_settings_t *conf, int64_t index);
+/* The same in place (engine_host_span): no allocation, so every rank finds the same. */
+const char *engine_spawn_host_span(const engine_procs_t *procs, const engine_settings_t *conf,
+                                   int64_t index, size_t *len);
 
 /* ---- bounded spawns (spawnguard.c) ---- */
 #define ENGINE_MAX_SIBLINGS 256

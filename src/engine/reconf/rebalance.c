@@ -62,6 +62,7 @@ mal_status_t engine_rebalance(const engine_parts_t *parts, const double *weights
 {
     engine_group_t *g = parts->group;
     double t0 = MPI_Wtime();
+    parts->sink->phases = (report_phases_t){0};
     mal_status_t st = agree_rebalance(g, check_weights(weights, g->size), parts->xfer->method,
                                       weights);
     engine_reconfig_t rc = engine_reconfig_of(parts, MAL_ACTION_REBALANCE);

@@ -1,0 +1,128 @@
+#!/bin/sh
+# The policy's decisions measured against what happened: for each scenario, a run with
+# the policy deciding (no plan) finds the iteration K of its first decision and what it
+# did; then every alternative at K (nothing, and the listed plan entries: an expansion, a
+# shrink, ...) is run from the same start in fresh runs, with the policy off and the
+# alternative as the plan. Each run is timed to its end (wall seconds of the whole job,
+# launch included: what the user waits for). Regret = the policy's time over the best
+# time among the alternatives and the policy's own, minus 1 (0: the policy chose the
+# best). Medians over --reps runs of each.
+#
+# Usage: bench/regret.sh [--reps R] [--out DIR] [--scenarios "NAME ..."]
+# Prints one line per scenario and, last,
+#   regret: median=Z% worst=W% short_run_reconfigured=0|1
+# and writes OUT/regret.csv (every run). From a configured build (MAL_BUILD_DIR, default
+# build/); run it on a quiet machine (2 cores here: one or two processes per core).
+#
+# Scenarios (fixed here; 1 process grows to the machine's 2 cores at most):
+#   jacobi-goal  Jacobi n=4000, 240 iterations, 1 process, MAL_POLICY speedup=0.3 under
+#                the efficiency constraint: alternatives nothing, +1
+#   cg-goal      CG poisson:700 (490,000 rows), 240 iterations, the same objective:
+#                nothing, +1
+#   short-run    Jacobi n=4000, 30 iterations, the same objective: with 20 iterations
+#                left at the first decision an expansion cannot pay; nothing, +1
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${MAL_BUILD_DIR:-$top/build}
+run=$top/tools/malrun
+reps=3 out=$top/validation/regret
+scenarios="jacobi-goal cg-goal short-run"
+while [ $# -gt 0 ]; do
+    case $1 in
+    --reps) reps=$2 ;;
+    --out) out=$2 ;;
+    --scenarios) scenarios=$2 ;;
+    *) echo "usage: regret.sh [--reps R] [--out DIR] [--scenarios LIST]" >&2; exit 2 ;;
+    esac
+    shift 2
+done
+mkdir -p "$out"
+csv=$out/regret.csv
+echo "scenario,rep,run,decision,seconds" > "$csv"
+jacobi="$build/examples/jacobi --n 4000 --quiet"
+cg="$build/examples/cg --matrix poisson:700 --tol 0"
+goal="speedup=0.3,constraint=efficiency"
+
+# Scenario NAME: processes, program and arguments, iterations, policy, a first plan
+# entry every run shares (or nothing), the alternatives.
+scenario() {
+    case $1 in
+    jacobi-goal) echo "1|$jacobi --iters 240|240|$goal||+1" ;;
+    cg-goal) echo "1|$cg --iters 240|240|$goal||+1" ;;
+    short-run) echo "1|$jacobi --iters 30|30|$goal||+1" ;;
+    *) echo "regret: unknown scenario $1" >&2; exit 2 ;;
+    esac
+}
+
+# Wall seconds of one run; its report in $out/report.jsonl.
+timed() {
+    rm -f "$out/report.jsonl"
+    t0=$(date +%s.%N)
+    env MAL_REPORT="$out/report.jsonl" MAL_SAMPLE_INTERVAL=10 MAL_GRACE=2 "$@" \
+        > "$out/run.log" 2>&1 || { cat "$out/run.log" >&2; echo "regret: a run failed" >&2
+                                    exit 1; }
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
+
+# The policy's first decision in the report: "K ACTION" ("K none" when it kept the set
+# at K, the first decision taken; "0 none" when it never decided).
+first_decision() {
+    awk '
+        /"kind":"reconfig"/ && /"decided_by":"policy"/ && !done {
+            match($0, /"iteration":[0-9]+/); k = substr($0, RSTART + 12, RLENGTH - 12)
+            match($0, /"action":"[a-z]+"/); a = substr($0, RSTART + 10, RLENGTH - 11)
+            print k, a; done = 1 }
+        /"kind":"decision"/ && !first {
+            match($0, /"iteration":[0-9]+/); first = substr($0, RSTART + 12, RLENGTH - 12) }
+        END { if (!done) print (first ? first : 0), "none" }' "$out/report.jsonl"
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+regrets=""
+short_reconfigured=0
+for name in $scenarios; do
+    IFS='|' read -r procs prog iters policy first alts <<EOF
+$(scenario "$name")
+EOF
+    for rep in $(seq 1 "$reps"); do
+        # shellcheck disable=SC2086
+        t=$(timed MAL_PLAN="$first" MAL_POLICY="${policy:+$policy,}iterations=$iters" \
+            "$run" -n "$procs" $prog)
+        set -- $(first_decision)
+        k=$1 decision=$2
+        echo "$name,$rep,policy,$decision at $k,$t" >> "$csv"
+        [ "$name" = short-run ] && [ "$decision" != none ] && short_reconfigured=1
+        [ "$k" -gt 0 ] || k=10
+        for alt in none $alts; do
+            plan=$first
+            [ "$alt" = none ] || plan="${first:+$first,}$k:$alt"
+            # shellcheck disable=SC2086
+            t=$(timed MAL_PLAN="$plan" MAL_POLICY=off "$run" -n "$procs" $prog)
+            echo "$name,$rep,$alt,$alt at $k,$t" >> "$csv"
+        done
+    done
+    line=$(awk -F, -v s="$name" '$1 == s { print $3 " " $5 }' "$csv" |
+        awk '{ t[$1] = t[$1] " " $2 } END { for (r in t) print r, t[r] }')
+    best="" policy_t="" summary=""
+    while read -r what times; do
+        m=$(echo "$times" | tr ' ' '\n' | grep . | median)
+        summary="$summary $what=${m}s"
+        [ "$what" = policy ] && policy_t=$m
+        if [ -z "$best" ] || awk -v a="$m" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+            best=$m
+        fi
+    done <<EOF
+$line
+EOF
+    decided=$(awk -F, -v s="$name" '$1 == s && $3 == "policy" { print $4 }' "$csv" | sort |
+        uniq -c | sort -rn | head -1 | sed 's/^ *[0-9]* //')
+    regret=$(awk -v p="$policy_t" -v b="$best" 'BEGIN { printf "%.1f", 100 * (p / b - 1) }')
+    echo "regret: $name: the policy: $decided;$summary; regret $regret%"
+    regrets="$regrets $regret"
+done
+echo "$regrets" | tr ' ' '\n' | grep . > "$out/regrets.txt"
+worst=$(sort -n "$out/regrets.txt" | tail -1)
+echo "regret: median=$(median < "$out/regrets.txt")% worst=$worst%" \
+    "short_run_reconfigured=$short_reconfigured"
