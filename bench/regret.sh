@@ -87,6 +87,14 @@ for name in $scenarios; do
 $(scenario "$name")
 EOF
     for rep in $(seq 1 "$reps"); do
+        # The policy's run first (its decision gives K), then the alternatives; every
+        # other repetition runs one alternative before it too, so that no run always
+        # inherits the machine state of the same predecessor.
+        if [ $((rep % 2)) = 0 ]; then
+            # shellcheck disable=SC2086
+            t=$(timed MAL_PLAN="$first" MAL_POLICY=off "$run" -n "$procs" $prog)
+            echo "$name,$rep,none,none at ?,$t" >> "$csv"
+        fi
         # shellcheck disable=SC2086
         t=$(timed MAL_PLAN="$first" MAL_POLICY="${policy:+$policy,}iterations=$iters" \
             "$run" -n "$procs" $prog)
@@ -96,6 +104,7 @@ EOF
         [ "$name" = short-run ] && [ "$decision" != none ] && short_reconfigured=1
         [ "$k" -gt 0 ] || k=10
         for alt in none $alts; do
+            [ "$alt" = none ] && [ $((rep % 2)) = 0 ] && continue
             plan=$first
             [ "$alt" = none ] || plan="${first:+$first,}$k:$alt"
             # shellcheck disable=SC2086
