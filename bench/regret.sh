@@ -78,7 +78,10 @@ first_decision() {
         END { if (!done) print (first ? first : 0), "none" }' "$out/report.jsonl"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() {
+    sort -n | awk '{ v[NR] = $1 }
+        END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
 regrets=""
 short_reconfigured=0

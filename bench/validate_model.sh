@@ -5,11 +5,15 @@
 # communication, process and redistribution time of the sampling interval that follows
 # and, when it has ended, writes the measured times beside them to the report
 # ("kind":"prediction" lines of MAL_REPORT). This script collects them into a table with
-# the relative error of every term, a CSV and a PNG plot.
+# the relative error of every term, a CSV and a PNG plot. Then the policy's decisions
+# against what happened (bench/regret.sh), and last one summary line:
+#   model: total_median_abs_error=X% total_worst_abs_error=Y% regret_median=Z% regret_worst=W%
+# (the total is a reconfiguration's own time: its process and redistribution terms).
 #
 # Usage: bench/validate_model.sh [OUT_DIR]     (from a configured build: MAL_BUILD_DIR,
 #        default build/). Without MAL_CALIBRATION it runs mal-calibrate first.
-# Sizes: MAL_VALIDATE_JACOBI_N (default 5000), MAL_VALIDATE_CG_MATRIX (poisson:700).
+# Sizes: MAL_VALIDATE_JACOBI_N (default 5000), MAL_VALIDATE_CG_MATRIX (poisson:700);
+# MAL_VALIDATE_REGRET_REPS the repetitions of each decision scenario (default 3).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${MAL_BUILD_DIR:-$top/build}
@@ -130,3 +134,19 @@ GNUPLOT
 else
     echo "validate_model: wrote $csv (gnuplot not installed: no plot)"
 fi
+
+# The policy's decisions, and the summary line: the error of each reconfiguration's total
+# (its process and redistribution terms: spawn or release, setup, transfer).
+sh "$top/bench/regret.sh" --reps "${MAL_VALIDATE_REGRET_REPS:-3}" --out "$out/regret" |
+    tee "$out/regret.txt"
+totals=$(awk -F, 'NR > 1 && ($6 == "process" || $6 == "redist") {
+        k = $1 " " $2; p[k] += $7; m[k] += $8 }
+    END { for (k in p) if (m[k] > 0) { e = 100 * (p[k] - m[k]) / m[k]; print e < 0 ? -e : e } }' \
+    "$csv" | sort -n)
+median_total=$(echo "$totals" | awk '{ v[NR] = $1 }
+    END { printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+worst_total=$(echo "$totals" | tail -1 | awk '{ printf "%.1f", $1 }')
+regret=$(sed -n 's/^regret: median=\([-0-9.]*\)% worst=\([-0-9.]*\)%.*/\1 \2/p' "$out/regret.txt")
+echo "model: total_median_abs_error=${median_total}% total_worst_abs_error=${worst_total}%" \
+    "regret_median=${regret%% *}% regret_worst=${regret##* }%"
+

@@ -463,6 +463,11 @@ typedef struct {
      *  failure is said once and the application goes on. Every rank must have the same
      *  value. -1: MAL_RELEASE_NODES from the environment, else 0. */
     int release_nodes;
+    /** Correct the prediction model within the run (1): every checked prediction
+     *  corrects its term for the later predictions and the policy's decisions (see
+     *  "Monitoring and the prediction model" in docs/guide/library.md); 0 keeps the
+     *  calibration's model throughout. -1: MAL_LEARN from the environment, else 1. */
+    int learn;
 } mal_config_t;
 
 /**

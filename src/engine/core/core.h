@@ -47,6 +47,7 @@ typedef struct {
                                  * known: probed before an expansion is refused      */
     /* Returning emptied nodes to Slurm (procs/release.c, MAL_RELEASE_NODES). */
     bool release_nodes;         /* the setting, off for good after a failure          */
+    bool learn;                 /* MAL_LEARN: the model corrected in the run           */
     char *room_job;             /* the Slurm job the room is the allocation of, NULL
                                  * when it is not a Slurm allocation                  */
     unsigned char *room_kept;   /* per room host, 1 where an initial process runs (it

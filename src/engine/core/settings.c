@@ -143,6 +143,15 @@ static const setting_t table[SETTING_COUNT_] = {
         .effect = "a shrink that empties a host of the job's Slurm allocation hands that "
                   "node back to Slurm (`scontrol update`), and expansions no longer place "
                   "there (see docs/guide/running.md, \"Slurm\")"},
+    /* Agreed: the policy's inputs are corrected on rank 0 as the model is everywhere. */
+    [SETTING_LEARN] = {.agree = true,
+        FIELD(learn), .env = "MAL_LEARN", .type = SETTING_INT, .min = 0,
+        .max = 1, .unset = -1, .fallback = 1, .initial = -1, .unit = "0 or 1",
+        .fallback_doc = "1 (field -1: from the environment)",
+        .effect = "the prediction model corrects each of its terms from the run's checked "
+                  "predictions (recursive least squares on the log error, the calibration "
+                  "as the prior); 0 keeps the calibration's model (see \"Monitoring and "
+                  "the prediction model\")"},
     [SETTING_MAX_COUNT] = {.agree = true,
         .env = "MAL_MAX_COUNT", .type = SETTING_NUMBER, .min = 1,
         .max = INT_MAX, .fallback = INT_MAX, .unit = "an integer", .fallback_doc = "`INT_MAX`",

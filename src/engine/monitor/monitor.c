@@ -94,6 +94,7 @@ struct monitor {
     predict_interval_t raw;     /* the same terms as the model gave them                */
     predict_learn_t learn;      /* the in-run correction (predict/learn.h): every
                                  * checked term corrects its own for the rest of the run */
+    bool learning;              /* MAL_LEARN: off, the factors stay 1                  */
     predict_load_t *load;
     int nload, windows;
     double *mapped;             /* bytes of new memory each rank maps for the move      */
@@ -257,6 +258,7 @@ monitor_t *engine_monitor_init(const engine_settings_t *s, bool initial, int64_t
                        .initial = initial, .sample_interval = s->sample_interval,
                        .grace = s->grace, .summary = s->summary, .report = report};
     predict_learn_init(&mon->learn);
+    mon->learning = s->learn;
     counter_start(mon);
     begin_interval(mon, iteration);
     relearn(mon);
@@ -495,6 +497,13 @@ static void measured_interval(const interval_t *all, int n, double scale, double
 
 static void tell_prediction(const monitor_t *mon);
 
+/* A checked term into the correction, unless MAL_LEARN is off. */
+static void observe(monitor_t *mon, int term, double modelled, double measured)
+{
+    if (mon->learning)
+        predict_learn_observe(&mon->learn, term, modelled, measured);
+}
+
 /* The interval after a reconfiguration has ended (or was cut short by the next one):
  * record what it measured beside what was predicted. */
 static void check_prediction(monitor_t *mon, bool root)
@@ -505,9 +514,9 @@ static void check_prediction(monitor_t *mon, bool root)
     measured_interval(mon->all, mon->nall, scale, &mon->pred.comp_measured,
                       &mon->pred.comm_measured);
     mon->pred.measured = true;
-    predict_learn_observe(&mon->learn, PREDICT_TERM_COMP, mon->raw.comp,
+    observe(mon, PREDICT_TERM_COMP, mon->raw.comp,
                           mon->pred.comp_measured);
-    predict_learn_observe(&mon->learn, PREDICT_TERM_COMM, mon->raw.comm,
+    observe(mon, PREDICT_TERM_COMM, mon->raw.comm,
                           mon->pred.comm_measured);
     mon->pending = false;
     if (root)
@@ -900,9 +909,9 @@ void engine_monitor_reconfigured(monitor_t *mon, const mal_reconfig_stats_t *s,
             mon->bounds.model_total = predict_total(&mon->raw);
             predict_learn_bounds(&mon->learn, &mon->raw, &mon->bounds.low,
                                  &mon->bounds.high);
-            predict_learn_observe(&mon->learn, PREDICT_TERM_PROCESS, mon->raw.process,
+            observe(mon, PREDICT_TERM_PROCESS, mon->raw.process,
                                   mon->pred.process_measured);
-            predict_learn_observe(&mon->learn, PREDICT_TERM_REDIST, mon->raw.redist,
+            observe(mon, PREDICT_TERM_REDIST, mon->raw.redist,
                                   mon->pred.redist_measured);
         }
     }

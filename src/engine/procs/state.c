@@ -85,6 +85,7 @@ static mal_status_t derive_procs(const settings_t *set, bool joining, engine_set
     s.prefetch = (int)settings_num(set, SETTING_PREFETCH);
     s.async = settings_num(set, SETTING_ASYNC) != 0;
     s.release_nodes = settings_num(set, SETTING_RELEASE_NODES) != 0;
+    s.learn = settings_num(set, SETTING_LEARN) != 0;
     s.summary = settings_num(set, SETTING_SUMMARY) != 0;
     s.calibration = settings_text_copy(set, SETTING_CALIBRATION);
     const char *plan = settings_text(set, SETTING_PLAN);
