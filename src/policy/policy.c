@@ -359,9 +359,23 @@ static void cand_free(cand_t *c)
     *c = (cand_t){0};
 }
 
-static double cand_total(const cand_t *c)
+/* What a one-time cost (spawning, removing, moving the data) adds to each interval: it
+ * is paid once and the set it buys lasts for the rest of the run, so it is spread over
+ * the intervals left when the run's length is known (never over less than one);
+ * without it, Flex-MPI's rule: the whole cost in the next interval. Measured
+ * (bench/regret.sh, docs/design.md "Decisions against outcomes"): charging a 0.08 s
+ * expansion to one 0.11 s interval kept a Jacobi on 1 process that then ran 74% longer
+ * than with the expansion. */
+static double one_time(const ctx_t *x, double cost)
 {
-    return predict_total(&c->t);
+    return x->cfg->total_iterations > 0 && x->left > 1 ? cost / x->left : cost;
+}
+
+/* A candidate's time per interval for the decision: its steady terms and its one-time
+ * terms spread over the run (one_time). */
+static double cand_total(const ctx_t *x, const cand_t *c)
+{
+    return c->t.comp + c->t.comm + one_time(x, c->t.process + c->t.redist);
 }
 
 static double rank_weight(const ctx_t *x, int r)
@@ -607,7 +621,7 @@ static double grow_interval(const ctx_t *x, int s)
  * takes `redist`, or +inf. */
 static double power_needed(const ctx_t *x, int s, double goal, double redist)
 {
-    double fixed = comm_interval(x, x->p + s) + grow_interval(x, s) + redist;
+    double fixed = comm_interval(x, x->p + s) + one_time(x, grow_interval(x, s) + redist);
     if (goal <= fixed)
         return INFINITY;
     return x->work * x->iters / (goal - fixed) - total_power(x);
@@ -650,7 +664,7 @@ static mal_status_t suitable_of_size(const ctx_t *x, int s, double goal, cand_t 
         if (!isfinite(need) || most < need)
             return MAL_OK;
         mal_status_t rc = best_of_size(x, s, need, c, found);
-        if (rc != MAL_OK || !*found || cand_total(c) <= goal)
+        if (rc != MAL_OK || !*found || cand_total(x, c) <= goal)
             return rc;
         *found = false;
         *redist = fmax(*redist, c->t.redist);
@@ -711,7 +725,7 @@ static mal_status_t cheapest_expansion(const ctx_t *x, int s, double goal, doubl
         int got = counts_sum(counts, nc);
         rc = cand_expand(x, counts, got, &c);
         c.approximate = !select_last_proven();
-        if (!rc && cand_total(&c) <= goal) {
+        if (!rc && cand_total(x, &c) <= goal) {
             keep_better(x, best, &c);
             break;
         }
@@ -732,7 +746,7 @@ static mal_status_t expansion_scenarios(const ctx_t *x, double goal, cand_t *bes
     cand_t c = {0};
     if (cand_rebalance(x, &c))
         return cand_free(&c), MAL_ERR_NOMEM;
-    if (cand_total(&c) <= goal)
+    if (cand_total(x, &c) <= goal)
         return keep_better(x, best, &c), MAL_OK;
     cand_free(&c);
     int room = expand_room(x);
@@ -764,7 +778,7 @@ static mal_status_t fastest_expansion(const ctx_t *x, cand_t *best)
     for (int s = 1; s <= room; s++) {
         double add = select_max_power(x->avail->nclasses, x->class_power, x->class_free, s);
         double t = x->work * x->iters / (total_power(x) + add) + comm_interval(x, x->p + s) +
-                   grow_interval(x, s);
+                   one_time(x, grow_interval(x, s));
         if (t < best_t) {
             best_t = t;
             best_s = s;
@@ -776,7 +790,7 @@ static mal_status_t fastest_expansion(const ctx_t *x, cand_t *best)
     cand_t c = {0};
     bool found = false;
     mal_status_t rc = best_of_size(x, best_s, add * (1 - 1e-12), &c, &found);
-    if (rc == MAL_OK && found && cand_total(&c) < x->current)
+    if (rc == MAL_OK && found && cand_total(x, &c) < x->current)
         keep_better(x, best, &c);
     cand_free(&c);
     return rc;
@@ -854,7 +868,8 @@ static mal_status_t removal_of_size(const ctx_t *x, const removable_t *rm, int r
                                     double goal, cand_t *c, double *redist, bool *found)
 {
     *found = false;
-    double fixed = comm_interval(x, x->p - r) + predict_remove(x->model, r) + *redist;
+    double fixed = comm_interval(x, x->p - r) +
+                   one_time(x, predict_remove(x->model, r) + *redist);
     if (goal <= fixed)
         return MAL_OK;
     double spare = total_power(x) - x->work * x->iters / (goal - fixed);
@@ -871,7 +886,7 @@ static mal_status_t removal_of_size(const ctx_t *x, const removable_t *rm, int r
         mark_leaving(x, counts, leaving);
         rc = cand_shrink(x, leaving, c);
         c->approximate = !select_last_proven();
-        if (!rc && cand_total(c) > goal) {
+        if (!rc && cand_total(x, c) > goal) {
             *redist = fmax(*redist, c->t.redist);
             *found = false;
         }
@@ -892,7 +907,8 @@ static mal_status_t dearest_removal(const ctx_t *x, const removable_t *rm, int m
     bool *leaving = calloc((size_t)x->p, sizeof *leaving);
     mal_status_t rc = counts && leaving ? MAL_OK : MAL_ERR_NOMEM;
     for (int round = 0; !rc && round < 8 && most >= 1; round++) {
-        double fixed = comm_interval(x, x->p - most) + predict_remove(x->model, most) + redist;
+        double fixed = comm_interval(x, x->p - most) +
+                       one_time(x, predict_remove(x->model, most) + redist);
         if (goal <= fixed)
             break;
         double spare = total_power(x) - x->work * x->iters / (goal - fixed);
@@ -908,7 +924,7 @@ static mal_status_t dearest_removal(const ctx_t *x, const removable_t *rm, int m
         cand_t c = {0};
         rc = cand_shrink(x, leaving, &c);
         c.approximate = !select_last_proven();
-        if (!rc && cand_total(&c) <= goal) {
+        if (!rc && cand_total(x, &c) <= goal) {
             keep_better(x, best, &c);
             break;
         }
@@ -1005,7 +1021,7 @@ static mal_status_t objective_phase(const ctx_t *x, double goal, policy_decision
                 x->current, goal);
         return rc;
     }
-    double t = cand_total(&best);
+    double t = cand_total(x, &best);
     bool approximate = best.approximate;
     decide_cand(&best, out);
     say(out, "objective: predicted %.3g s %s goal %.3g s; %s %d -> %d procs predicts %.3g s%s%s",
