@@ -36,9 +36,15 @@
 set -u
 dir=$(cd "$(dirname "$0")" && pwd)
 what=${1:-}
+# The hosts each test needs, whatever the caller exported: mhrun and rsh-agent read
+# MH_COUNT; each run sets MH_SLOTS, MH_MAP or MH_ALLOCATE itself where it needs them.
 case $what in
-scale* | policy) MH_COUNT=4 && export MH_COUNT ;; # mhrun and rsh-agent read it too
+scale* | policy) MH_COUNT=4 ;;
+up | down | clean) : "${MH_COUNT:=2}" ;;
+*) MH_COUNT=2 ;;
 esac
+export MH_COUNT
+[ "$what" = up ] || unset MH_SLOTS MH_MAP MH_ALLOCATE
 # The tests name malA, malB, ...: a caller's MH_PREFIX (another set) must not move them;
 # clean, up and down take it (slurm.clean removes the Slurm tests' set, sl).
 case $what in
