@@ -12,7 +12,7 @@ static int near(double got, double want, double tol)
     return fabs(got - want) <= tol * fmax(1.0, fabs(want));
 }
 
-/* The prior: no correction; the interval from the prior spread 0.5 alone. */
+/* The prior: no correction; the interval from the prior spreads alone. */
 static void test_prior(void)
 {
     predict_learn_t l;
@@ -23,9 +23,13 @@ static void test_prior(void)
     predict_interval_t m = {1, 1, 1, 1};
     double lo, hi;
     predict_learn_bounds(&l, &m, &lo, &hi);
-    /* shares 1/4 each: var = 4 * (1/16) * 0.25 = 0.0625, s = 0.25 */
-    CHECK(near(lo, 4 * exp(-1.28 * 0.25), 1e-12) && near(hi, 4 * exp(1.28 * 0.25), 1e-12),
+    /* shares 1/4 each: var = (1/16) (0.1^2 + 0.7^2 + 0.25^2 + 0.6^2) */
+    double s = sqrt((0.01 + 0.49 + 0.0625 + 0.36) / 16);
+    CHECK(near(lo, 4 * exp(-1.28 * s), 1e-12) && near(hi, 4 * exp(1.28 * s), 1e-12),
           "bounds %g %g", lo, hi);
+    CHECK(near(predict_learn_high(&l, PREDICT_TERM_REDIST, 2.0), 2 * exp(1.28 * 0.6), 1e-12),
+          "high end %g", predict_learn_high(&l, PREDICT_TERM_REDIST, 2.0));
+    CHECK(predict_spread_high(NULL, PREDICT_TERM_COMP, 3.0) == 3.0, "no spreads: the value");
 }
 
 /* Two observations of twice the model: m = 5/9 ln 2, then 45/61 ln 2. */
@@ -36,7 +40,7 @@ static void test_two_steps(void)
     predict_learn_observe(&l, PREDICT_TERM_COMP, 1.0, 2.0);
     CHECK(near(predict_learn_factor(&l, PREDICT_TERM_COMP), pow(2, 5.0 / 9), 1e-12),
           "first: %g", predict_learn_factor(&l, PREDICT_TERM_COMP));
-    CHECK(near(l.spread[PREDICT_TERM_COMP], sqrt(0.7 * 0.25 + 0.3 * log(2) * log(2)), 1e-12),
+    CHECK(near(l.spread[PREDICT_TERM_COMP], sqrt(0.7 * 0.01 + 0.3 * log(2) * log(2)), 1e-12),
           "spread %g", l.spread[PREDICT_TERM_COMP]);
     predict_learn_observe(&l, PREDICT_TERM_COMP, 3.0, 6.0);
     CHECK(near(predict_learn_factor(&l, PREDICT_TERM_COMP), pow(2, 45.0 / 61), 1e-12),

@@ -1,7 +1,8 @@
 /* The reconfiguring policy on synthetic measurements (no MPI): goal met -> nothing; too
  * slow -> expands with the class each constraint prefers; too fast -> shrinks; limits and
  * inhibitors hold; RCP balancing in loaded and dedicated modes; Dyn-MPI release; the
- * operator's text and bad input refused with a message. */
+ * operator's text and bad input refused with a message; the model's error holding back
+ * actions that pay only at the point estimates. */
 #include "policy.h"
 #include "unittest.h"
 
@@ -603,6 +604,69 @@ static void test_async_hides_spawn(void)
     done(&x);
 }
 
+/* The model's error in the decision: a rebalance that pays at the point estimates (gain
+ * 0.15 s for a 0.1 s move) is not taken when the move may cost twice as much. */
+static void test_error_holds_back_balance(void)
+{
+    fixture_t x;
+    loaded_pair(&x, POLICY_LOADED);
+    x.cfg.release = false;
+    x.model.epoch_seconds = 0.1;
+    policy_decision_t d;
+    if (decide(&x, &d) == MAL_OK) {
+        CHECK(d.action == POLICY_REBALANCE && d.gain > d.cost && d.gain == d.gain_low &&
+              d.cost == d.cost_high, "exact model: %s, gain %g (%g) cost %g (%g): %s",
+              policy_action_name(d.action), d.gain, d.gain_low, d.cost, d.cost_high, d.reason);
+        CHECK(strstr(d.reason, "; gains ") != NULL, "the reason gives the payoff: %s",
+              d.reason);
+    }
+    double cost = d.cost, comp = d.predicted.comp, comm = d.predicted.comm;
+    policy_decision_free(&d);
+    const double spread[PREDICT_TERMS] = {0.1, 0.7, 0.25, 0.6};
+    memcpy(x.in.spread, spread, sizeof spread);
+    if (decide(&x, &d) == MAL_OK) {
+        CHECK(d.action == POLICY_NONE, "with the error: %s (%s)",
+              policy_action_name(d.action), d.reason);
+        CHECK(strstr(d.reason, "not sure to pay") != NULL, "reason: %s", d.reason);
+        /* One interval left (run length unknown); communication at the same count keeps
+         * its point; the move alone is the cost. */
+        double low = d.current - comp * exp(1.28 * 0.1) - comm;
+        CHECK(fabs(d.gain_low - low) < 1e-12 && fabs(d.cost_high - cost * exp(1.28 * 0.6)) <
+              1e-12 && d.gain > d.cost && d.gain_low < d.cost_high, "gain %g (%g, want %g), "
+              "cost %g (%g)", d.gain, d.gain_low, low, d.cost, d.cost_high);
+    }
+    policy_decision_free(&d);
+    done(&x);
+}
+
+/* An expansion toward the goal is taken with the model's error when it pays by far, and
+ * held back when its process term's interval reaches twice its gain. */
+static void test_error_holds_back_expansion(void)
+{
+    fixture_t x;
+    objective_fixture(&x, 0.35, SELECT_EFFICIENCY);
+    const double spread[PREDICT_TERMS] = {0.1, 0.7, 0.25, 0.6};
+    memcpy(x.in.spread, spread, sizeof spread);
+    policy_decision_t d;
+    if (decide(&x, &d) == MAL_OK)
+        CHECK(d.action == POLICY_EXPAND && d.gain_low > d.cost_high && d.gain_low < d.gain &&
+              d.cost_high > d.cost, "pays by far: %s, gain %g (>= %g) cost %g (<= %g): %s",
+              policy_action_name(d.action), d.gain, d.gain_low, d.cost, d.cost_high,
+              d.reason);
+    double process = d.predicted.process, gain_low = d.gain_low;
+    policy_decision_free(&d);
+    x.state = (policy_state_t){0};
+    x.in.spread[PREDICT_TERM_PROCESS] = log(2 * gain_low / process) / 1.28;
+    if (decide(&x, &d) == MAL_OK) {
+        CHECK(d.action == POLICY_NONE && strstr(d.reason, "not sure to pay") != NULL,
+              "process term up to %g s: %s (%s)", 2 * gain_low, policy_action_name(d.action),
+              d.reason);
+        CHECK(x.state.decisions == 1 && !x.state.acted, "no action recorded");
+    }
+    policy_decision_free(&d);
+    done(&x);
+}
+
 int main(void)
 {
     test_goal_met_no_action();
@@ -622,6 +686,8 @@ int main(void)
     test_pool_partly();
     test_pool_hosts_first();
     test_async_hides_spawn();
+    test_error_holds_back_balance();
+    test_error_holds_back_expansion();
     printf("test_policy: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures != 0;
 }

@@ -378,6 +378,53 @@ static double cand_total(const ctx_t *x, const cand_t *c)
     return c->t.comp + c->t.comm + one_time(x, c->t.process + c->t.redist);
 }
 
+/* ---- the model's error ------------------------------------------------------------- */
+
+/* A predicted term at the unfavourable (high) end of its interval. */
+static double high(const ctx_t *x, int term, double v)
+{
+    return predict_spread_high(x->in->spread, term, v);
+}
+
+/* A candidate's steady terms per interval at their high end. Communication with the
+ * current process count is what lambda was learnt from: it carries no extra error. */
+static double steady_high(const ctx_t *x, const cand_t *c)
+{
+    double comm = c->n == x->p ? c->t.comm : high(x, PREDICT_TERM_COMM, c->t.comm);
+    return high(x, PREDICT_TERM_COMP, c->t.comp) + comm;
+}
+
+/* What changing to a candidate gains over the rest of the run and costs once, at the
+ * point estimates and at the unfavourable ends of their intervals. */
+typedef struct {
+    double gain, gain_low, cost, cost_high;
+} payoff_t;
+
+/* Against `now_steady`, the steady time per interval without the change. */
+static payoff_t payoff(const ctx_t *x, const cand_t *c, double now_steady)
+{
+    return (payoff_t){
+        .gain = x->left * (now_steady - c->t.comp - c->t.comm),
+        .gain_low = x->left * (now_steady - steady_high(x, c)),
+        .cost = c->t.process + c->t.redist,
+        .cost_high = high(x, PREDICT_TERM_PROCESS, c->t.process) +
+                     high(x, PREDICT_TERM_REDIST, c->t.redist)};
+}
+
+/* An action for speed is taken only when it pays with the model's error against it. */
+static bool pays(const payoff_t *f)
+{
+    return f->gain_low > f->cost_high;
+}
+
+/* A candidate's time per interval with every term at its high end (one-time terms
+ * spread as in cand_total). */
+static double cand_total_high(const ctx_t *x, const cand_t *c)
+{
+    return steady_high(x, c) + one_time(x, high(x, PREDICT_TERM_PROCESS, c->t.process) +
+                                              high(x, PREDICT_TERM_REDIST, c->t.redist));
+}
+
 static double rank_weight(const ctx_t *x, int r)
 {
     return x->cfg->mode == POLICY_LOADED ? x->power[r] : x->nominal[r];
@@ -1000,6 +1047,33 @@ static void say(policy_decision_t *out, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The payoff into the decision, and its figures at the end of the reason. */
+static void say_payoff(policy_decision_t *out, const payoff_t *f)
+{
+    out->gain = f->gain;
+    out->gain_low = f->gain_low;
+    out->cost = f->cost;
+    out->cost_high = f->cost_high;
+    size_t len = strlen(out->reason);
+    snprintf(out->reason + len, sizeof out->reason - len,
+             "; gains %.3g s (>= %.3g) for %.3g s (<= %.3g)", f->gain, f->gain_low, f->cost,
+             f->cost_high);
+}
+
+/* An action for speed that pays at the point estimates but not with the model's error:
+ * nothing is done, and the reason says what was weighed. */
+static void say_unsure(policy_decision_t *out, const char *what, const ctx_t *x,
+                       const cand_t *c, const payoff_t *f)
+{
+    say(out, "%s: %s %d -> %d would gain %.3g s (>= %.3g) for %.3g s (<= %.3g): not sure to "
+        "pay with the model's error; kept", what, policy_action_name(c->action), x->p, c->n,
+        f->gain, f->gain_low, f->cost, f->cost_high);
+    out->gain = f->gain;
+    out->gain_low = f->gain_low;
+    out->cost = f->cost;
+    out->cost_high = f->cost_high;
+}
+
 static mal_status_t objective_phase(const ctx_t *x, double goal, policy_decision_t *out)
 {
     cand_t best = {0};
@@ -1022,12 +1096,25 @@ static mal_status_t objective_phase(const ctx_t *x, double goal, policy_decision
         return rc;
     }
     double t = cand_total(x, &best);
-    bool approximate = best.approximate;
+    bool approximate = best.approximate, faster = best.action != POLICY_SHRINK;
+    payoff_t f = payoff(x, &best, x->current);
+    if (faster ? !pays(&f) : cand_total_high(x, &best) > goal) {
+        if (faster)
+            say_unsure(out, "objective", x, &best, &f);
+        else
+            say(out, "objective: predicted %.3g s < goal %.3g s; shrink %d -> %d could miss "
+                "the goal with the model's error (%.3g s); kept", x->current, goal, x->p,
+                best.n, cand_total_high(x, &best));
+        cand_free(&best);
+        return MAL_OK;
+    }
     decide_cand(&best, out);
     say(out, "objective: predicted %.3g s %s goal %.3g s; %s %d -> %d procs predicts %.3g s%s%s",
         x->current, x->current > goal ? ">" : "<", goal, policy_action_name(out->action),
         x->p, out->procs_after, t, t > goal ? " (goal out of reach: the fastest set)" : "",
         approximate ? " (class mix: the best GLPK found within its node limit)" : "");
+    if (faster)
+        say_payoff(out, &f);
     return MAL_OK;
 }
 
@@ -1097,6 +1184,7 @@ static mal_status_t release_phase(const ctx_t *x, policy_decision_t *out)
     bool *leaving = calloc((size_t)x->p, sizeof *leaving);
     mal_status_t rc = leaving == NULL ? MAL_ERR_NOMEM : cand_rebalance(x, &keep);
     double best_gain = 0;
+    payoff_t best_payoff = {0};
     for (int r = 1, tried = 0; !rc && r < x->p && tried < RELEASE_TRIES; r++) {
         if (!(x->power[r] < x->nominal[r] * (1 - x->cfg->tolerance)))
             continue; /* not slowed by other users: nothing to release it for */
@@ -1106,9 +1194,12 @@ static mal_status_t release_phase(const ctx_t *x, policy_decision_t *out)
         rc = cand_shrink(x, leaving, &c);
         leaving[r] = false;
         double per_interval = keep.t.comp + keep.t.comm - c.t.comp - c.t.comm;
-        double gain = x->left * per_interval - c.t.process - c.t.redist + keep.t.redist;
+        payoff_t f = payoff(x, &c, keep.t.comp + keep.t.comm);
+        /* Against the rebalanced set, whose own move it saves; with the error against it. */
+        double gain = f.gain_low - f.cost_high + keep.t.redist;
         if (!rc && worth_it(x, per_interval) && gain > best_gain) {
             best_gain = gain;
+            best_payoff = f;
             cand_free(&best);
             best = c;
         } else {
@@ -1121,8 +1212,9 @@ static mal_status_t release_phase(const ctx_t *x, policy_decision_t *out)
         return cand_free(&best), rc;
     int rank = best.ranks[0];
     decide_cand(&best, out);
-    say(out, "release: rank %d slows the iteration; without it the run gains %.3g s after "
-        "paying the release", rank, best_gain);
+    say(out, "release: rank %d slows the iteration; without it the run gains at least %.3g s "
+        "after paying the release", rank, best_gain);
+    say_payoff(out, &best_payoff);
     return MAL_OK;
 }
 
@@ -1148,13 +1240,18 @@ static mal_status_t balance_phase(const ctx_t *x, policy_decision_t *out)
     cand_t c = {0};
     mal_status_t rc = cand_rebalance(x, &c);
     double now = x->current - comm_interval(x, x->p);
-    double gain = x->left * (now - c.t.comp) - c.t.redist;
-    if (rc || gain <= 0 || !worth_it(x, now - c.t.comp))
+    payoff_t f = payoff(x, &c, x->current);
+    if (rc || f.gain <= f.cost || !worth_it(x, now - c.t.comp))
         return cand_free(&c), rc;
+    if (!pays(&f)) {
+        say_unsure(out, "balance", x, &c, &f);
+        return cand_free(&c), MAL_OK;
+    }
     decide_cand(&c, out);
-    say(out, "balance: computation times spread %.0f%% > %.0f%%; rebalancing to %s power "
-        "gains %.3g s", 100 * spread, 100 * x->cfg->imbalance,
-        x->cfg->mode == POLICY_LOADED ? "measured" : "nominal", gain);
+    say(out, "balance: computation times spread %.0f%% > %.0f%%; rebalancing to %s power",
+        100 * spread, 100 * x->cfg->imbalance,
+        x->cfg->mode == POLICY_LOADED ? "measured" : "nominal");
+    say_payoff(out, &f);
     return MAL_OK;
 }
 

@@ -21,11 +21,16 @@
  * expansion takes parked processes (policy_input_t.parked) before it spawns: on the
  * hosts where they are parked first, and priced as wakes rather than spawns, so a pool
  * makes growing cheaper; with async, only the switch and the background's slowdown of
- * the old set are its cost (predict_expand). */
+ * the old set are its cost (predict_expand). With the model's error known
+ * (policy_input_t.spread), an action for speed must pay at the unfavourable ends of the
+ * intervals: its gain with the new set's predicted terms at their high end, over its
+ * cost at the high end; an action that pays only at the point estimates is not taken,
+ * and the reason says so. */
 #ifndef MAL_POLICY_H
 #define MAL_POLICY_H
 
 #include "avail.h"
+#include "learn.h"
 #include "mal_status.h"
 #include "predict.h"
 #include "select.h"
@@ -134,6 +139,11 @@ typedef struct {
     bool async;                 /* an expansion that spawns runs in the background:
                                    only its switch, and the old set's slowdown meanwhile,
                                    stop the application (predict_expand)              */
+    double spread[PREDICT_TERMS]; /* the model's error per term, as the log spread of
+                                   predict_learn_t (learn.h): an action is taken only
+                                   when it pays with every predicted term at the
+                                   unfavourable end of its interval (policy_payoff_t);
+                                   all 0: the model is taken as exact                 */
 } policy_input_t;
 
 typedef enum {
@@ -160,6 +170,11 @@ typedef struct {
     predict_interval_t predicted; /* the chosen action's next interval (for NONE, the
                                    current set's comp and comm)                        */
     double price_per_hour;      /* of the set after the action, $ / hour                 */
+    double gain, gain_low;      /* an action for speed: what it gains over the rest of
+                                   the run, at the point and at the low end of its
+                                   interval (the new set's predicted steady terms high)  */
+    double cost, cost_high;     /* ... and what it costs once (process and
+                                   redistribution terms), at the point and high end      */
     char reason[256];           /* why, in one sentence                                  */
 } policy_decision_t;
 

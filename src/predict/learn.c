@@ -5,10 +5,13 @@
 
 void predict_learn_init(predict_learn_t *l)
 {
+    static const double prior[PREDICT_TERMS] = {
+        PREDICT_LEARN_PRIOR_SPREAD_COMP, PREDICT_LEARN_PRIOR_SPREAD_COMM,
+        PREDICT_LEARN_PRIOR_SPREAD_PROCESS, PREDICT_LEARN_PRIOR_SPREAD_REDIST};
     for (int t = 0; t < PREDICT_TERMS; t++) {
         l->m[t] = 0.0;
         l->p[t] = PREDICT_LEARN_PRIOR_WEIGHT;
-        l->spread[t] = PREDICT_LEARN_PRIOR_SPREAD;
+        l->spread[t] = prior[t];
         l->observed[t] = 0;
     }
 }
@@ -38,6 +41,18 @@ void predict_learn_observe(predict_learn_t *l, int term, double modelled, double
 double predict_learn_factor(const predict_learn_t *l, int term)
 {
     return term >= 0 && term < PREDICT_TERMS ? exp(l->m[term]) : 1.0;
+}
+
+double predict_spread_high(const double *spread, int term, double v)
+{
+    if (spread == NULL || term < 0 || term >= PREDICT_TERMS)
+        return v;
+    return v * exp(PREDICT_LEARN_Z * spread[term]);
+}
+
+double predict_learn_high(const predict_learn_t *l, int term, double v)
+{
+    return predict_spread_high(l->spread, term, v);
 }
 
 predict_interval_t predict_learn_apply(const predict_learn_t *l, const predict_interval_t *model)

@@ -11,9 +11,15 @@
  * calibration counts as that many observations' worth of evidence). x is clamped to
  * [-ln 10, ln 10] (one wild sample moves a factor at most 10x) and f stays in
  * [PREDICT_LEARN_MIN, PREDICT_LEARN_MAX]. The spread s of x around m (an exponentially
- * weighted mean of (x - m)^2 taken before each update, prior PREDICT_LEARN_PRIOR_SPREAD)
+ * weighted mean of (x - m)^2 taken before each update, from the term's prior spread)
  * gives the interval [f exp(-z s), f exp(z s)] times the model's output, z =
- * PREDICT_LEARN_Z (about 80% of a normal's mass). */
+ * PREDICT_LEARN_Z (about 80% of a normal's mass).
+ *
+ * The prior spreads are the uncorrected model's errors on this machine
+ * (bench/validate_model.sh with MAL_LEARN=0, docs/design.md "The model corrected in the
+ * run"): median |error| 6.5% for the computation, 65% for the communication, 18% for the
+ * process change, 39-54% for the redistribution. For a log-normal error the median of
+ * |x| is 0.674 s, which gives s = 0.1, 0.7, 0.25 and 0.6. */
 #ifndef MAL_PREDICT_LEARN_H
 #define MAL_PREDICT_LEARN_H
 
@@ -24,7 +30,10 @@ enum { PREDICT_TERM_COMP, PREDICT_TERM_COMM, PREDICT_TERM_PROCESS, PREDICT_TERM_
 
 #define PREDICT_LEARN_FORGET 0.8
 #define PREDICT_LEARN_PRIOR_WEIGHT 1.0
-#define PREDICT_LEARN_PRIOR_SPREAD 0.5
+#define PREDICT_LEARN_PRIOR_SPREAD_COMP 0.1
+#define PREDICT_LEARN_PRIOR_SPREAD_COMM 0.7
+#define PREDICT_LEARN_PRIOR_SPREAD_PROCESS 0.25
+#define PREDICT_LEARN_PRIOR_SPREAD_REDIST 0.6
 #define PREDICT_LEARN_SPREAD_WEIGHT 0.3
 #define PREDICT_LEARN_Z 1.28
 #define PREDICT_LEARN_MIN 0.1
@@ -37,7 +46,7 @@ typedef struct {
     int observed[PREDICT_TERMS];  /* observations taken                                  */
 } predict_learn_t;
 
-/* The prior: no correction, the documented spread. */
+/* The prior: no correction, the documented spreads. */
 void predict_learn_init(predict_learn_t *l);
 /* One observation of `term`: what the uncorrected model said and what was measured.
  * Ignored unless both are finite and > 0. */
@@ -46,6 +55,10 @@ void predict_learn_observe(predict_learn_t *l, int term, double modelled, double
 double predict_learn_factor(const predict_learn_t *l, int term);
 /* The corrected interval: each term of `model` times its factor. */
 predict_interval_t predict_learn_apply(const predict_learn_t *l, const predict_interval_t *model);
+/* The high end of a term's interval for a corrected value v: v exp(z spread). */
+double predict_learn_high(const predict_learn_t *l, int term, double v);
+/* The same from spreads alone (spread[PREDICT_TERMS], may be NULL: v itself). */
+double predict_spread_high(const double *spread, int term, double v);
 /* Bounds of the corrected total of `model`, each term's spread taken as independent
  * (the terms' log spreads combined by their weights in the total). */
 void predict_learn_bounds(const predict_learn_t *l, const predict_interval_t *model,

@@ -786,6 +786,9 @@ bool engine_monitor_sample(const monitor_t *mon, int64_t iteration, int size,
     double lambda = lambda_for(mon, mon->nall);
     in->lambda = (lambda > 0 ? lambda : 1.0) * predict_learn_factor(&mon->learn,
                                                                     PREDICT_TERM_COMM);
+    /* How far off the model is, per term: the policy takes an action only when it pays
+     * at the unfavourable ends (with MAL_LEARN off, the prior spreads). */
+    memcpy(in->spread, mon->learn.spread, sizeof in->spread);
     return true;
 }
 
