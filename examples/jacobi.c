@@ -10,6 +10,9 @@
  * --async makes expansions asynchronous (mal_config_t.async): new processes are spawned
  * and receive A and b, which no iteration writes (MAL_READ_MOSTLY), while the old ones
  * go on iterating; x is the same as in a static run. */
+/* nanosleep and access, for --resume-on */
+#define _POSIX_C_SOURCE 200809L
+
 #include "checksum.h"
 #include "cli.h"
 #include "mal.h"
@@ -21,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef struct {
     int64_t n, iters;
@@ -29,6 +34,7 @@ typedef struct {
     FILE *times_out;       /* the data's stdout when times is "-"                */
     const char *mark;      /* rank 0 creates this file when mark_at iterations are done */
     int64_t mark_at;
+    const char *resume_on; /* ... and then waits until this file exists              */
 } options_t;
 
 static void usage(FILE *out);
@@ -159,6 +165,21 @@ static void account(timing_t *t, double sweep_s, double step_s, mal_status_t st)
 }
 
 /* The malleable loop. Returns false when this process was released. */
+/* --resume-on: the experiment's change (a load started, a file rewritten) is in place
+ * before the next iteration; at most 60 s, then the run goes on with a notice. */
+static void wait_for(const char *path)
+{
+    if (path == NULL)
+        return;
+    for (int ms = 0; access(path, F_OK) != 0; ms++) {
+        if (ms == 60000) {
+            fprintf(stderr, "jacobi: %s did not appear within 60 s; going on\n", path);
+            return;
+        }
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+}
+
 /* Rank 0's record of each iteration, sweep and step together (--times), and the
  * marker an outside experiment waits for (--mark): the loaded-core benchmark starts its
  * load when the marker appears. */
@@ -173,6 +194,7 @@ static void record(const jacobi_t *j, const options_t *o, FILE *times, int64_t i
         FILE *m = fopen(o->mark, "w");
         if (m != NULL)
             fclose(m);
+        wait_for(o->resume_on);
     }
 }
 
@@ -324,7 +346,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: jacobi [--n N] [--iters I] [--check] [--quiet] [--async] [--times FILE]\n"
-            "              [--mark FILE --mark-at I]\n"
+            "              [--mark FILE --mark-at I [--resume-on FILE]]\n"
             "  --n      matrix order (default 1536)\n"
             "  --iters  Jacobi iterations (default 40)\n"
             "  --check  rank 0 recomputes serially and compares x bit for bit\n"
@@ -333,6 +355,7 @@ static void usage(FILE *out)
             "  --times  rank 0 writes iteration,seconds,procs per iteration to FILE (-: to\n"
             "           stdout, and every other line to stderr)\n"
             "  --mark   rank 0 creates FILE once --mark-at iterations are done\n"
+            "  --resume-on  ... and then waits until FILE exists (at most 60 s)\n"
             CLI_STANDARD_USAGE
             "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n"
             "Exit status: 0, 1 when the run or --check fails, 2 for a usage error.\n");
@@ -347,7 +370,7 @@ static void parse_options(int argc, char **argv, options_t *o)
         {"check", no_argument, NULL, 'c'},          {"quiet", no_argument, NULL, 'q'},
         {"async", no_argument, NULL, 'a'},          {"times", required_argument, NULL, 't'},
         {"mark", required_argument, NULL, 'm'},     {"mark-at", required_argument, NULL, 'M'},
-        CLI_STANDARD_OPTIONS,                       {0}};
+        {"resume-on", required_argument, NULL, 'R'}, CLI_STANDARD_OPTIONS,                       {0}};
     for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
         switch (c) {
         case 'n': /* row counts travel as int in MPI_Allgatherv */
@@ -373,6 +396,9 @@ static void parse_options(int argc, char **argv, options_t *o)
             break;
         case 'M':
             o->mark_at = cli_integer(&cli, "--mark-at", optarg, 0, INT64_MAX);
+            break;
+        case 'R':
+            o->resume_on = optarg;
             break;
         }
     }

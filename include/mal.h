@@ -408,7 +408,9 @@ typedef struct {
      *  on the hosts the policy picks (MPI_Info "host"). This host's cores are at most
      *  what hwloc finds. NULL: MAL_AVAILABILITY from the environment, else this host
      *  alone (hwloc's cores, one class). A bad line makes mal_init() fail with
-     *  MAL_ERR_ARG naming the file and line. */
+     *  MAL_ERR_ARG naming the file and line. Rank 0 reads the file again when its
+     *  modification time changes (a changed file that does not parse keeps the
+     *  previous view, with a notice). */
     const char *availability;
     /** Iterations of the whole run (the policy's objective needs it); 0: unknown. */
     int64_t iterations;

@@ -130,7 +130,7 @@ static void release_state(engine_state_t *e)
 {
     engine_settings_free(&e->conf);
     settings_free(&e->settings);
-    schedule_free(&e->pol.schedule);
+    engine_decider_free(&e->pol);
     engine_free_values(&e->reg);
 }
 

@@ -39,6 +39,8 @@ typedef struct {
     bool async;                 /* expansions that spawn run in the background      */
     policy_config_t policy;
     avail_t avail;
+    int64_t avail_mtime_ns;     /* the file's modification time when `avail` was read
+                                 * (the decider reads it again when it changes)      */
     /* What the job may grow into (procs/room.c): the allocation's hosts and slots, or
      * only a number of slots (MPI_UNIVERSE_SIZE: no hosts); slots 0 for no limit. */
     alloc_t room;

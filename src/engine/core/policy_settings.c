@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static mal_status_t read_availability(engine_settings_t *s)
@@ -13,6 +14,9 @@ static mal_status_t read_availability(engine_settings_t *s)
     char err[512];
     mal_status_t rc;
     if (s->availability != NULL) {
+        struct stat st;
+        if (stat(s->availability, &st) == 0)
+            s->avail_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         rc = avail_read(s->availability, &s->avail, err, sizeof err);
     } else {
         char name[AVAIL_HOST_MAX] = "";

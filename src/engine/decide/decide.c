@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- the resource view ------------------------------------------------------------------ */
@@ -70,6 +71,60 @@ static void cap_by_allocation(const engine_parts_t *parts, const avail_t *a, int
         free_cores[h] = (int)keep;
         total += keep;
     }
+}
+
+/* ---- the availability view, on rank 0 ------------------------------------------------------ */
+
+static int64_t file_mtime_ns(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+/* The file as it is now: read again when its modification time changed since mal_init
+ * (or the last read); a change that cannot be read keeps the previous view, with one
+ * notice. Only rank 0 decides and the decision carries host names, so the other ranks
+ * never need the new view. */
+static const avail_t *current_view(const engine_settings_t *set, engine_decider_t *pol)
+{
+    const avail_t *before = pol->live_ok ? &pol->live : &set->avail;
+    if (set->availability == NULL)
+        return before;
+    int64_t mtime = file_mtime_ns(set->availability);
+    if (mtime == (pol->live_ok ? pol->live_mtime_ns : set->avail_mtime_ns))
+        return before;
+    avail_t now;
+    char err[512];
+    mal_status_t rc = avail_read(set->availability, &now, err, sizeof err);
+    if (rc != MAL_OK) {
+        if (!pol->live_warned)
+            engine_notice("libmal: the availability file changed but cannot be read (%s); "
+                          "the policy keeps the previous view\n", err);
+        pol->live_warned = true;
+        return before;
+    }
+    pol->live_mtime_ns = mtime;
+    pol->live_warned = false;
+    if (pol->live_ok)
+        avail_free(&pol->live);
+    pol->live = now;
+    pol->live_ok = true;
+    int cores = 0;
+    for (int h = 0; h < now.nhosts; h++)
+        cores += now.hosts[h].cores;
+    engine_notice("libmal: availability file %s read again: %d hosts, %d cores\n",
+                  set->availability, now.nhosts, cores);
+    return &pol->live;
+}
+
+void engine_decider_free(engine_decider_t *pol)
+{
+    schedule_free(&pol->schedule);
+    if (pol->live_ok)
+        avail_free(&pol->live);
+    pol->live_ok = false;
 }
 
 /* ---- the decision, on rank 0 -------------------------------------------------------------- */
@@ -167,11 +222,11 @@ static mal_action_t engine_action(policy_action_t a)
 
 /* The host names of a decided expansion, when they come from a file (this host alone
  * is left to the MPI runtime, which places spawns there anyway). */
-static char *host_list(const engine_settings_t *set, const policy_decision_t *pd)
+static char *host_list(const engine_settings_t *set, const avail_t *a,
+                       const policy_decision_t *pd)
 {
     if (set->availability == NULL)
         return NULL;
-    const avail_t *a = &set->avail;
     size_t len = 1;
     for (int k = 0; k < pd->count; k++)
         len += strlen(a->hosts[pd->hosts[k]].name) + 1;
@@ -184,8 +239,8 @@ static char *host_list(const engine_settings_t *set, const policy_decision_t *pd
     return list;
 }
 
-static void to_message(const engine_settings_t *set, const policy_decision_t *pd,
-                       decision_msg_t *m, decision_arrays_t *out)
+static void to_message(const engine_settings_t *set, const avail_t *a,
+                       const policy_decision_t *pd, decision_msg_t *m, decision_arrays_t *out)
 {
     mal_decision_t *d = &m->d;
     d->action = engine_action(pd->action);
@@ -206,7 +261,7 @@ static void to_message(const engine_settings_t *set, const policy_decision_t *pd
     if (pd->action == POLICY_SHRINK && (out->ranks = malloc((size_t)pd->count *
                                                             sizeof *out->ranks)) != NULL)
         memcpy(out->ranks, pd->ranks, (size_t)pd->count * sizeof *out->ranks);
-    if (pd->action == POLICY_EXPAND && (out->hosts = host_list(set, pd)))
+    if (pd->action == POLICY_EXPAND && (out->hosts = host_list(set, a, pd)))
         m->host_chars = (int)strlen(out->hosts) + 1;
     bool missing = out->weights == NULL || (pd->action == POLICY_SHRINK && !out->ranks) ||
                    (pd->action == POLICY_EXPAND && set->availability && !out->hosts);
@@ -226,8 +281,9 @@ static void none_because(decision_msg_t *m, int size, const char *why)
 }
 
 /* The policy's answer for the sampled input `in` (its procs mapped to hosts). */
-static void ask_policy(const engine_parts_t *parts, engine_decider_t *pol, policy_input_t *in,
-                       const int *free_cores, decision_msg_t *m, decision_arrays_t *out)
+static void ask_policy(const engine_parts_t *parts, engine_decider_t *pol, const avail_t *a,
+                       policy_input_t *in, const int *free_cores, decision_msg_t *m,
+                       decision_arrays_t *out)
 {
     engine_group_t *g = parts->group;
     const engine_settings_t *set = parts->conf;
@@ -244,12 +300,12 @@ static void ask_policy(const engine_parts_t *parts, engine_decider_t *pol, polic
     }
     predict_params_t params = set->params;
     engine_monitor_correct_params(parts->sink->mon, &params);
-    mal_status_t rc = policy_decide(&cfg, &set->avail, &params, in, &pol->policy_state,
-                                    &pd, err, sizeof err);
+    mal_status_t rc = policy_decide(&cfg, a, &params, in, &pol->policy_state, &pd, err,
+                                    sizeof err);
     if (rc)
         none_because(m, g->size, err);
     else
-        to_message(set, &pd, m, out);
+        to_message(set, a, &pd, m, out);
     policy_decision_free(&pd);
 }
 
@@ -257,7 +313,7 @@ static void decide_on_root(const engine_parts_t *parts, engine_procs_t *procs,
                            engine_decider_t *pol, decision_msg_t *m, decision_arrays_t *out)
 {
     engine_group_t *g = parts->group;
-    const avail_t *a = &parts->conf->avail;
+    const avail_t *a = current_view(parts->conf, pol);
     policy_input_t in = {0};
     policy_proc_t *sampled = calloc((size_t)g->size, sizeof *sampled);
     double *hashes = calloc((size_t)g->size, sizeof *hashes);
@@ -277,7 +333,7 @@ static void decide_on_root(const engine_parts_t *parts, engine_procs_t *procs,
         pool_view(parts, procs, a, &in, parked_on);
         file_resources.free_cores(a, running, free_cores);
         cap_by_allocation(parts, a, free_cores);
-        ask_policy(parts, pol, &in, free_cores, m, out);
+        ask_policy(parts, pol, a, &in, free_cores, m, out);
     }
     free(sampled);
     free(hashes);

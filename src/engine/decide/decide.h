@@ -16,7 +16,17 @@ typedef struct {
     double start_seconds;       /* MPI_Wtime at mal_init (rank 0 measures the run)   */
     policy_state_t policy_state;
     mal_decision_t decision;    /* the latest, on every rank                         */
+    /* Rank 0's view of the availability file as it is now: the file is read again when
+     * its modification time changes, so that hosts and cores that become free (or
+     * busy) reach the policy during the run. */
+    avail_t live;
+    bool live_ok;               /* `live` holds a view read during the run            */
+    int64_t live_mtime_ns;      /* the file's modification time when `live` was read  */
+    bool live_warned;           /* a change that could not be read was reported       */
 } engine_decider_t;
+
+/* Release what the decider holds (its plan, the live availability view). */
+void engine_decider_free(engine_decider_t *pol);
 
 /* ---- the policy (decide.c) ---- */
 /* At the end of a sampling interval: decide on rank 0, broadcast, carry it out (the
