@@ -15,7 +15,8 @@
 # Usage: bench/regret.sh [--reps R] [--out DIR] [--scenarios "NAME ..."]
 # Prints one line per scenario and, last,
 #   regret: median=Z% worst=W% short_run_reconfigured=0|1
-# and writes OUT/regret.csv (every run). From a configured build (MAL_BUILD_DIR, default
+# and writes OUT/regret.csv (every run), OUT/regret_table.csv (each scenario's medians)
+# and, with gnuplot, OUT/regret.png (each scenario's runs against its best). From a configured build (MAL_BUILD_DIR, default
 # build/); run it on a quiet machine (2 cores here: one or two processes per core).
 #
 # Scenarios (fixed here; 1 process grows to the machine's 2 cores at most):
@@ -26,12 +27,21 @@
 #   short-run    Jacobi n=4000, 20 iterations, the same objective: with 10 iterations
 #                left at the first decision an expansion cannot pay (measured: +1 at 10
 #                adds 0.08 s and saves 2 ms per iteration); nothing, +1
+#   loaded-core  Jacobi n=4000, 240 iterations, 2 processes bound to cores 0 and 1; once
+#                iteration 5 is done another user's busy loop starts on core 1 and runs
+#                to the end (Dyn-MPI's experiment); MAL_POLICY mode=loaded: nothing, a
+#                rebalance to the halved core's power (w=2:1), the release of rank 1 (-1)
+#   host-free    Jacobi n=4000, 240 iterations, 1 process; another user's busy loop holds
+#                core 1 and the availability file gives this host 1 core until iteration
+#                10 is done, when the loop ends and the file gives 2 (the run waits at
+#                the marker until both are in place: jacobi --resume-on); the jacobi-goal
+#                objective: nothing, +1
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${MAL_BUILD_DIR:-$top/build}
 run=$top/tools/malrun
 reps=3 out=$top/validation/regret
-scenarios="jacobi-goal cg-goal short-run"
+scenarios="jacobi-goal cg-goal short-run loaded-core host-free"
 while [ $# -gt 0 ]; do
     case $1 in
     --reps) reps=$2 ;;
@@ -49,14 +59,61 @@ cg="$build/examples/cg --matrix poisson:700 --tol 0"
 goal="speedup=0.3,constraint=efficiency"
 
 # Scenario NAME: processes, program and arguments, iterations, policy, a first plan
-# entry every run shares (or nothing), the alternatives.
+# entry every run shares (or nothing), the alternatives, the outside event (event()).
 scenario() {
     case $1 in
-    jacobi-goal) echo "1|$jacobi --iters 240|240|$goal||+1" ;;
-    cg-goal) echo "1|$cg --iters 240|240|$goal||+1" ;;
-    short-run) echo "1|$jacobi --iters 20|20|$goal||+1" ;;
+    jacobi-goal) echo "1|$jacobi --iters 240|240|$goal||+1|" ;;
+    cg-goal) echo "1|$cg --iters 240|240|$goal||+1|" ;;
+    short-run) echo "1|$jacobi --iters 20|20|$goal||+1|" ;;
+    loaded-core) echo "2|$jacobi --iters 240|240|mode=loaded||w=2:1 -1|load@5" ;;
+    host-free) echo "1|$jacobi --iters 240|240|$goal||+1|free@10" ;;
     *) echo "regret: unknown scenario $1" >&2; exit 2 ;;
     esac
+}
+
+busy_pid=""
+stop_busy() {
+    if [ -n "$busy_pid" ]; then
+        kill "$busy_pid" 2>/dev/null || true
+        wait "$busy_pid" 2>/dev/null || true
+    fi
+    busy_pid=""
+}
+trap stop_busy EXIT INT TERM
+start_busy() {
+    taskset -c 1 sh -c 'while :; do :; done' &
+    busy_pid=$!
+}
+# This host with CORES cores in the policy's availability file, moved into place with a
+# modification time SECONDS ahead (the policy never reads a half-written file, and sees
+# the change however coarse the clock).
+availability() {
+    printf '%s %s local 1.0 0\n' "$(hostname)" "$1" > "$out/avail.new"
+    touch -d "+$2 seconds" "$out/avail.new"
+    mv "$out/avail.new" "$out/avail"
+}
+
+# Run the job "$@" with the scenario's outside event EVENT:
+#   load@I  a busy loop on core 1 starts once iteration I is done, and runs to the end;
+#   free@I  a busy loop on core 1 and an availability file of 1 core until iteration I
+#           is done, then no loop and 2 cores.
+# The job waits at the marker until the change is in place (jacobi --resume-on).
+event() {
+    ev=$1
+    shift
+    if [ -z "$ev" ]; then "$@"; return; fi
+    at=${ev#*@}
+    rm -f "$out/mark" "$out/go"
+    if [ "${ev%@*}" = free ]; then start_busy; availability 1 0; fi
+    "$@" --mark "$out/mark" --mark-at "$at" --resume-on "$out/go" &
+    job=$!
+    while [ ! -e "$out/mark" ] && kill -0 "$job" 2>/dev/null; do sleep 0.002; done
+    if [ "${ev%@*}" = free ]; then stop_busy; availability 2 1; else start_busy; fi
+    : > "$out/go"
+    rc=0
+    wait "$job" || rc=$?
+    stop_busy
+    return "$rc"
 }
 
 # Seconds of one run: its iterations' when it wrote them to $out/times.csv (jacobi
@@ -64,9 +121,9 @@ scenario() {
 timed() {
     rm -f "$out/report.jsonl" "$out/times.csv"
     t0=$(date +%s.%N)
-    env MAL_REPORT="$out/report.jsonl" MAL_SAMPLE_INTERVAL=10 MAL_GRACE=2 "$@" \
-        > "$out/run.log" 2>&1 || { cat "$out/run.log" >&2; echo "regret: a run failed" >&2
-                                    exit 1; }
+    event "$ev_spec" env MAL_REPORT="$out/report.jsonl" MAL_SAMPLE_INTERVAL=10 MAL_GRACE=2 \
+        ${avail_file:+MAL_AVAILABILITY="$avail_file"} "$@" > "$out/run.log" 2>&1 ||
+        { cat "$out/run.log" >&2; echo "regret: a run failed" >&2; exit 1; }
     t1=$(date +%s.%N)
     if [ -s "$out/times.csv" ]; then
         awk -F, '{ s += $2 } END { printf "%.3f", s }' "$out/times.csv"
@@ -95,10 +152,20 @@ median() {
 
 regrets=""
 short_reconfigured=0
+table=$out/regret_table.csv
+echo "scenario,run,median_s" > "$table"
 for name in $scenarios; do
-    IFS='|' read -r procs prog iters policy first alts <<EOF
+    IFS='|' read -r procs prog iters policy first alts ev_spec <<EOF
 $(scenario "$name")
 EOF
+    # Only host-free's view changes; the others see this host as hwloc does.
+    avail_file=""
+    case $ev_spec in free@*) avail_file=$out/avail ;; esac
+    # Processes bound one per core where another user's load lands on one of them.
+    case $ev_spec in
+    load@*) export OMPI_MCA_hwloc_base_binding_policy=core ;;
+    *) unset OMPI_MCA_hwloc_base_binding_policy ;;
+    esac
     for rep in $(seq 1 "$reps"); do
         # The policy's run first (its decision gives K), then the alternatives; every
         # other repetition runs one alternative before it too, so that no run always
@@ -131,6 +198,7 @@ EOF
     while read -r what times; do
         m=$(echo "$times" | tr ' ' '\n' | grep . | median)
         summary="$summary $what=${m}s"
+        echo "$name,$what,$m" >> "$table"
         [ "$what" = policy ] && policy_t=$m
         if [ -z "$best" ] || awk -v a="$m" -v b="$best" 'BEGIN { exit !(a < b) }'; then
             best=$m
@@ -146,5 +214,29 @@ EOF
 done
 echo "$regrets" | tr ' ' '\n' | grep . > "$out/regrets.txt"
 worst=$(sort -n "$out/regrets.txt" | tail -1)
+
+# Each scenario's runs as bars, relative to its best (1: the best; the policy's bar
+# above 1 by its regret).
+if command -v gnuplot > /dev/null; then
+    awk -F, 'NR > 1 { t[$1, $2] = $3; if (!($1 in best) || $3 < best[$1]) best[$1] = $3
+                      if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
+        END { for (i = 1; i <= n; i++) { s = order[i]
+                  printf "%s %.4f %.4f 1\n", s, t[s, "policy"] / best[s], t[s, "none"] / best[s] }
+            }' "$table" \
+        > "$out/regret_bars.dat"
+    gnuplot <<GNUPLOT
+set terminal pngcairo size 900,500
+set output "$out/regret.png"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel "run time / best alternative's"
+set yrange [0:*]
+set title "libmal policy: each scenario's run time against the best alternative (bench/regret.sh)"
+set key top right
+plot "$out/regret_bars.dat" using 2:xtic(1) title "the policy", '' using 3 title "nothing", \
+     '' using 4 title "best alternative"
+GNUPLOT
+fi
 echo "regret: median=$(median < "$out/regrets.txt")% worst=$worst%" \
     "short_run_reconfigured=$short_reconfigured"
