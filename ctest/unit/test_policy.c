@@ -3,6 +3,7 @@
  * inhibitors hold; RCP balancing in loaded and dedicated modes; Dyn-MPI release; the
  * operator's text and bad input refused with a message; the model's error holding back
  * actions that pay only at the point estimates. */
+#include "partition.h"
 #include "policy.h"
 #include "unittest.h"
 
@@ -667,6 +668,42 @@ static void test_error_holds_back_expansion(void)
     done(&x);
 }
 
+/* New memory priced from the memory's state: the same expansion's redistribution term
+ * grows by exactly the new price of its largest part's bytes, and at 1 ms a byte no
+ * expansion pays. */
+static void test_populate_from_state(void)
+{
+    fixture_t x;
+    objective_fixture(&x, 0.35, SELECT_EFFICIENCY);
+    policy_decision_t d;
+    double redist = 0, bytes = 0;
+    if (decide(&x, &d) == MAL_OK && d.action == POLICY_EXPAND) {
+        redist = d.predicted.redist;
+        int64_t largest = 0; /* the new layout's largest part, in rows */
+        int64_t bounds[MAXP + 1];
+        CHECK(partition_block(ROWS, d.procs_after, d.weights, 0, bounds) == MAL_OK,
+              "partition");
+        for (int k = 0; k < d.procs_after; k++)
+            largest = bounds[k + 1] - bounds[k] > largest ? bounds[k + 1] - bounds[k] : largest;
+        bytes = (double)largest * (double)x.in.row_bytes;
+    }
+    policy_decision_free(&d);
+    x.state = (policy_state_t){0};
+    x.in.populate_byte_seconds = x.model.window_byte_seconds + 1e-9;
+    if (decide(&x, &d) == MAL_OK)
+        CHECK(d.action == POLICY_EXPAND && fabs(d.predicted.redist - redist - 1e-9 * bytes) <
+              1e-9 * fmax(1, redist), "redist %g, want %g + %g", d.predicted.redist, redist,
+              1e-9 * bytes);
+    policy_decision_free(&d);
+    x.state = (policy_state_t){0};
+    x.in.populate_byte_seconds = 1e-3;
+    if (decide(&x, &d) == MAL_OK)
+        CHECK(d.action != POLICY_EXPAND, "1 ms a byte: %s (%s)", policy_action_name(d.action),
+              d.reason);
+    policy_decision_free(&d);
+    done(&x);
+}
+
 int main(void)
 {
     test_goal_met_no_action();
@@ -688,6 +725,7 @@ int main(void)
     test_async_hides_spawn();
     test_error_holds_back_balance();
     test_error_holds_back_expansion();
+    test_populate_from_state();
     printf("test_policy: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures != 0;
 }

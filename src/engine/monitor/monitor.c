@@ -789,6 +789,9 @@ bool engine_monitor_sample(const monitor_t *mon, int64_t iteration, int size,
     /* How far off the model is, per term: the policy takes an action only when it pays
      * at the unfavourable ends (with MAL_LEARN off, the prior spreads). */
     memcpy(in->spread, mon->learn.spread, sizeof in->spread);
+    in->populate_byte_seconds = 0;
+    for (int r = 0; r < mon->nall; r++)
+        in->populate_byte_seconds = fmax(in->populate_byte_seconds, mon->all[r].populate_cost);
     return true;
 }
 
