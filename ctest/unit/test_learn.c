@@ -30,6 +30,8 @@ static void test_prior(void)
     CHECK(near(predict_learn_high(&l, PREDICT_TERM_REDIST, 2.0), 2 * exp(1.28 * 0.6), 1e-12),
           "high end %g", predict_learn_high(&l, PREDICT_TERM_REDIST, 2.0));
     CHECK(predict_spread_high(NULL, PREDICT_TERM_COMP, 3.0) == 3.0, "no spreads: the value");
+    CHECK(predict_learn_mean_spread(&l, PREDICT_TERM_COMM) == 0.7, "prior mean spread %g",
+          predict_learn_mean_spread(&l, PREDICT_TERM_COMM));
 }
 
 /* Two observations of twice the model: m = 5/9 ln 2, then 45/61 ln 2. */
@@ -46,6 +48,10 @@ static void test_two_steps(void)
     CHECK(near(predict_learn_factor(&l, PREDICT_TERM_COMP), pow(2, 45.0 / 61), 1e-12),
           "second: %g", predict_learn_factor(&l, PREDICT_TERM_COMP));
     CHECK(l.observed[PREDICT_TERM_COMP] == 2, "observed %d", l.observed[PREDICT_TERM_COMP]);
+    /* P: 1 -> 1.25 / 2.25 = 5/9 -> (25/36) / (61/36) = 25/61 */
+    CHECK(near(predict_learn_mean_spread(&l, PREDICT_TERM_COMP),
+               l.spread[PREDICT_TERM_COMP] * sqrt(25.0 / 61), 1e-12), "mean spread %g",
+          predict_learn_mean_spread(&l, PREDICT_TERM_COMP));
     /* The other terms are untouched. */
     CHECK(predict_learn_factor(&l, PREDICT_TERM_REDIST) == 1.0, "redist moved");
 }

@@ -143,11 +143,14 @@ typedef struct {
                                    running ranks' hosts (the slowest rank's last
                                    population: the memory's state, which changes the
                                    cost 25-40x); <= 0: the model's window_byte_seconds */
-    double spread[PREDICT_TERMS]; /* the model's error per term, as the log spread of
-                                   predict_learn_t (learn.h): an action is taken only
-                                   when it pays with every predicted term at the
-                                   unfavourable end of its interval (policy_payoff_t);
-                                   all 0: the model is taken as exact                 */
+    double spread[PREDICT_TERMS]; /* the model's error per term, as a log spread
+                                   (learn.h): an action is taken only when it pays with
+                                   every predicted term at the unfavourable end of its
+                                   interval. For the steady terms (comp, comm), which
+                                   repeat every interval, the error of the model's mean
+                                   (predict_learn_mean_spread); for the one-time terms
+                                   (process, redist), one event's spread. All 0: the
+                                   model is taken as exact                            */
 } policy_input_t;
 
 typedef enum {

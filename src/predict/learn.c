@@ -55,6 +55,13 @@ double predict_learn_high(const predict_learn_t *l, int term, double v)
     return predict_spread_high(l->spread, term, v);
 }
 
+double predict_learn_mean_spread(const predict_learn_t *l, int term)
+{
+    if (term < 0 || term >= PREDICT_TERMS)
+        return 0;
+    return l->spread[term] * sqrt(fmin(1.0, l->p[term]));
+}
+
 predict_interval_t predict_learn_apply(const predict_learn_t *l, const predict_interval_t *model)
 {
     return (predict_interval_t){model->comp * predict_learn_factor(l, PREDICT_TERM_COMP),

@@ -35,8 +35,9 @@
 #endif
 
 #define HISTORY 4               /* intervals the work extrapolation looks back on     */
-#define LOAD_CHANGE 1.25        /* cost per work unit off the window's best by this   */
-#define LOAD_STRIKES 2          /* ... in this many iterations in a row: load changed */
+#define LOAD_CHANGE 1.25        /* cost per work unit off the window's reference by
+                                 * this (the median of its last 3 iterations): the
+                                 * load changed                                      */
 #define LAMBDA_PROCS 256        /* process counts whose lambda is remembered          */
 
 /* One rank's sums over a sampling interval, gathered as doubles at its end. Steady
@@ -75,9 +76,12 @@ struct monitor {
     /* the interval in progress */
     int64_t start;              /* iteration that ended just before it began           */
     interval_t cur;
-    int grace_left, strikes;
-    double best_cost;           /* least computation per work unit since the last
-                                 * change (Dyn-MPI's minimum over iterations)         */
+    int grace_left;
+    double recent[3];           /* the last steady iterations' computation per work
+                                 * unit, oldest first                                 */
+    int nrecent;
+    double reference;           /* their median when the window since the last change
+                                 * first had 3 (INFINITY before)                       */
     mal_monitor_t totals;
     /* the last gathered interval of every rank */
     interval_t *all;
@@ -225,8 +229,8 @@ static void begin_interval(monitor_t *mon, int64_t iteration)
 /* After a reconfiguration or a load change: forget the reference, wait a grace period. */
 static void relearn(monitor_t *mon)
 {
-    mon->best_cost = INFINITY;
-    mon->strikes = 0;
+    mon->reference = INFINITY;
+    mon->nrecent = 0;
     mon->grace_left = mon->grace;
 }
 
@@ -337,14 +341,33 @@ void engine_monitor_begin_iteration(monitor_t *mon)
     mon->counter0 = counter_read(mon);
 }
 
-/* Dyn-MPI: a cost per work unit far from the window's best, several times in a row,
- * means the load changed: what was learnt no longer holds, wait out a grace period. */
+static double median3(const double *v)
+{
+    double lo = fmin(v[0], v[1]), hi = fmax(v[0], v[1]);
+    return fmax(lo, fmin(hi, v[2]));
+}
+
+/* Dyn-MPI: a cost per work unit far from the window's, persistently, means the load
+ * changed: what was learnt no longer holds, wait out a grace period. Persistently: the
+ * median of the last 3 iterations against the window's first such median, so that a
+ * doubled cost is seen after 2 iterations while single iterations that a shared core's
+ * time slices make fast or slow are not. (Against the window's minimum, 2 in a row, a
+ * rank sharing its core with another user's process restarted its window nearly every
+ * interval, and the policy had nothing steady to decide on: bench/regret.sh
+ * loaded-core.) */
 static bool load_changed(monitor_t *mon, double cost)
 {
-    double best = mon->best_cost;
-    bool off = isfinite(best) && (cost > best * LOAD_CHANGE || cost * LOAD_CHANGE < best);
-    mon->strikes = off ? mon->strikes + 1 : 0;
-    return mon->strikes >= LOAD_STRIKES;
+    if (mon->nrecent == 3)
+        memmove(mon->recent, mon->recent + 1, 2 * sizeof *mon->recent);
+    mon->recent[mon->nrecent < 3 ? mon->nrecent++ : 2] = cost;
+    if (mon->nrecent < 3)
+        return false;
+    double now = median3(mon->recent);
+    if (!isfinite(mon->reference)) {
+        mon->reference = now;
+        return false;
+    }
+    return now > mon->reference * LOAD_CHANGE || now * LOAD_CHANGE < mon->reference;
 }
 
 static void add_steady(monitor_t *mon, double wall, double comp, double work)
@@ -363,8 +386,6 @@ static void add_steady(monitor_t *mon, double wall, double comp, double work)
     c->steady_wall += wall;
     c->steady_comp += comp;
     c->steady_work += work;
-    if (cost < mon->best_cost)
-        mon->best_cost = cost;
     for (int op = 0; op < PREDICT_OP_COUNT; op++) {
         c->calls[op] += mon->calls[op];
         c->bytes[op] += mon->bytes[op];
@@ -787,8 +808,12 @@ bool engine_monitor_sample(const monitor_t *mon, int64_t iteration, int size,
     in->lambda = (lambda > 0 ? lambda : 1.0) * predict_learn_factor(&mon->learn,
                                                                     PREDICT_TERM_COMM);
     /* How far off the model is, per term: the policy takes an action only when it pays
-     * at the unfavourable ends (with MAL_LEARN off, the prior spreads). */
-    memcpy(in->spread, mon->learn.spread, sizeof in->spread);
+     * at the unfavourable ends (with MAL_LEARN off, the prior spreads). A steady term's
+     * gain lasts for the rest of the run: what counts is the error of its mean. */
+    for (int t = 0; t < PREDICT_TERMS; t++)
+        in->spread[t] = t == PREDICT_TERM_COMP || t == PREDICT_TERM_COMM
+                            ? predict_learn_mean_spread(&mon->learn, t)
+                            : mon->learn.spread[t];
     in->populate_byte_seconds = 0;
     for (int r = 0; r < mon->nall; r++)
         in->populate_byte_seconds = fmax(in->populate_byte_seconds, mon->all[r].populate_cost);
