@@ -2,6 +2,8 @@
  *
  *   mal-sim scenario1 [--check] [--trace] [--csv FILE] [--avail FILE]
  *   mal-sim scenario2 [--ranks N] [--limit SECONDS]
+ *   mal-sim replay FILE      (bench/regret.sh's decisions with its measured costs:
+ *                             sim_replay.c)
  *
  * The decisions come from the real, pure code libmal runs (policy_decide, src/policy;
  * the prediction model, src/predict; block partitioning, src/partition): only the cluster
@@ -55,6 +57,7 @@
 #include "predict.h"
 #include "select.h"
 #include "selfpath.h"
+#include "sim_replay.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1487,6 +1490,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: mal-sim scenario1 [--check] [--trace] [--csv FILE] [--avail FILE]\n"
             "       mal-sim scenario2 [--ranks N] [--limit SECONDS]\n"
+            "       mal-sim replay FILE\n"
             "       mal-sim --help | --version\n"
             "scenario1: Flex-MPI J.B.8, objectives 25/30/35%% faster than static under the\n"
             "           efficiency and cost constraints, against the paper's figures.\n"
@@ -1498,6 +1502,8 @@ static void usage(FILE *out)
             "scenario2: time policy_decide at N ranks (default 10000) for each kind of\n"
             "           decision and both constraints\n"
             "  --limit  stop a case whose calls take longer (default %.0f s)\n"
+            "replay:    bench/regret.sh's first decisions with the costs its runs measured\n"
+            "           (FILE: its replay.csv), against every decision point of the run\n"
             "Exit status: 0, 1 when a run or --check fails, 2 for a usage error.\n",
             default_avail(), SYN_LIMIT);
 }
@@ -1559,6 +1565,13 @@ int main(int argc, char **argv)
         scenario2_options_t o;
         parse_scenario2(argc, argv, &o);
         return scenario2(o.ranks, o.limit);
+    }
+    if (strcmp(argv[1], "replay") == 0) {
+        if (argc == 3 && argv[2][0] != '-')
+            return sim_replay(argv[2]);
+        if (argc > 2) /* --help, --version, or a usage error */
+            cli_next(&cli, argc, argv, "", standard);
+        cli_usage_error(&cli, "replay needs one file (bench/regret.sh's replay.csv)");
     }
     cli_usage_error(&cli, "unknown scenario '%s'", argv[1]);
 }

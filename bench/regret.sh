@@ -13,7 +13,9 @@
 # the best). Medians over --reps runs of each.
 #
 # Usage: bench/regret.sh [--reps R] [--out DIR] [--scenarios "NAME ..."]
-# Prints one line per scenario and, last,
+# Prints one line per scenario, mal-sim's replay of the Jacobi scenarios (the policy's
+# first decision and every alternative at every decision point, priced with the costs
+# measured in these runs: OUT/replay.csv) and, last,
 #   regret: median=Z% worst=W% short_run_reconfigured=0|1
 # and writes OUT/regret.csv (every run), OUT/regret_table.csv (each scenario's medians)
 # and, with gnuplot, OUT/regret.png (each scenario's runs against its best). From a configured build (MAL_BUILD_DIR, default
@@ -52,6 +54,7 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 mkdir -p "$out"
+: > "$out/replay_runs.csv"
 csv=$out/regret.csv
 echo "scenario,rep,run,decision,seconds" > "$csv"
 jacobi="$build/examples/jacobi --n 4000 --quiet --times $out/times.csv"
@@ -145,6 +148,62 @@ first_decision() {
         END { if (!done) print (first ? first : 0), "none" }' "$out/report.jsonl"
 }
 
+# The measured costs of one Jacobi run, for mal-sim's replay (apps/sim_replay.c), from
+# its per-iteration times: WHAT=none: the time of its first K iterations for K = 10, 20,
+# ... and of all of them; WHAT=policy: its first decision ACTION at K and its total; else
+# an alternative at K: what iteration K took beyond the mean of the 3 before it (the
+# reconfiguration), the mean iteration after K, and the total.
+record_costs() {
+    [ -s "$out/times.csv" ] || return 0
+    awk -F, -v s="$1" -v rep="$2" -v what="$3" -v k="$4" -v act="${5:-}" -v n="$iters" '
+        { t[$1] = $2; total += $2; if ($1 % 10 == 0) prefix[$1] = total }
+        END {
+            if (what == "none") {
+                for (i = 10; i < n; i += 10) printf "prefix,%s,%d,%d,%.6f\n", s, rep, i, prefix[i]
+                printf "prefix,%s,%d,%d,%.6f\n", s, rep, n, total
+            } else if (what == "policy") {
+                printf "policy,%s,%d,%s,%d,%.6f\n", s, rep, act, k, total
+            } else {
+                before = (t[k - 1] + t[k - 2] + t[k - 3]) / 3
+                for (i = k + 1; i <= n; i++) after += t[i]
+                printf "alt,%s,%d,%s,%d,%.6f,%.6f,%.6f\n", s, rep, what, k, t[k] - before,
+                       after / (n - k), total
+            }
+        }' "$out/times.csv" >> "$out/replay_runs.csv"
+}
+
+# The alternative of the scenario's list that the policy's ACTION equals (its first
+# decision as a plan entry): expand is the "+" entry, shrink the "-" one, rebalance the
+# "w=" one; none stays none.
+as_alternative() {
+    for a in $2; do
+        case $1:$a in expand:+* | shrink:-* | rebalance:w=*) echo "$a"; return ;; esac
+    done
+    echo none
+}
+
+# Every run's costs averaged over the repetitions, the file mal-sim replay reads.
+write_replay() {
+    awk -F, '
+        $1 == "prefix" { k = $2 SUBSEP $4; sum[k] += $5; cnt[k]++
+                         if (!(k in seen)) { seen[k] = 1; order[++n] = "prefix" SUBSEP k } }
+        $1 == "alt" { k = $2 SUBSEP $4; if (!(k in kat)) { kat[k] = $5; order[++n] = "alt" SUBSEP k }
+                      cost[k] += $6; after[k] += $7; tot[k] += $8; acnt[k]++ }
+        $1 == "policy" { k = $2 SUBSEP $4; if (!(k in pk)) { pk[k] = $5; order[++n] = "policy" SUBSEP k }
+                         ptot[k] += $6; pcnt[k]++ }
+        END {
+            for (i = 1; i <= n; i++) {
+                split(order[i], f, SUBSEP)
+                k = f[2] SUBSEP f[3]
+                if (f[1] == "prefix") printf "prefix,%s,%s,%.6f\n", f[2], f[3], sum[k] / cnt[k]
+                if (f[1] == "alt") printf "alt,%s,%s,%s,%.6f,%.6f,%.6f\n", f[2], f[3], kat[k],
+                                          cost[k] / acnt[k], after[k] / acnt[k], tot[k] / acnt[k]
+                if (f[1] == "policy") printf "policy,%s,%s,%s,%.6f\n", f[2], f[3], pk[k],
+                                             ptot[k] / pcnt[k]
+            }
+        }' "$out/replay_runs.csv" > "$out/replay.csv"
+}
+
 median() {
     sort -n | awk '{ v[NR] = $1 }
         END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -174,6 +233,7 @@ EOF
             # shellcheck disable=SC2086
             t=$(timed MAL_PLAN="$first" MAL_POLICY=off "$run" -n "$procs" $prog)
             echo "$name,$rep,none,none at ?,$t" >> "$csv"
+            record_costs "$name" "$rep" none 0
         fi
         # shellcheck disable=SC2086
         t=$(timed MAL_PLAN="$first" MAL_POLICY="${policy:+$policy,}iterations=$iters" \
@@ -183,6 +243,7 @@ EOF
         echo "$name,$rep,policy,$decision at $k,$t" >> "$csv"
         [ "$name" = short-run ] && [ "$decision" != none ] && short_reconfigured=1
         [ "$k" -gt 0 ] || k=10
+        record_costs "$name" "$rep" policy "$k" "$(as_alternative "$decision" "$alts")"
         for alt in none $alts; do
             [ "$alt" = none ] && [ $((rep % 2)) = 0 ] && continue
             plan=$first
@@ -190,6 +251,7 @@ EOF
             # shellcheck disable=SC2086
             t=$(timed MAL_PLAN="$plan" MAL_POLICY=off "$run" -n "$procs" $prog)
             echo "$name,$rep,$alt,$alt at $k,$t" >> "$csv"
+            record_costs "$name" "$rep" "$alt" "$k"
         done
     done
     line=$(awk -F, -v s="$name" '$1 == s { print $3 " " $5 }' "$csv" |
@@ -237,6 +299,11 @@ set key top right
 plot "$out/regret_bars.dat" using 2:xtic(1) title "the policy", '' using 3 title "nothing", \
      '' using 4 title "best alternative"
 GNUPLOT
+fi
+# The same decisions replayed with the measured costs, against every decision point.
+write_replay
+if [ -x "$build/apps/mal-sim" ] && [ -s "$out/replay.csv" ]; then
+    "$build/apps/mal-sim" replay "$out/replay.csv" | tee "$out/replay.txt"
 fi
 echo "regret: median=$(median < "$out/regrets.txt")% worst=$worst%" \
     "short_run_reconfigured=$short_reconfigured"
