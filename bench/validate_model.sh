@@ -13,7 +13,8 @@
 # Usage: bench/validate_model.sh [OUT_DIR]     (from a configured build: MAL_BUILD_DIR,
 #        default build/). Without MAL_CALIBRATION it runs mal-calibrate first.
 # Sizes: MAL_VALIDATE_JACOBI_N (default 5000), MAL_VALIDATE_CG_MATRIX (poisson:700);
-# MAL_VALIDATE_REGRET_REPS the repetitions of each decision scenario (default 3).
+# MAL_VALIDATE_REGRET_REPS the repetitions of each decision scenario (default 3),
+# MAL_VALIDATE_REGRET_SCENARIOS which (default all: bench/regret.sh lists them).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${MAL_BUILD_DIR:-$top/build}
@@ -137,7 +138,8 @@ fi
 
 # The policy's decisions, and the summary line: the error of each reconfiguration's total
 # (its process and redistribution terms: spawn or release, setup, transfer).
-sh "$top/bench/regret.sh" --reps "${MAL_VALIDATE_REGRET_REPS:-3}" --out "$out/regret" |
+sh "$top/bench/regret.sh" --reps "${MAL_VALIDATE_REGRET_REPS:-3}" --out "$out/regret" \
+    ${MAL_VALIDATE_REGRET_SCENARIOS:+--scenarios "$MAL_VALIDATE_REGRET_SCENARIOS"} |
     tee "$out/regret.txt"
 totals=$(awk -F, 'NR > 1 && ($6 == "process" || $6 == "redist") {
         k = $1 " " $2; p[k] += $7; m[k] += $8 }
