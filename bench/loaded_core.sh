@@ -25,15 +25,7 @@ fi
 OMPI_MCA_hwloc_base_binding_policy=core
 export OMPI_MCA_hwloc_base_binding_policy
 
-busy_pid=""
-stop_busy() {
-    if [ -n "$busy_pid" ]; then
-        kill "$busy_pid" 2>/dev/null || true
-        wait "$busy_pid" 2>/dev/null || true
-    fi
-    busy_pid=""
-}
-trap stop_busy EXIT INT TERM
+. bench/busy_core.sh
 
 # run NAME POLICY: Jacobi with the load starting at iteration LOAD_AT.
 run() {
@@ -44,8 +36,7 @@ run() {
         > "$OUT/$1.log" 2>&1 &
     job=$!
     while [ ! -e "$mark" ] && kill -0 "$job" 2>/dev/null; do sleep 0.005; done
-    taskset -c 1 sh -c 'while :; do :; done' &
-    busy_pid=$!
+    start_busy
     wait "$job"
     stop_busy
     grep -E "^libmal: policy|^libmal: it|^jacobi: procs" "$OUT/$1.log" || true

@@ -74,19 +74,7 @@ scenario() {
     esac
 }
 
-busy_pid=""
-stop_busy() {
-    if [ -n "$busy_pid" ]; then
-        kill "$busy_pid" 2>/dev/null || true
-        wait "$busy_pid" 2>/dev/null || true
-    fi
-    busy_pid=""
-}
-trap stop_busy EXIT INT TERM
-start_busy() {
-    taskset -c 1 sh -c 'while :; do :; done' &
-    busy_pid=$!
-}
+. "$top/bench/busy_core.sh"
 # This host with CORES cores in the policy's availability file, moved into place with a
 # modification time SECONDS ahead (the policy never reads a half-written file, and sees
 # the change however coarse the clock).
