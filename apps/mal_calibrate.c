@@ -18,9 +18,8 @@
  *
  * Every figure is a median over repetitions, after a warm-up (these machines are small
  * and noisy); where both ranks work at once, each repetition counts the slower one. */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* gethostname, gmtime_r, unsetenv */
-#endif
+/* MADV_NOHUGEPAGE and MAP_ANONYMOUS (beside gethostname, gmtime_r, unsetenv). */
+#define _DEFAULT_SOURCE
 
 #include "cli.h"
 #include "mal.h"
@@ -33,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -508,6 +508,39 @@ static int measure_windows(MPI_Comm comm, const reps_t *reps, results_t *r)
     return rc;
 }
 
+/* ---- fault_byte_seconds: memory a reconfiguration maps ------------------------------ */
+
+#define FAULT_BYTES ((size_t)64 << 20)
+
+/* Memory a reconfiguration maps is not populated in advance: the move that writes it
+ * faults it in, 4 KiB page by page (src/engine/transport/direct.c, map_lazily). Timed as
+ * that: fresh 4 KiB pages written once, both ranks at once, the slower rank's time. */
+static double fault_once(MPI_Comm comm)
+{
+    char *p = mmap(NULL, FAULT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    madvise(p, FAULT_BYTES, MADV_NOHUGEPAGE);
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    memset(p, 1, FAULT_BYTES);
+    double t = max_over_ranks(comm, MPI_Wtime() - t0);
+    munmap(p, FAULT_BYTES);
+    return t;
+}
+
+static int measure_faults(MPI_Comm comm, const reps_t *reps, results_t *r)
+{
+    double t[MAX_REPS];
+    int n = reps->windows < MAX_REPS ? reps->windows : MAX_REPS;
+    for (int i = 0; i < n; i++)
+        if ((t[i] = fault_once(comm)) < 0)
+            return libmal_failed("mmap of the fault measurement", MAL_ERR_NOMEM);
+    r->params.fault_byte_seconds = median(t, n) / (double)FAULT_BYTES;
+    return 0;
+}
+
 /* ---- epoch_seconds: the fixed cost of one libmal rebalance -------------------------- */
 
 typedef struct {
@@ -703,7 +736,8 @@ static int measure_initial(const reps_t *reps, results_t *r)
 {
     static const measurement_t measurements[] = {measure_point_to_point, measure_reduction,
                                                  measure_one_sided, measure_copy,
-                                                 measure_windows, measure_epoch,
+                                                 measure_windows, measure_faults,
+                                                 measure_epoch,
                                                  measure_transfer, measure_executors};
     int size, rank = rank_of(mal_comm());
     MPI_Comm_size(mal_comm(), &size);
@@ -1046,6 +1080,9 @@ static void print_table(const results_t *r, const reps_t *reps, bool quick, doub
     snprintf(how, sizeof how, "slope of the same (recycled memory; %zu MiB on memory never "
              "used before: %.4f s)", WINDOW_LARGE_BYTES / MIB, r->window_fresh_seconds);
     print_row("window_byte_seconds", p->window_byte_seconds, "s/B", how);
+    snprintf(how, sizeof how, "%zu MiB of fresh 4 KiB pages written once, both ranks",
+             FAULT_BYTES / MIB);
+    print_row("fault_byte_seconds", p->fault_byte_seconds, "s/B", how);
     snprintf(how, sizeof how, "spawn + merge of 1 process by mal_expand (%d samples)",
              r->spawn_samples);
     print_row("spawn_seconds", p->spawn_seconds, "s", how);

@@ -669,10 +669,10 @@ static void test_error_holds_back_expansion(void)
     done(&x);
 }
 
-/* New memory priced from the memory's state: the same expansion's redistribution term
+/* New memory priced as the move faults it in: the same expansion's redistribution term
  * grows by exactly the new price of its largest part's bytes, and at 1 ms a byte no
  * expansion pays. */
-static void test_populate_from_state(void)
+static void test_new_memory_priced(void)
 {
     fixture_t x;
     objective_fixture(&x, 0.35, SELECT_EFFICIENCY);
@@ -690,14 +690,14 @@ static void test_populate_from_state(void)
     }
     policy_decision_free(&d);
     x.state = (policy_state_t){0};
-    x.in.populate_byte_seconds = x.model.window_byte_seconds + 1e-9;
+    x.model.fault_byte_seconds += 1e-9;
     if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_EXPAND && fabs(d.predicted.redist - redist - 1e-9 * bytes) <
               1e-9 * fmax(1, redist), "redist %g, want %g + %g", d.predicted.redist, redist,
               1e-9 * bytes);
     policy_decision_free(&d);
     x.state = (policy_state_t){0};
-    x.in.populate_byte_seconds = 1e-3;
+    x.model.fault_byte_seconds = 1e-3;
     if (decide(&x, &d) == MAL_OK)
         CHECK(d.action != POLICY_EXPAND, "1 ms a byte: %s (%s)", policy_action_name(d.action),
               d.reason);
@@ -726,7 +726,7 @@ int main(void)
     test_async_hides_spawn();
     test_error_holds_back_balance();
     test_error_holds_back_expansion();
-    test_populate_from_state();
+    test_new_memory_priced();
     printf("test_policy: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures != 0;
 }

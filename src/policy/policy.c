@@ -573,8 +573,8 @@ static int place_new(const ctx_t *x, const int *counts, int *hosts, int *pooled)
 
 /* What the expansion by c stalls the application (predict_expand): the move as the
  * engine pushes it, the spawned processes' new memory as one window of the largest
- * part (pooled ones keep theirs) at what new memory costs now, the read-mostly share
- * moved in the background. */
+ * part (pooled ones keep theirs), faulted in by the move that writes it, the
+ * read-mostly share moved in the background. */
 static mal_status_t expand_costs(const ctx_t *x, cand_t *c)
 {
     int64_t largest = 0;
@@ -583,11 +583,10 @@ static mal_status_t expand_costs(const ctx_t *x, cand_t *c)
         return MAL_ERR_NOMEM;
     const predict_params_t *m = x->model;
     const policy_input_t *in = x->in;
-    double byte_seconds = in->populate_byte_seconds > 0 ? in->populate_byte_seconds
-                                                        : m->window_byte_seconds;
     predict_expand_t e = {
         .procs = c->count, .pooled = c->pooled, .async = in->async, .move = move,
-        .populate = m->window_seconds + (double)largest * (double)in->row_bytes * byte_seconds,
+        .populate = m->window_seconds +
+                    (double)largest * (double)in->row_bytes * m->fault_byte_seconds,
         .read_mostly = in->row_bytes > 0
                            ? (double)in->read_mostly_row_bytes / (double)in->row_bytes : 0};
     predict_expand_cost_t cost = predict_expand(m, &e);

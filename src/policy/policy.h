@@ -139,10 +139,6 @@ typedef struct {
     bool async;                 /* an expansion that spawns runs in the background:
                                    only its switch, and the old set's slowdown meanwhile,
                                    stop the application (predict_expand)              */
-    double populate_byte_seconds; /* what a byte of new memory costs now on the
-                                   running ranks' hosts (the slowest rank's last
-                                   population: the memory's state, which changes the
-                                   cost 25-40x); <= 0: the model's window_byte_seconds */
     double spread[PREDICT_TERMS]; /* the model's error per term, as a log spread
                                    (learn.h): an action is taken only when it pays with
                                    every predicted term at the unfavourable end of its

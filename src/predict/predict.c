@@ -42,6 +42,7 @@ static const predict_params_t default_params = {
     .epoch_seconds = 2.7e-6,
     .window_seconds = 1.7e-4,
     .window_byte_seconds = 6.4e-10,
+    .fault_byte_seconds = 4.7e-10,
     .spawn_seconds = 0.044,
     .remove_seconds = 7.7e-5,
     .pool_wake_seconds = 1e-3,
@@ -108,6 +109,8 @@ static const field_t fields[] = {
                    "bytes per second, one-sided, first transfer"),
     OPTIONAL_FIELD(pool_wake_seconds, FIELD_NONNEGATIVE,
                    "seconds per process taken from the pool"),
+    OPTIONAL_FIELD(fault_byte_seconds, FIELD_NONNEGATIVE,
+                   "seconds per byte a move faults in (memory a reconfiguration maps)"),
     OPTIONAL_FIELD(async_slowdown, FIELD_FACTOR,
                    "iteration time while an expansion runs in the background / without"),
 #define REDIST_FIELD(link, state, m, key)                                                  \

@@ -37,6 +37,10 @@ typedef struct {
     double epoch_seconds;       /* fixed cost of one redistribution (epochs, agreement)  */
     double window_seconds;      /* per window created                                   */
     double window_byte_seconds; /* per byte of window created (allocation, first epoch) */
+    double fault_byte_seconds;  /* per byte of memory a reconfiguration maps, which the
+                                 * move writing it faults in 4 KiB page by page (the
+                                 * application's own allocation is populated at once,
+                                 * in huge pages: window_byte_seconds)                */
     double spawn_seconds;       /* per process spawned and merged (eq. 6)               */
     double remove_seconds;      /* per process released (eq. 7)                         */
     double pool_wake_seconds;   /* per process taken from the pool: it joins the active
@@ -66,7 +70,8 @@ const char *predict_redist_key(int link, int state, int executor);
  * ignored; every key of predict_params_t must appear exactly once, with a finite number
  * (>= 0; > 0 for the bandwidths; >= 1 for async_slowdown; cores an integer >= 1), except
  * the optional keys, which files written before they existed lack: cold_get_bandwidth
- * (get_bandwidth when absent), pool_wake_seconds and async_slowdown (the defaults). Returns MAL_OK; or MAL_ERR_ARG,
+ * (get_bandwidth when absent), pool_wake_seconds, async_slowdown and fault_byte_seconds
+ * (the defaults). Returns MAL_OK; or MAL_ERR_ARG,
  * leaving *out unchanged and writing to err (errlen bytes; err may be NULL) a message
  * naming the file and line:
  * "FILE:LINE: unknown key 'x'", "FILE:LINE: 'alpha' is not a number: 'abc'",

@@ -48,8 +48,6 @@ typedef struct {
     double host, cores;     /* where this rank runs: hash of the name, its cores      */
     double initial;         /* 1: started with the application, 0: by an expansion   */
     double calls[PREDICT_OP_COUNT], bytes[PREDICT_OP_COUNT]; /* steady communication  */
-    double populate_cost;   /* seconds per byte of its last population of new memory,
-                             * 0 for none (what mapping more memory costs it now)     */
 } interval_t;
 
 #define INTERVAL_DOUBLES ((int)(sizeof(interval_t) / sizeof(double)))
@@ -485,7 +483,6 @@ static mal_status_t interval_buffer(monitor_t *mon, MPI_Comm comm)
 /* Collective over `comm` (mal_comm()): every rank's sums of the interval that ends now. */
 static mal_status_t gather_interval(monitor_t *mon, MPI_Comm comm)
 {
-    mon->cur.populate_cost = engine_direct_populate_cost();
     mal_status_t st = interval_buffer(mon, comm);
     if (!st)
         PMPI_Allgather(&mon->cur, INTERVAL_DOUBLES, MPI_DOUBLE, mon->all, INTERVAL_DOUBLES,
@@ -814,9 +811,6 @@ bool engine_monitor_sample(const monitor_t *mon, int64_t iteration, int size,
         in->spread[t] = t == PREDICT_TERM_COMP || t == PREDICT_TERM_COMM
                             ? predict_learn_mean_spread(&mon->learn, t)
                             : mon->learn.spread[t];
-    in->populate_byte_seconds = 0;
-    for (int r = 0; r < mon->nall; r++)
-        in->populate_byte_seconds = fmax(in->populate_byte_seconds, mon->all[r].populate_cost);
     return true;
 }
 
@@ -884,20 +878,14 @@ void engine_monitor_window(monitor_t *mon, const int64_t *bytes, int nparts)
         mon->mapped[r] += (double)bytes[r];
 }
 
-/* What mapping a byte costs rank r now: its own last population (gathered with the
- * interval), else the calibrated figure. The calibration holds for recycled memory;
- * memory the host has reclaimed costs 25-40x more for as long as the machine stays in
- * that state (docs/design.md), and each process sees the state of what it gets. A new
- * process has not populated anything yet: the calibrated figure. */
-static double populate_cost(const monitor_t *mon, int r)
-{
-    if (mon->all != NULL && r < mon->nall && mon->all[r].populate_cost > 0)
-        return mon->all[r].populate_cost;
-    return mon->params.window_byte_seconds;
-}
-
 /* The one-sided model for rma and rma-get; the baselines as Hockney messages. New memory
- * is priced per rank; the slowest rank's mapping is what the move waits for. */
+ * is priced per rank, at what faulting it in costs: a reconfiguration maps its memory
+ * without populating it, and the move faults in the pages it writes, 4 KiB at a time
+ * (transport/direct.c). Pricing those bytes at the application's own population (huge
+ * pages populated at once, 0.06-1 ns a byte with the memory's state) predicted
+ * Jacobi's shrink 2 -> 1 at 0.029-0.034 s against 0.080-0.087 s measured; fresh 4 KiB
+ * pages written once cost 0.40-0.49 ns a byte here, run after run. The slowest rank's
+ * mapping is what the move waits for. */
 static double predicted_redist(const monitor_t *mon, mal_redist_t method)
 {
     predict_params_t m = mon->params;
@@ -908,7 +896,7 @@ static double predicted_redist(const monitor_t *mon, mal_redist_t method)
     }
     double mapping = 0;
     for (int r = 0; r < mon->nmapped; r++) {
-        double t = mon->mapped[r] * populate_cost(mon, r);
+        double t = mon->mapped[r] * m.fault_byte_seconds;
         mapping = t > mapping ? t : mapping;
     }
     return predict_redist(&m, mon->nload, mon->load, mon->windows, 0) + mapping;
@@ -965,6 +953,7 @@ void engine_monitor_correct_params(const monitor_t *mon, predict_params_t *p)
     p->epoch_seconds *= f;
     p->window_seconds *= f;
     p->window_byte_seconds *= f;
+    p->fault_byte_seconds *= f;
     p->get_bandwidth /= f;
     p->cold_get_bandwidth /= f;
     p->copy_bandwidth /= f; /* alpha and beta stay: the communication model's too */

@@ -392,8 +392,8 @@ static void predict_rebalance(const engine_reconfig_t *rc, const engine_move_t *
 
 /* New memory across communicators: a process that held the structure in direct memory
  * reuses its spare where the new part fits (engine_plan_targets), the others map their
- * target. Indexed by U rank: the old processes keep their current ranks, joiners come
- * after. */
+ * target, of which the move faults in what it writes: the new part's rows. Indexed by
+ * U rank: the old processes keep their current ranks, joiners come after. */
 static void predict_new_buffer(const engine_reconfig_t *rc, const engine_move_t *m)
 {
     const mal_array_t *a = m->array;
@@ -404,7 +404,8 @@ static void predict_new_buffer(const engine_reconfig_t *rc, const engine_move_t 
         if (k < 0)
             continue;
         bool reused = u < rc->old_procs && engine_buffer_holds(spare, u, m->caps[k]);
-        mapped[u] = reused ? 0 : m->caps[k] * engine_array_row_bytes(a);
+        int64_t rows = m->new_bounds[k + 1] - m->new_bounds[k];
+        mapped[u] = reused ? 0 : rows * engine_array_row_bytes(a);
     }
     if (mapped != NULL)
         engine_monitor_window(rc->mon, mapped, rc->n_u);
@@ -476,9 +477,15 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
     /* Direct memory is kept where it still fits; a window is freed first, so growing
      * never needs room for three buffers. A NULL caps still takes part in the
      * collective allocation, as a failure. */
+    /* What the move faults in: the rows beyond what the memory held (a direct buffer
+     * grows keeping its pages; transport/direct.c, engine_private_extend). */
     int64_t *mapped = calloc((size_t)p, sizeof *mapped);
-    for (int r = 0; r < p && caps != NULL && mapped != NULL; r++)
-        mapped[r] = engine_buffer_holds(spare, r, caps[r]) ? 0 : caps[r] * rb;
+    for (int r = 0; r < p && caps != NULL && mapped != NULL; r++) {
+        int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r];
+        int64_t held = engine_buffer_present(spare) ? spare->caps[r] : 0;
+        mapped[r] = engine_buffer_holds(spare, r, caps[r]) || rows <= held ? 0
+                                                                           : (rows - held) * rb;
+    }
     if (mapped != NULL)
         engine_monitor_window(rc->mon, mapped, p);
     free(mapped);

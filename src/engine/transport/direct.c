@@ -62,16 +62,6 @@ static uint64_t own_cookie(void)
     return cookie;
 }
 
-/* The last sizeable population this process made: what the next one will likely cost
- * (in these VMs the same bytes cost 25-40x more when the host has reclaimed the memory,
- * a state that lasts for seconds to minutes: docs/design.md). */
-static double populate_seconds_per_byte;
-
-double engine_direct_populate_cost(void)
-{
-    return populate_seconds_per_byte;
-}
-
 /* Whether this process reaches `peer`'s memory by cross-memory attach. */
 static bool reaches(const identity_t *peer)
 {
@@ -123,8 +113,6 @@ char *engine_private_map(size_t bytes, size_t *mapped)
     /* One system call instead of a fault per page where the kernel has it (5.14+:
      * EINVAL before). Any other failure is memory the system cannot give: touching it
      * would bring the OOM killer, so the allocation fails instead. */
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (madvise(base, len, MADV_POPULATE_WRITE) != 0) {
         if (errno != EINVAL) {
             munmap(base, len);
@@ -132,10 +120,6 @@ char *engine_private_map(size_t bytes, size_t *mapped)
         }
         memset(base, 0, len);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (len >= ((size_t)1 << 20)) /* below, the fixed cost of the call dominates */
-        populate_seconds_per_byte = ((double)(t1.tv_sec - t0.tv_sec) +
-                                     (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9) / (double)len;
     *mapped = len;
     return base;
 }

@@ -153,9 +153,6 @@ void engine_window_own_free(engine_buffer_t *b);
 /* Local: `bytes` of private memory, populated, as kept memory (pending) that a later
  * engine_direct_alloc borrows where it fits. False when the memory cannot be had. */
 bool engine_direct_reserve(int64_t bytes, engine_buffer_t *kept);
-/* Seconds per byte of this process's last population of at least 1 MiB of direct
- * memory, 0 before any: the model prices the next one with it. */
-double engine_direct_populate_cost(void);
 /* Whether the kernel gives transparent huge pages to memory that asks (THP enabled
  * "always" or "madvise"). */
 bool engine_direct_huge_pages(void);
