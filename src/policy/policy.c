@@ -1066,13 +1066,18 @@ static void say(policy_decision_t *out, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The payoff into the decision, and its figures at the end of the reason. */
-static void say_payoff(policy_decision_t *out, const payoff_t *f)
+static void record_payoff(policy_decision_t *out, const payoff_t *f)
 {
     out->gain = f->gain;
     out->gain_low = f->gain_low;
     out->cost = f->cost;
     out->cost_high = f->cost_high;
+}
+
+/* The payoff into the decision, and its figures at the end of the reason. */
+static void say_payoff(policy_decision_t *out, const payoff_t *f)
+{
+    record_payoff(out, f);
     size_t len = strlen(out->reason);
     snprintf(out->reason + len, sizeof out->reason - len,
              "; gains %.3g s (>= %.3g) for %.3g s (<= %.3g)", f->gain, f->gain_low, f->cost,
@@ -1087,10 +1092,7 @@ static void say_unsure(policy_decision_t *out, const char *what, const ctx_t *x,
     say(out, "%s: %s %d -> %d would gain %.3g s (>= %.3g) for %.3g s (<= %.3g): not sure to "
         "pay with the model's error; kept", what, policy_action_name(c->action), x->p, c->n,
         f->gain, f->gain_low, f->cost, f->cost_high);
-    out->gain = f->gain;
-    out->gain_low = f->gain_low;
-    out->cost = f->cost;
-    out->cost_high = f->cost_high;
+    record_payoff(out, f);
 }
 
 static mal_status_t objective_phase(const ctx_t *x, double goal, policy_decision_t *out)

@@ -96,6 +96,10 @@ struct monitor {
     predict_interval_t raw;     /* the same terms as the model gave them                */
     predict_learn_t learn;      /* the in-run correction (predict/learn.h): every
                                  * checked term corrects its own for the rest of the run */
+    predict_learn_t once[3];    /* the one-time terms (process, redistribution) learnt
+                                 * per kind of reconfiguration (once_slot), for the
+                                 * predictions; `learn` has them over every kind, for
+                                 * the policy's parameters                             */
     bool learning;              /* MAL_LEARN: off, the factors stay 1                  */
     predict_load_t *load;
     int nload, windows;
@@ -260,6 +264,8 @@ monitor_t *engine_monitor_init(const engine_settings_t *s, bool initial, int64_t
                        .initial = initial, .sample_interval = s->sample_interval,
                        .grace = s->grace, .summary = s->summary, .report = report};
     predict_learn_init(&mon->learn);
+    for (int k = 0; k < 3; k++)
+        predict_learn_init(&mon->once[k]);
     mon->learning = s->learn;
     counter_start(mon);
     begin_interval(mon, iteration);
@@ -522,6 +528,40 @@ static void observe(monitor_t *mon, int term, double modelled, double measured)
         predict_learn_observe(&mon->learn, term, modelled, measured);
 }
 
+/* The one-time terms are learnt per kind of reconfiguration: a rebalance's small move
+ * and a shrink's, which maps a whole new part, are off by different factors (Jacobi,
+ * bench/validate_model.sh: rebalances 30-50% under, the shrink after them 35% over, and
+ * a factor learnt from the first made the second 70% over). -1 for no reconfiguration. */
+static int once_slot(mal_action_t a)
+{
+    return a == MAL_ACTION_REBALANCE ? 0 : a == MAL_ACTION_SHRINK ? 1
+           : a == MAL_ACTION_EXPAND  ? 2 : -1;
+}
+
+/* The correction a prediction of action `a` applies: the steady terms' over the run,
+ * the one-time terms' of its kind. */
+static predict_learn_t learnt_for(const monitor_t *mon, mal_action_t a)
+{
+    predict_learn_t l = mon->learn;
+    int k = once_slot(a);
+    for (int t = PREDICT_TERM_PROCESS; k >= 0 && t <= PREDICT_TERM_REDIST; t++) {
+        l.m[t] = mon->once[k].m[t];
+        l.p[t] = mon->once[k].p[t];
+        l.spread[t] = mon->once[k].spread[t];
+        l.observed[t] = mon->once[k].observed[t];
+    }
+    return l;
+}
+
+static void observe_once(monitor_t *mon, mal_action_t a, int term, double modelled,
+                         double measured)
+{
+    observe(mon, term, modelled, measured);
+    int k = once_slot(a);
+    if (mon->learning && k >= 0)
+        predict_learn_observe(&mon->once[k], term, modelled, measured);
+}
+
 /* The interval after a reconfiguration has ended (or was cut short by the next one):
  * record what it measured beside what was predicted. */
 static void check_prediction(monitor_t *mon, bool root)
@@ -759,7 +799,8 @@ void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
         .process = action == MAL_ACTION_EXPAND   ? predict_grow(&mon->params, changed, parked)
                    : action == MAL_ACTION_SHRINK ? predict_remove(&mon->params, changed)
                                                  : 0.0};
-    predict_interval_t c = predict_learn_apply(&mon->learn, &mon->raw);
+    predict_learn_t learnt = learnt_for(mon, action);
+    predict_interval_t c = predict_learn_apply(&learnt, &mon->raw);
     mon->pred = (mal_prediction_t){
         .iteration = iteration, .action = action, .procs_before = size,
         .procs_after = procs_after, .interval = len, .lambda = lambda,
@@ -919,19 +960,20 @@ void engine_monitor_reconfigured(monitor_t *mon, const mal_reconfig_stats_t *s,
     if (mon->predicting) {
         mon->predicting = false;
         if (s->status == MAL_OK) {
+            mal_action_t a = mon->pred.action;
+            predict_learn_t learnt = learnt_for(mon, a);
             mon->raw.redist = predicted_redist(mon, method);
             mon->pred.redist =
-                mon->raw.redist * predict_learn_factor(&mon->learn, PREDICT_TERM_REDIST);
+                mon->raw.redist * predict_learn_factor(&learnt, PREDICT_TERM_REDIST);
             mon->pred.process_measured = s->process_seconds;
             mon->pred.redist_measured = s->redist_seconds + s->window_seconds;
             mon->pending = true;
             mon->bounds.model_total = predict_total(&mon->raw);
-            predict_learn_bounds(&mon->learn, &mon->raw, &mon->bounds.low,
-                                 &mon->bounds.high);
-            observe(mon, PREDICT_TERM_PROCESS, mon->raw.process,
-                                  mon->pred.process_measured);
-            observe(mon, PREDICT_TERM_REDIST, mon->raw.redist,
-                                  mon->pred.redist_measured);
+            predict_learn_bounds(&learnt, &mon->raw, &mon->bounds.low, &mon->bounds.high);
+            observe_once(mon, a, PREDICT_TERM_PROCESS, mon->raw.process,
+                         mon->pred.process_measured);
+            observe_once(mon, a, PREDICT_TERM_REDIST, mon->raw.redist,
+                         mon->pred.redist_measured);
         }
     }
     /* Whatever happened, the next interval starts now, after a grace period. */

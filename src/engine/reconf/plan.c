@@ -393,17 +393,24 @@ static void predict_rebalance(const engine_reconfig_t *rc, const engine_move_t *
 /* New memory across communicators: a process that held the structure in direct memory
  * reuses its spare where the new part fits (engine_plan_targets), the others map their
  * target, of which the move faults in what it writes: the new part's rows. Indexed by
- * U rank: the old processes keep their current ranks, joiners come after. */
+ * U rank: the old processes keep their current ranks, joiners come after. This rank
+ * knows exactly whether its spare's memory is lent (its mapping may exceed its
+ * capacity); for the others, their capacity says. */
 static void predict_new_buffer(const engine_reconfig_t *rc, const engine_move_t *m)
 {
     const mal_array_t *a = m->array;
     const engine_buffer_t *spare = engine_array_spare(a);
+    int me;
+    MPI_Comm_rank(rc->u, &me);
     int64_t *mapped = calloc((size_t)rc->n_u, sizeof *mapped);
     for (int u = 0; u < rc->n_u && mapped != NULL; u++) {
         int k = rc->n_of_u[u];
         if (k < 0)
             continue;
-        bool reused = u < rc->old_procs && engine_buffer_holds(spare, u, m->caps[k]);
+        int64_t bytes = m->caps[k] * engine_array_row_bytes(a);
+        bool reused = u < rc->old_procs &&
+                      (u == me ? engine_private_lends(spare, (size_t)bytes)
+                               : engine_buffer_holds(spare, u, m->caps[k]));
         int64_t rows = m->new_bounds[k + 1] - m->new_bounds[k];
         mapped[u] = reused ? 0 : rows * engine_array_row_bytes(a);
     }

@@ -138,11 +138,16 @@ static char *map_lazily(size_t bytes, size_t *mapped)
     return base;
 }
 
+bool engine_private_lends(const engine_buffer_t *donor, size_t bytes)
+{
+    return donor != NULL && donor->base != NULL && (donor->peers != NULL || donor->pending) &&
+           donor->mapped >= bytes;
+}
+
 char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor, bool lazy,
                                    size_t *mapped, bool *borrowed)
 {
-    *borrowed = donor != NULL && donor->base != NULL &&
-                (donor->peers != NULL || donor->pending) && donor->mapped >= bytes;
+    *borrowed = engine_private_lends(donor, bytes);
     if (*borrowed) {
         *mapped = donor->mapped;
         return donor->base;

@@ -126,6 +126,9 @@ char *engine_private_map(size_t bytes, size_t *mapped);
  * after it: 0.03 s instead of 0.01-0.02). NULL without memory. */
 char *engine_private_map_or_borrow(size_t bytes, const engine_buffer_t *donor, bool lazy,
                                    size_t *mapped, bool *borrowed);
+/* Whether engine_private_map_or_borrow would borrow `donor`'s memory for `bytes` (local:
+ * the donor is this process's buffer). */
+bool engine_private_lends(const engine_buffer_t *donor, size_t bytes);
 /* That memory grown to `bytes`, its pages kept (they may move: the new address is
  * returned), the new tail of 4 KiB pages, unpopulated. NULL, the old mapping untouched,
  * on failure. */
