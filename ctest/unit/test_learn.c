@@ -56,6 +56,26 @@ static void test_two_steps(void)
     CHECK(predict_learn_factor(&l, PREDICT_TERM_REDIST) == 1.0, "redist moved");
 }
 
+/* The per-kind merge: steady terms from one state, one-time terms from the other. */
+static void test_merge(void)
+{
+    predict_learn_t all, kind;
+    predict_learn_init(&all);
+    predict_learn_init(&kind);
+    predict_learn_observe(&all, PREDICT_TERM_COMP, 1.0, 2.0);
+    predict_learn_observe(&all, PREDICT_TERM_REDIST, 1.0, 4.0);
+    predict_learn_observe(&kind, PREDICT_TERM_REDIST, 1.0, 0.5);
+    predict_learn_observe(&kind, PREDICT_TERM_COMM, 1.0, 8.0);
+    predict_learn_t m = predict_learn_merge(&all, &kind);
+    CHECK(predict_learn_factor(&m, PREDICT_TERM_COMP) ==
+              predict_learn_factor(&all, PREDICT_TERM_COMP) &&
+          predict_learn_factor(&m, PREDICT_TERM_COMM) == 1.0, "steady terms from the first");
+    CHECK(predict_learn_factor(&m, PREDICT_TERM_REDIST) ==
+              predict_learn_factor(&kind, PREDICT_TERM_REDIST) &&
+          m.spread[PREDICT_TERM_REDIST] == kind.spread[PREDICT_TERM_REDIST] &&
+          m.observed[PREDICT_TERM_PROCESS] == 0, "one-time terms from the second");
+}
+
 /* Observations that cannot be used are ignored. */
 static void test_ignored(void)
 {
@@ -119,6 +139,7 @@ int main(void)
 {
     test_prior();
     test_two_steps();
+    test_merge();
     test_ignored();
     test_bounded();
     test_learns();

@@ -62,6 +62,18 @@ double predict_learn_mean_spread(const predict_learn_t *l, int term)
     return l->spread[term] * sqrt(fmin(1.0, l->p[term]));
 }
 
+predict_learn_t predict_learn_merge(const predict_learn_t *steady, const predict_learn_t *once)
+{
+    predict_learn_t l = *steady;
+    for (int t = PREDICT_TERM_PROCESS; t <= PREDICT_TERM_REDIST; t++) {
+        l.m[t] = once->m[t];
+        l.p[t] = once->p[t];
+        l.spread[t] = once->spread[t];
+        l.observed[t] = once->observed[t];
+    }
+    return l;
+}
+
 predict_interval_t predict_learn_apply(const predict_learn_t *l, const predict_interval_t *model)
 {
     return (predict_interval_t){model->comp * predict_learn_factor(l, PREDICT_TERM_COMP),

@@ -64,6 +64,10 @@ double predict_learn_high(const predict_learn_t *l, int term, double v);
 double predict_learn_mean_spread(const predict_learn_t *l, int term);
 /* The same from spreads alone (spread[PREDICT_TERMS], may be NULL: v itself). */
 double predict_spread_high(const double *spread, int term, double v);
+/* The correction of one prediction when the one-time terms are learnt per kind of
+ * reconfiguration: the steady terms (computation, communication) of `steady`, the
+ * one-time terms (process, redistribution) of `once`. */
+predict_learn_t predict_learn_merge(const predict_learn_t *steady, const predict_learn_t *once);
 /* Bounds of the corrected total of `model`, each term's spread taken as independent
  * (the terms' log spreads combined by their weights in the total). */
 void predict_learn_bounds(const predict_learn_t *l, const predict_interval_t *model,

@@ -542,15 +542,8 @@ static int once_slot(mal_action_t a)
  * the one-time terms' of its kind. */
 static predict_learn_t learnt_for(const monitor_t *mon, mal_action_t a)
 {
-    predict_learn_t l = mon->learn;
     int k = once_slot(a);
-    for (int t = PREDICT_TERM_PROCESS; k >= 0 && t <= PREDICT_TERM_REDIST; t++) {
-        l.m[t] = mon->once[k].m[t];
-        l.p[t] = mon->once[k].p[t];
-        l.spread[t] = mon->once[k].spread[t];
-        l.observed[t] = mon->once[k].observed[t];
-    }
-    return l;
+    return k < 0 ? mon->learn : predict_learn_merge(&mon->learn, &mon->once[k]);
 }
 
 static void observe_once(monitor_t *mon, mal_action_t a, int term, double modelled,
