@@ -338,7 +338,7 @@ static void test_plan_load_pair(void)
 {
     /* [0,4,8] -> [0,2,8]: rows 2..3 move from part 0 to part 1, the rest stays. */
     int64_t ob[3] = {0, 4, 8}, nb[3] = {0, 2, 8};
-    predict_load_t l[2] = {{0, 0, 77, 0}, {0, 0, 0, 0}};
+    predict_load_t l[2] = {{.local_bytes = 77}, {0}};
     predict_plan_load(ob, nb, 2, 8, PREDICT_RMA_PULL, l);
     CHECK(load_is(&l[0], 0, 0) && load_is(&l[1], 16, 1), "pull: the destination gets all");
     CHECK(l[0].local_bytes == 77, "local bytes are the caller's");
@@ -440,11 +440,13 @@ static void test_redist(void)
 {
     predict_params_t m = redist_params(2);
     /* t = 0.2 + 1 + 1 = 2.2, 0, 0.1 + 0.5 = 0.6: the max 2.2 beats 2.8 / 2 cores */
-    predict_load_t one_busy[3] = {{100, 2, 1000, 0}, {0, 0, 0, 0}, {50, 1, 0, 0}};
+    predict_load_t one_busy[3] = {{.remote_bytes = 100, .ops = 2, .local_bytes = 1000},
+                                  {0}, {.remote_bytes = 50, .ops = 1}};
     CHECK_NEAR(predict_redist(&m, 3, one_busy, 0, 0), 1 + 2.2, "max regime");
     /* four ranks of 1 s each on 2 cores: 4 / 2 = 2 beats the max 1; windows
      * 3 * 0.5 and 2000 * 0.001 come on top */
-    predict_load_t even[4] = {{100, 0, 0, 0}, {100, 0, 0, 0}, {100, 0, 0, 0}, {100, 0, 0, 0}};
+    predict_load_t even[4] = {{.remote_bytes = 100}, {.remote_bytes = 100},
+                              {.remote_bytes = 100}, {.remote_bytes = 100}};
     CHECK_NEAR(predict_redist(&m, 4, even, 0, 0), 1 + 2, "sum / cores regime");
     CHECK_NEAR(predict_redist(&m, 4, even, 3, 2000), 1 + 1.5 + 2 + 2, "with windows");
     predict_params_t four = redist_params(4);
@@ -455,8 +457,41 @@ static void test_redist(void)
     /* cold bytes at their own bandwidth: 60 warm at 100 B/s + 40 cold at 10 B/s */
     predict_params_t cold = redist_params(1);
     cold.cold_get_bandwidth = 10;
-    predict_load_t mixed[1] = {{100, 0, 0, 40}};
+    predict_load_t mixed[1] = {{.remote_bytes = 100, .cold_bytes = 40}};
     CHECK_NEAR(predict_redist(&cold, 1, mixed, 0, 0), 1 + 0.6 + 4, "cold and warm bytes");
+    /* across hosts: of 100 remote bytes, 50 cross (20 of them cold), at the link's
+     * bandwidths; the other 50 (20 cold) as on one host */
+    predict_params_t link = redist_params(1);
+    link.cold_get_bandwidth = 10;
+    for (int e = 0; e < PREDICT_EXECUTORS; e++) {
+        link.redist_bw[PREDICT_LINK_NET][PREDICT_WARM][e] = e == 1 ? 30 : 3;
+        link.redist_bw[PREDICT_LINK_NET][PREDICT_COLD][e] = e == 2 ? 5 : 1;
+    }
+    CHECK_NEAR(predict_net_bandwidth(&link, PREDICT_WARM), 30, "fastest warm across hosts");
+    CHECK_NEAR(predict_net_bandwidth(&link, PREDICT_COLD), 5, "fastest cold across hosts");
+    predict_load_t crossing[1] = {{.remote_bytes = 100, .cold_bytes = 40, .net_bytes = 50,
+                                   .net_cold_bytes = 20}};
+    CHECK_NEAR(predict_redist(&link, 1, crossing, 0, 0), 1 + 0.3 + 2 + 1 + 4,
+               "one host's bytes and the link's each at theirs");
+}
+
+/* The bytes a rank copies from or to a part on another host are its net bytes. */
+static void test_plan_load_hosts(void)
+{
+    /* [0,4,8,8] -> [0,2,4,8]: rows 2..3 go 0 -> 1 (one host), rows 4..7 go 1 -> 2. */
+    int64_t ob[4] = {0, 4, 8, 8}, nb[4] = {0, 2, 4, 8};
+    double host[3] = {1, 1, 2};
+    predict_load_t l[3] = {{0}};
+    CHECK(predict_plan_load_hosts(ob, nb, 3, 8, PREDICT_RMA_PULL, host, l) == MAL_OK,
+          "hosts");
+    int64_t net = l[0].net_bytes + l[1].net_bytes + l[2].net_bytes;
+    int64_t remote = l[0].remote_bytes + l[1].remote_bytes + l[2].remote_bytes;
+    CHECK(l[2].net_bytes == l[2].remote_bytes && l[1].net_bytes == 0 &&
+              net == remote - l[1].remote_bytes, "part 2's pulls cross, part 1's do not: net %lld of %lld",
+          (long long)net, (long long)remote);
+    memset(l, 0, sizeof l);
+    predict_plan_load_hosts(ob, nb, 3, 8, PREDICT_RMA_PULL, NULL, l);
+    CHECK(l[0].net_bytes + l[1].net_bytes + l[2].net_bytes == 0, "no hosts: one host");
 }
 
 /* ---- one interval ---------------------------------------------------------------------- */
@@ -867,6 +902,7 @@ int main(void)
     test_expand_sync();
     test_expand_async();
     test_plan_load_pair();
+    test_plan_load_hosts();
     test_plan_load_expand_shrink();
     test_plan_load_one_to_all();
     test_plan_load_edges();

@@ -619,9 +619,27 @@ static void add_share(predict_load_t *rank, int64_t rows, int64_t row_bytes)
     rank->ops++;
 }
 
+/* Rows of a share copied between parts `a` and `b`: to the rank that copies them, and to
+ * its net bytes when the two are on different hosts. */
+static void add_copy(predict_load_t *rank, int64_t rows, int64_t row_bytes, const double *host,
+                     int a, int b)
+{
+    add_share(rank, rows, row_bytes);
+    if (host != NULL && host[a] != host[b] && rows > 0)
+        rank->net_bytes += rows * row_bytes;
+}
+
 mal_status_t predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds,
                                int nparts, int64_t row_bytes, predict_rma_mode_t mode,
                                predict_load_t *load)
+{
+    return predict_plan_load_hosts(old_bounds, new_bounds, nparts, row_bytes, mode, NULL,
+                                   load);
+}
+
+mal_status_t predict_plan_load_hosts(const int64_t *old_bounds, const int64_t *new_bounds,
+                                     int nparts, int64_t row_bytes, predict_rma_mode_t mode,
+                                     const double *host, predict_load_t *load)
 {
     if (nparts < 1)
         return MAL_ERR_ARG;
@@ -639,8 +657,8 @@ mal_status_t predict_plan_load(const int64_t *old_bounds, const int64_t *new_bou
                 if (src == d)
                     continue;
                 int64_t push = pushed_rows(mode, segs[i].rows, in[d], out[src]);
-                add_share(&load[d], segs[i].rows - push, row_bytes);
-                add_share(&load[src], push, row_bytes);
+                add_copy(&load[d], segs[i].rows - push, row_bytes, host, d, src);
+                add_copy(&load[src], push, row_bytes, host, d, src);
             }
         }
     }
@@ -650,11 +668,27 @@ mal_status_t predict_plan_load(const int64_t *old_bounds, const int64_t *new_bou
     return st;
 }
 
+double predict_net_bandwidth(const predict_params_t *m, int state)
+{
+    int e = predict_fastest_executor(m, PREDICT_LINK_NET, state);
+    double bw = e >= 0 ? m->redist_bw[PREDICT_LINK_NET][state][e] : 0;
+    if (bw > 0)
+        return bw;
+    e = fastest_of(default_params.redist_bw[PREDICT_LINK_NET][state]);
+    return default_params.redist_bw[PREDICT_LINK_NET][state][e];
+}
+
 static double copy_seconds(const predict_params_t *m, const predict_load_t *rank)
 {
-    int64_t warm = rank->remote_bytes - rank->cold_bytes;
+    int64_t net_warm = rank->net_bytes - rank->net_cold_bytes;
+    int64_t cold = rank->cold_bytes - rank->net_cold_bytes;
+    int64_t warm = rank->remote_bytes - rank->cold_bytes - net_warm;
+    double net = rank->net_bytes > 0
+                     ? (double)net_warm / predict_net_bandwidth(m, PREDICT_WARM) +
+                           (double)rank->net_cold_bytes / predict_net_bandwidth(m, PREDICT_COLD)
+                     : 0.0;
     return (double)rank->ops * m->get_latency + (double)warm / m->get_bandwidth +
-           (double)rank->cold_bytes / m->cold_get_bandwidth +
+           (double)cold / m->cold_get_bandwidth + net +
            (double)rank->local_bytes / m->copy_bandwidth;
 }
 

@@ -237,6 +237,9 @@ typedef struct {
     int64_t local_bytes;  /* bytes it copies locally (memcpy); set by the caller  */
     int64_t cold_bytes;   /* of remote_bytes, those between buffers that never
                            * exchanged data before (set by the caller)          */
+    int64_t net_bytes;    /* of remote_bytes, those between parts on different
+                           * hosts (predict_plan_load_hosts)                    */
+    int64_t net_cold_bytes; /* of net_bytes, the cold ones (set by the caller)  */
 } predict_load_t;
 
 /* Add to load[0..nparts) the work of moving one structure of `row_bytes`-byte rows from
@@ -250,11 +253,22 @@ typedef struct {
 mal_status_t predict_plan_load(const int64_t *old_bounds, const int64_t *new_bounds,
                                int nparts, int64_t row_bytes, predict_rma_mode_t mode,
                                predict_load_t *load);
+/* The same, where part r runs on host `host[r]` (any value naming it; NULL: one host):
+ * the bytes a rank copies to or from a part on another host also go to its net_bytes. */
+mal_status_t predict_plan_load_hosts(const int64_t *old_bounds, const int64_t *new_bounds,
+                                     int nparts, int64_t row_bytes, predict_rma_mode_t mode,
+                                     const double *host, predict_load_t *load);
+/* What one rank copies per second across hosts, warm or cold (PREDICT_WARM,
+ * PREDICT_COLD): the fastest executor's throughput across hosts in redist_bw (one rank
+ * per host, the link's), the documented defaults' where the file's is not measured. */
+double predict_net_bandwidth(const predict_params_t *m, int state);
 
 /* Time of a redistribution: epoch_seconds + windows * window_seconds + window_bytes *
  * window_byte_seconds + the copy time, where rank r needs
  * t_r = ops_r get_latency + (remote_bytes_r - cold_bytes_r) / get_bandwidth
  *       + cold_bytes_r / cold_get_bandwidth + local_bytes_r / copy_bandwidth
+ * for the bytes within one host, and the net bytes at predict_net_bandwidth (warm ones
+ * and cold ones each at theirs)
  * and at most `cores` ranks copy at once: copy time = max(max_r t_r, sum_r t_r / cores).
  * `windows` and `window_bytes` are what the busiest rank creates. */
 double predict_redist(const predict_params_t *m, int nparts, const predict_load_t *load,

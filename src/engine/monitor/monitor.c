@@ -104,6 +104,9 @@ struct monitor {
     predict_load_t *load;
     int nload, windows;
     double *mapped;             /* bytes of new memory each rank maps for the move      */
+    double *part_host;          /* host (hash) of each part of the move: the current
+                                 * ranks, then the processes an expansion adds        */
+    int nparts_host;
     int nmapped;
     /* hardware counter */
     int papi_set;
@@ -285,6 +288,7 @@ void engine_monitor_finalize(monitor_t **monp)
     free(mon->all);
     free(mon->load);
     free(mon->mapped);
+    free(mon->part_host);
     free(mon->report);
     free(mon);
     *monp = NULL;
@@ -733,6 +737,30 @@ static void new_hosts(const monitor_t *mon, const int *old_of_new, int n,
     }
 }
 
+/* Hosts of the move's parts, in the order the engine plans them (reconf/plan.c: the
+ * current ranks keep their numbers, the processes an expansion adds come after, in the
+ * order they are spawned): the transfer between two hosts is priced at the link's
+ * bandwidth. Out of memory, none: the move is priced as on one host. */
+static void part_hosts(monitor_t *mon, int added, const engine_host_list_t *list)
+{
+    int n = mon->nall + added;
+    double *h = realloc(mon->part_host, (size_t)(n > 0 ? n : 1) * sizeof *h);
+    mon->nparts_host = h != NULL ? n : 0;
+    if (h == NULL) {
+        free(mon->part_host);
+        mon->part_host = NULL;
+        return;
+    }
+    mon->part_host = h;
+    for (int u = 0; u < mon->nall; u++)
+        h[u] = mon->all[u].host;
+    for (int j = 0; j < added; j++) {
+        char *name = engine_host_at(list->hosts, list->first + j);
+        h[mon->nall + j] = name != NULL ? engine_host_hash(name) : mon->all[0].host;
+        free(name);
+    }
+}
+
 static double predict_comp_next(const monitor_t *mon, const int *old_of_new, int n,
                                 const double *weights, const engine_host_list_t *list)
 {
@@ -804,6 +832,7 @@ void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
     mon->windows = 0;
     mon->load = NULL;
     mon->mapped = NULL;
+    part_hosts(mon, action == MAL_ACTION_EXPAND ? changed : 0, &new_hosts);
     mon->predicting = true;
 }
 
@@ -873,14 +902,19 @@ void engine_monitor_plan(monitor_t *mon, const int64_t *old_bounds,
 {
     if (!ensure_load(mon, nparts))
         return;
-    int64_t *before = cold ? malloc((size_t)nparts * sizeof *before) : NULL;
-    for (int r = 0; before != NULL && r < nparts; r++)
+    int64_t *before = cold ? malloc(2 * (size_t)nparts * sizeof *before) : NULL;
+    for (int r = 0; before != NULL && r < nparts; r++) {
         before[r] = mon->load[r].remote_bytes;
+        before[nparts + r] = mon->load[r].net_bytes;
+    }
     /* Out of memory, the structure is left out of the prediction (it is only checked
      * against the measurement, never acted on). */
-    predict_plan_load(old_bounds, new_bounds, nparts, row_bytes, mode, mon->load);
-    for (int r = 0; before != NULL && r < nparts; r++)
+    const double *host = nparts <= mon->nparts_host ? mon->part_host : NULL;
+    predict_plan_load_hosts(old_bounds, new_bounds, nparts, row_bytes, mode, host, mon->load);
+    for (int r = 0; before != NULL && r < nparts; r++) {
         mon->load[r].cold_bytes += mon->load[r].remote_bytes - before[r];
+        mon->load[r].net_cold_bytes += mon->load[r].net_bytes - before[nparts + r];
+    }
     free(before);
 }
 
