@@ -443,16 +443,21 @@ static double price_now(const ctx_t *x)
     return price;
 }
 
-/* Old layout (the rows each rank holds; joiners empty at the end) against the new one
- * (partition_block over `weights`, leavers weighted 0), as the engine would move it.
+/* Old layout (the rows each rank holds; joiners empty at the end, on `joiner_hosts`, NULL
+ * when there are none) against the new one (partition_block over `weights`, leavers
+ * weighted 0), as the engine would move it, bytes between hosts at the link's bandwidth.
  * *largest_part (may be NULL): the rows of the largest new part. */
 static double redist_interval(const ctx_t *x, int nparts, const double *weights,
-                              predict_rma_mode_t mode, int windows, int64_t *largest_part)
+                              predict_rma_mode_t mode, const int *joiner_hosts,
+                              int64_t *largest_part)
 {
     int64_t *old_b = calloc(2 * ((size_t)nparts + 1), sizeof *old_b);
     predict_load_t *load = calloc((size_t)nparts, sizeof *load);
+    double *host = calloc((size_t)nparts, sizeof *host);
     double t = NAN;
-    if (old_b != NULL && load != NULL) {
+    for (int r = 0; host != NULL && r < nparts; r++)
+        host[r] = r < x->p ? x->in->procs[r].host : joiner_hosts ? joiner_hosts[r - x->p] : 0;
+    if (old_b != NULL && load != NULL && host != NULL) {
         int64_t *new_b = old_b + nparts + 1;
         for (int r = 0; r < nparts; r++)
             old_b[r + 1] = old_b[r] + (r < x->p ? x->in->procs[r].rows : 0);
@@ -460,16 +465,16 @@ static double redist_interval(const ctx_t *x, int nparts, const double *weights,
             int64_t largest = 0;
             for (int r = 0; r < nparts; r++)
                 largest = new_b[r + 1] - new_b[r] > largest ? new_b[r + 1] - new_b[r] : largest;
-            if (predict_plan_load(old_b, new_b, nparts, x->in->row_bytes, mode, load) ==
-                MAL_OK)
-                t = predict_redist(x->model, nparts, load, windows,
-                                   windows * largest * x->in->row_bytes);
+            if (predict_plan_load_hosts(old_b, new_b, nparts, x->in->row_bytes, mode, host,
+                                        load) == MAL_OK)
+                t = predict_redist(x->model, nparts, load, 0, 0);
             if (largest_part != NULL)
                 *largest_part = largest;
         }
     }
     free(old_b);
     free(load);
+    free(host);
     return t;
 }
 
@@ -526,7 +531,7 @@ static mal_status_t cand_rebalance(const ctx_t *x, cand_t *c)
     }
     damp_to_held(x, c->weights);
     predict_steady(x, c);
-    c->t.redist = redist_interval(x, x->p, c->weights, PREDICT_RMA_SPLIT, 0, NULL);
+    c->t.redist = redist_interval(x, x->p, c->weights, PREDICT_RMA_SPLIT, NULL, NULL);
     c->price = price_now(x);
     return isnan(c->t.redist) ? MAL_ERR_NOMEM : MAL_OK;
 }
@@ -578,7 +583,7 @@ static int place_new(const ctx_t *x, const int *counts, int *hosts, int *pooled)
 static mal_status_t expand_costs(const ctx_t *x, cand_t *c)
 {
     int64_t largest = 0;
-    double move = redist_interval(x, c->n, c->weights, PREDICT_RMA_PUSH, 0, &largest);
+    double move = redist_interval(x, c->n, c->weights, PREDICT_RMA_PUSH, c->hosts, &largest);
     if (isnan(move))
         return MAL_ERR_NOMEM;
     const predict_params_t *m = x->model;
@@ -647,7 +652,7 @@ static mal_status_t cand_shrink(const ctx_t *x, const bool *leaving, cand_t *c)
     }
     predict_steady(x, c);
     c->t.process = predict_remove(x->model, r_count);
-    c->t.redist = redist_interval(x, x->p, all, PREDICT_RMA_PULL, 0, NULL);
+    c->t.redist = redist_interval(x, x->p, all, PREDICT_RMA_PULL, NULL, NULL);
     free(all);
     return isnan(c->t.redist) ? MAL_ERR_NOMEM : MAL_OK;
 }
