@@ -487,8 +487,9 @@ static void test_plan_load_hosts(void)
     int64_t net = l[0].net_bytes + l[1].net_bytes + l[2].net_bytes;
     int64_t remote = l[0].remote_bytes + l[1].remote_bytes + l[2].remote_bytes;
     CHECK(l[2].net_bytes == l[2].remote_bytes && l[1].net_bytes == 0 &&
-              net == remote - l[1].remote_bytes, "part 2's pulls cross, part 1's do not: net %lld of %lld",
-          (long long)net, (long long)remote);
+              net == remote - l[1].remote_bytes,
+          "part 2's pulls cross, part 1's do not: net %lld of %lld", (long long)net,
+          (long long)remote);
     memset(l, 0, sizeof l);
     predict_plan_load_hosts(ob, nb, 3, 8, PREDICT_RMA_PULL, NULL, l);
     CHECK(l[0].net_bytes + l[1].net_bytes + l[2].net_bytes == 0, "no hosts: one host");
