@@ -519,8 +519,13 @@ static double fault_once(MPI_Comm comm)
 {
     char *p = mmap(NULL, FAULT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                    -1, 0);
-    if (p == MAP_FAILED)
+    int ok = p != MAP_FAILED; /* agreed: a rank without the memory must not hang the other */
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!ok) {
+        if (p != MAP_FAILED)
+            munmap(p, FAULT_BYTES);
         return -1;
+    }
     madvise(p, FAULT_BYTES, MADV_NOHUGEPAGE);
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();

@@ -15,8 +15,12 @@
  * The file (written by bench/regret.sh, every figure averaged over its repetitions):
  *     prefix,SCENARIO,K,SECONDS          P(K) for K = 10, 20, ..., N (N: the run's length)
  *     alt,SCENARIO,ALT,K,C,A,TOTAL       an alternative measured at K
- *     policy,SCENARIO,ALT,K,TOTAL        the policy's first decision, as the alternative
- *                                        it equals ("none": it kept the set)
+ *     policy,SCENARIO,ALT,K,TOTAL[,N]    the policy's first decision, as the alternative
+ *                                        it equals ("none": it kept the set), taken in N
+ *                                        repetitions (1 when absent); of several, the
+ *                                        replay follows the one taken most often
+ * An alternative may appear once per iteration it was measured at; the policy's is
+ * priced with the one measured at its K where there is one.
  * Lines starting with '#' and blank lines are ignored. */
 #include "sim_replay.h"
 
@@ -29,7 +33,7 @@
 
 #define MAX_SCENARIOS 16
 #define MAX_POINTS 256
-#define MAX_ALTS 8
+#define MAX_ALTS 32
 #define NAME_MAX_LEN 32
 
 typedef struct {
@@ -46,6 +50,7 @@ typedef struct {
     int nalts;
     replay_alt_t alt[MAX_ALTS];
     bool has_policy;
+    int policy_count;             /* repetitions that took it                         */
     replay_alt_t policy;          /* name: the alternative it equals; total measured */
 } replay_scenario_t;
 
@@ -89,12 +94,17 @@ static bool parse_line(char *line, replay_t *r)
         snprintf(s->alt[s->nalts++].name, NAME_MAX_LEN, "%s", alt);
         return true;
     }
-    if (sscanf(line, "policy,%31[^,],%31[^,],%d,%lf", name, alt, &k, &a) == 4) {
+    int count = 1;
+    int fields = sscanf(line, "policy,%31[^,],%31[^,],%d,%lf,%d", name, alt, &k, &a, &count);
+    if (fields == 4 || (fields == 5 && count >= 1)) {
         if ((s = scenario_of(r, name)) == NULL)
             return false;
-        s->has_policy = true;
-        s->policy = (replay_alt_t){.k = k, .total = a};
-        snprintf(s->policy.name, NAME_MAX_LEN, "%s", alt);
+        if (!s->has_policy || count > s->policy_count) {
+            s->has_policy = true;
+            s->policy_count = count;
+            s->policy = (replay_alt_t){.k = k, .total = a};
+            snprintf(s->policy.name, NAME_MAX_LEN, "%s", alt);
+        }
         return true;
     }
     return false;
@@ -148,12 +158,19 @@ static double outcome(const replay_scenario_t *s, const replay_alt_t *a, int k)
     return prefix_at(s, k) + a->cost + (n - k) * a->after;
 }
 
-static const replay_alt_t *alt_named(const replay_scenario_t *s, const char *name)
+/* The alternative `name` as measured at iteration k, else at any. */
+static const replay_alt_t *alt_named(const replay_scenario_t *s, const char *name, int k)
 {
-    for (int i = 0; i < s->nalts; i++)
-        if (strcmp(s->alt[i].name, name) == 0)
+    const replay_alt_t *any = NULL;
+    for (int i = 0; i < s->nalts; i++) {
+        if (strcmp(s->alt[i].name, name) != 0)
+            continue;
+        if (s->alt[i].k == k)
             return &s->alt[i];
-    return NULL;
+        if (any == NULL)
+            any = &s->alt[i];
+    }
+    return any;
 }
 
 /* The least T over every alternative at every decision point before the end (nothing
@@ -179,7 +196,8 @@ static double best_outcome(const replay_scenario_t *s, const char **what, int *a
 static void replay_scenario(const replay_scenario_t *s, double *regret)
 {
     *regret = NAN;
-    const replay_alt_t *chosen = s->has_policy ? alt_named(s, s->policy.name) : NULL;
+    const replay_alt_t *chosen =
+        s->has_policy ? alt_named(s, s->policy.name, s->policy.k) : NULL;
     static const replay_alt_t none = {.name = "none"};
     if (s->has_policy && strcmp(s->policy.name, "none") == 0)
         chosen = &none;

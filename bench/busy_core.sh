@@ -13,4 +13,5 @@ start_busy() {
     taskset -c 1 sh -c 'while :; do :; done' &
     busy_pid=$!
 }
-trap stop_busy EXIT INT TERM
+trap stop_busy EXIT
+trap 'stop_busy; exit 130' INT TERM

@@ -54,6 +54,7 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 mkdir -p "$out"
+trap 'stop_busy; stop_running; exit 130' INT TERM
 : > "$out/replay_runs.csv"
 csv=$out/regret.csv
 echo "scenario,rep,run,decision,seconds" > "$csv"
@@ -95,16 +96,34 @@ event() {
     if [ -z "$ev" ]; then "$@"; return; fi
     at=${ev#*@}
     rm -f "$out/mark" "$out/go"
+    job=""
+    # This runs in a subshell (timed's command substitution), which the main shell's
+    # traps do not reach: neither the loop nor the job may outlive an interruption.
+    trap 'stop_busy; [ -z "$job" ] || kill "$job" 2>/dev/null; exit 130' INT TERM
+    trap 'stop_busy' EXIT
     if [ "${ev%@*}" = free ]; then start_busy; availability 1 0; fi
     "$@" --mark "$out/mark" --mark-at "$at" --resume-on "$out/go" &
     job=$!
+    echo "$job $busy_pid" > "$out/running" # for the main shell's trap
     while [ ! -e "$out/mark" ] && kill -0 "$job" 2>/dev/null; do sleep 0.002; done
     if [ "${ev%@*}" = free ]; then stop_busy; availability 2 1; else start_busy; fi
+    echo "$job $busy_pid" > "$out/running"
     : > "$out/go"
     rc=0
     wait "$job" || rc=$?
     stop_busy
+    rm -f "$out/running"
     return "$rc"
+}
+
+# An interruption reaches this shell only: the job and the loop a run started in its
+# subshell (event) are ended from what it wrote down.
+stop_running() {
+    if [ -s "$out/running" ]; then
+        # shellcheck disable=SC2046
+        kill $(cat "$out/running") 2>/dev/null || true
+        rm -f "$out/running"
+    fi
 }
 
 # Seconds of one run: its iterations' when it wrote them to $out/times.csv (jacobi
@@ -154,8 +173,9 @@ record_costs() {
             } else {
                 before = (t[k - 1] + t[k - 2] + t[k - 3]) / 3
                 for (i = k + 1; i <= n; i++) after += t[i]
-                printf "alt,%s,%d,%s,%d,%.6f,%.6f,%.6f\n", s, rep, what, k, t[k] - before,
-                       after / (n - k), total
+                if (n > k)
+                    printf "alt,%s,%d,%s,%d,%.6f,%.6f,%.6f\n", s, rep, what, k,
+                           t[k] - before, after / (n - k), total
             }
         }' "$out/times.csv" >> "$out/replay_runs.csv"
 }
@@ -164,30 +184,33 @@ record_costs() {
 # decision as a plan entry): expand is the "+" entry, shrink the "-" one, rebalance the
 # "w=" one; none stays none.
 as_alternative() {
+    [ "$1" = none ] && { echo none; return; }
     for a in $2; do
         case $1:$a in expand:+* | shrink:-* | rebalance:w=*) echo "$a"; return ;; esac
     done
-    echo none
+    echo unmatched # not among the alternatives: mal-sim replay says so
 }
 
-# Every run's costs averaged over the repetitions, the file mal-sim replay reads.
+# Every run's costs averaged over the repetitions that measured them at the same
+# iteration, the file mal-sim replay reads; the policy's decisions each with the number
+# of repetitions that took it (the replay follows the most frequent).
 write_replay() {
     awk -F, '
-        $1 == "prefix" { k = $2 SUBSEP $4; sum[k] += $5; cnt[k]++
-                         if (!(k in seen)) { seen[k] = 1; order[++n] = "prefix" SUBSEP k } }
-        $1 == "alt" { k = $2 SUBSEP $4; if (!(k in kat)) { kat[k] = $5; order[++n] = "alt" SUBSEP k }
-                      cost[k] += $6; after[k] += $7; tot[k] += $8; acnt[k]++ }
-        $1 == "policy" { k = $2 SUBSEP $4; if (!(k in pk)) { pk[k] = $5; order[++n] = "policy" SUBSEP k }
-                         ptot[k] += $6; pcnt[k]++ }
+        function remember(k) { if (!(k in seen)) { seen[k] = 1; order[++n] = k } }
+        $1 == "prefix" { k = "prefix" SUBSEP $2 SUBSEP $4; remember(k); a[k] += $5; c[k]++ }
+        $1 == "alt" { k = "alt" SUBSEP $2 SUBSEP $4 SUBSEP $5; remember(k)
+                      a[k] += $6; b[k] += $7; t[k] += $8; c[k]++ }
+        $1 == "policy" { k = "policy" SUBSEP $2 SUBSEP $4 SUBSEP $5; remember(k)
+                         t[k] += $6; c[k]++ }
         END {
             for (i = 1; i <= n; i++) {
-                split(order[i], f, SUBSEP)
-                k = f[2] SUBSEP f[3]
-                if (f[1] == "prefix") printf "prefix,%s,%s,%.6f\n", f[2], f[3], sum[k] / cnt[k]
-                if (f[1] == "alt") printf "alt,%s,%s,%s,%.6f,%.6f,%.6f\n", f[2], f[3], kat[k],
-                                          cost[k] / acnt[k], after[k] / acnt[k], tot[k] / acnt[k]
-                if (f[1] == "policy") printf "policy,%s,%s,%s,%.6f\n", f[2], f[3], pk[k],
-                                             ptot[k] / pcnt[k]
+                k = order[i]
+                split(k, f, SUBSEP)
+                if (f[1] == "prefix") printf "prefix,%s,%s,%.6f\n", f[2], f[3], a[k] / c[k]
+                if (f[1] == "alt") printf "alt,%s,%s,%s,%.6f,%.6f,%.6f\n", f[2], f[3], f[4],
+                                          a[k] / c[k], b[k] / c[k], t[k] / c[k]
+                if (f[1] == "policy") printf "policy,%s,%s,%s,%.6f,%d\n", f[2], f[3], f[4],
+                                             t[k] / c[k], c[k]
             }
         }' "$out/replay_runs.csv" > "$out/replay.csv"
 }

@@ -8,8 +8,13 @@
 #   avail_live.sh LAUNCHER JACOBI
 set -eu
 launcher=$1 jacobi=$2
+if [ "$(nproc)" -lt 2 ]; then # libmal caps this host's cores by what hwloc finds
+    echo "avail_live: SKIPPED: needs 2 cores, this machine has $(nproc)"
+    exit 77
+fi
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+job=""
+trap '[ -z "$job" ] || kill "$job" 2>/dev/null; rm -rf "$dir"' EXIT
 host=$(hostname)
 printf '%s 1 local 1.0 0\n' "$host" > "$dir/avail"
 env MAL_AVAILABILITY="$dir/avail" MAL_POLICY=preferred=2 MAL_REPORT="$dir/report.jsonl" \
@@ -24,6 +29,7 @@ mv "$dir/avail.new" "$dir/avail"
 : > "$dir/go"
 status=0
 wait "$job" || status=$?
+job=
 fail() {
     echo "avail_live: FAIL: $1"
     cat "$dir/out"

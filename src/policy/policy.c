@@ -519,8 +519,9 @@ static void damp_to_held(const ctx_t *x, double *weights)
         weights[r] = 0.5 * (weights[r] / wsum + (double)x->in->procs[r].rows / rows);
 }
 
-/* The current processes, rebalanced to their computing power. */
-static mal_status_t cand_rebalance(const ctx_t *x, cand_t *c)
+/* The current processes, rebalanced to their computing power (in loaded mode halfway
+ * there when `damp`: damp_to_held). */
+static mal_status_t cand_rebalance(const ctx_t *x, cand_t *c, bool damp)
 {
     if (cand_alloc(c, x->p, x->avail->nclasses))
         return MAL_ERR_NOMEM;
@@ -529,7 +530,8 @@ static mal_status_t cand_rebalance(const ctx_t *x, cand_t *c)
         c->power[r] = x->power[r];
         c->weights[r] = rank_weight(x, r);
     }
-    damp_to_held(x, c->weights);
+    if (damp)
+        damp_to_held(x, c->weights);
     predict_steady(x, c);
     c->t.redist = redist_interval(x, x->p, c->weights, PREDICT_RMA_SPLIT, NULL, NULL);
     c->price = price_now(x);
@@ -815,7 +817,7 @@ static mal_status_t cheapest_expansion(const ctx_t *x, int s, double goal, doubl
 static mal_status_t expansion_scenarios(const ctx_t *x, double goal, cand_t *best)
 {
     cand_t c = {0};
-    if (cand_rebalance(x, &c))
+    if (cand_rebalance(x, &c, true))
         return cand_free(&c), MAL_ERR_NOMEM;
     if (cand_total(x, &c) <= goal)
         return keep_better(x, best, &c), MAL_OK;
@@ -1208,7 +1210,9 @@ static mal_status_t release_phase(const ctx_t *x, policy_decision_t *out)
         return MAL_OK;
     cand_t keep = {0}, best = {0};
     bool *leaving = calloc((size_t)x->p, sizeof *leaving);
-    mal_status_t rc = leaving == NULL ? MAL_ERR_NOMEM : cand_rebalance(x, &keep);
+    /* Against the set rebalanced in full: the release's own set is weighted in full,
+     * and a half step would charge the release's rival with the imbalance it keeps. */
+    mal_status_t rc = leaving == NULL ? MAL_ERR_NOMEM : cand_rebalance(x, &keep, false);
     double best_gain = 0;
     payoff_t best_payoff = {0};
     for (int r = 1, tried = 0; !rc && r < x->p && tried < RELEASE_TRIES; r++) {
@@ -1264,7 +1268,7 @@ static mal_status_t balance_phase(const ctx_t *x, policy_decision_t *out)
     if (x->cfg->imbalance <= 0 || spread <= x->cfg->imbalance)
         return MAL_OK;
     cand_t c = {0};
-    mal_status_t rc = cand_rebalance(x, &c);
+    mal_status_t rc = cand_rebalance(x, &c, true);
     double now = x->current - comm_interval(x, x->p);
     payoff_t f = payoff(x, &c, x->current);
     if (rc || f.gain <= f.cost || !worth_it(x, now - c.t.comp))

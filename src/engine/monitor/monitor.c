@@ -1026,6 +1026,14 @@ void engine_monitor_correct_params(const monitor_t *mon, predict_params_t *p)
     p->get_bandwidth /= f;
     p->cold_get_bandwidth /= f;
     p->copy_bandwidth /= f; /* alpha and beta stay: the communication model's too */
+    /* The link's bandwidths the model falls back on where the file has none
+     * (predict_net_bandwidth) are corrected as the file's would be. */
+    predict_params_t d;
+    predict_params_default(&d);
+    for (int s = 0; s < PREDICT_STATES; s++)
+        for (int e = 0; e < PREDICT_EXECUTORS; e++)
+            if (!(p->redist_bw[PREDICT_LINK_NET][s][e] > 0))
+                p->redist_bw[PREDICT_LINK_NET][s][e] = d.redist_bw[PREDICT_LINK_NET][s][e];
     double *bw = &p->redist_bw[0][0][0];
     for (size_t i = 0; i < sizeof p->redist_bw / sizeof *bw; i++)
         bw[i] /= f;
