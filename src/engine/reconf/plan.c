@@ -484,18 +484,22 @@ static mal_status_t ensure_spare(engine_reconfig_t *rc, engine_move_t *m)
     /* Direct memory is kept where it still fits; a window is freed first, so growing
      * never needs room for three buffers. A NULL caps still takes part in the
      * collective allocation, as a failure. */
-    /* What the move faults in: direct memory and windows over it grow keeping their
-     * pages (transport/direct.c, engine_private_extend), so the rows beyond what they
-     * held; an allocated window is made anew and touched whole (transport/buffer.c). */
-    bool keeps = spare->peers != NULL || spare->own;
+    /* What the move faults in (transport/buffer.c, engine_buffer_regrow): direct memory
+     * and windows over it grow keeping their pages (engine_private_extend), so the rows
+     * beyond what they held; memory kept from a reconfiguration that does not fit is
+     * mapped anew, lazily, so the rows written; an allocated window is made anew and
+     * touched whole. */
+    bool keeps = !spare->pending && (spare->peers != NULL || spare->own);
     int64_t *mapped = calloc((size_t)p, sizeof *mapped);
     for (int r = 0; r < p && caps != NULL && mapped != NULL; r++) {
         int64_t rows = m->new_bounds[r + 1] - m->new_bounds[r];
         int64_t held = keeps && engine_buffer_present(spare) ? spare->caps[r] : 0;
         if (engine_buffer_holds(spare, r, caps[r]))
             mapped[r] = 0;
+        else if (keeps)
+            mapped[r] = (rows > held ? rows - held : 0) * rb;
         else
-            mapped[r] = keeps ? (rows > held ? rows - held : 0) * rb : caps[r] * rb;
+            mapped[r] = (spare->pending ? rows : caps[r]) * rb;
     }
     if (mapped != NULL)
         engine_monitor_window(rc->mon, mapped, p);
