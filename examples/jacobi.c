@@ -35,6 +35,8 @@ typedef struct {
     const char *mark;      /* rank 0 creates this file when mark_at iterations are done */
     int64_t mark_at;
     const char *resume_on; /* ... and then waits until this file exists              */
+    bool times_init;       /* --times starts with a line 0: mal_init's seconds       */
+    double init_seconds;   /* what mal_init took on this process                     */
 } options_t;
 
 static void usage(FILE *out);
@@ -207,6 +209,11 @@ static bool open_times(const options_t *o, FILE **times)
     if (o->times == NULL || rank != 0 || !mal_is_initial_process())
         return true;
     *times = cli_open_output(&cli, o->times, "w", o->times_out);
+    if (*times != NULL && o->times_init) {
+        int size;
+        MPI_Comm_size(mal_comm(), &size);
+        fprintf(*times, "0,%.9f,%d\n", o->init_seconds, size);
+    }
     return *times != NULL;
 }
 
@@ -346,7 +353,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: jacobi [--n N] [--iters I] [--check] [--quiet] [--async] [--times FILE]\n"
-            "              [--mark FILE --mark-at I [--resume-on FILE]]\n"
+            "              [--mark FILE --mark-at I [--resume-on FILE]] [--times-init]\n"
             "  --n      matrix order (default 1536)\n"
             "  --iters  Jacobi iterations (default 40)\n"
             "  --check  rank 0 recomputes serially and compares x bit for bit\n"
@@ -356,6 +363,7 @@ static void usage(FILE *out)
             "           stdout, and every other line to stderr)\n"
             "  --mark   rank 0 creates FILE once --mark-at iterations are done\n"
             "  --resume-on  ... and then waits until FILE exists (at most 60 s)\n"
+            "  --times-init  --times starts with 0,seconds,procs: what mal_init took\n"
             CLI_STANDARD_USAGE
             "  The reconfiguration plan comes from MAL_PLAN, e.g. 5:+2,10:-1,15:w=1:2:1\n"
             "Exit status: 0, 1 when the run or --check fails, 2 for a usage error.\n");
@@ -370,7 +378,8 @@ static void parse_options(int argc, char **argv, options_t *o)
         {"check", no_argument, NULL, 'c'},          {"quiet", no_argument, NULL, 'q'},
         {"async", no_argument, NULL, 'a'},          {"times", required_argument, NULL, 't'},
         {"mark", required_argument, NULL, 'm'},     {"mark-at", required_argument, NULL, 'M'},
-        {"resume-on", required_argument, NULL, 'R'}, CLI_STANDARD_OPTIONS,                       {0}};
+        {"resume-on", required_argument, NULL, 'R'}, {"times-init", no_argument, NULL, 'I'},
+        CLI_STANDARD_OPTIONS,                       {0}};
     for (int c; (c = cli_next(&cli, argc, argv, "", longopts)) != -1;) {
         switch (c) {
         case 'n': /* row counts travel as int in MPI_Allgatherv */
@@ -399,6 +408,9 @@ static void parse_options(int argc, char **argv, options_t *o)
             break;
         case 'R':
             o->resume_on = optarg;
+            break;
+        case 'I':
+            o->times_init = true;
             break;
         }
     }
@@ -442,7 +454,9 @@ int main(int argc, char **argv)
     cfg.iterations = o.iters; /* the policy's objective needs the run's length */
     if (o.async)
         cfg.async = 1; /* else MAL_ASYNC from the environment decides */
+    double t0 = MPI_Wtime();
     die_on(mal_init(MPI_COMM_WORLD, &cfg), "mal_init"); /* a spawned process joins here */
+    o.init_seconds = MPI_Wtime() - t0;
     jacobi_t j = {.n = o.n};
     allocate(&j, o.async);
     if (mal_is_initial_process()) /* joiners found their rows already in the windows */
