@@ -4,16 +4,19 @@
  * A real run can try the alternatives only at the iteration where the policy first
  * decided; with the measured costs, each alternative can be placed at any decision
  * point K (10, 20, ...) of the run at no cost:
- *     T(alt, K) = P(K) + C(alt) + (N - K) A(alt),   T(nothing) = P(N)
- * where P(K) is the time of the first K iterations of the run that did nothing, C(alt)
- * what the iteration of the alternative's reconfiguration took beyond the iterations
- * before it, A(alt) its mean iteration after. The replayed policy is its first decision
+ *     T(alt, K) = P(K) - P(0) + C(alt) + (N - K) A(alt),   T(nothing) = P(N)
+ * where P(K) is the time of mal_init and the first K iterations of the run that did
+ * nothing (P(0): mal_init's alone, 0 when not written), C(alt) the alternative's own
+ * mal_init (a plan that spawns pays Open MPI's platform probe there) and what the
+ * iteration of its reconfiguration took beyond the iterations before it, A(alt) its mean
+ * iteration after. The replayed policy is its first decision
  * at its K; its later decisions are not replayed (the loaded-core policy rebalances
  * again). Regret = T(policy) / the least T over every alternative and decision point - 1;
  * the decomposition error compares T(alt, K) at the measured K with the measured total.
  *
  * The file (written by bench/regret.sh, every figure averaged over its repetitions):
- *     prefix,SCENARIO,K,SECONDS          P(K) for K = 10, 20, ..., N (N: the run's length)
+ *     prefix,SCENARIO,K,SECONDS          P(K) for K = 0 (optional), 10, 20, ..., N (N: the
+ *                                        run's length)
  *     alt,SCENARIO,ALT,K,C,A,TOTAL       an alternative measured at K
  *     policy,SCENARIO,ALT,K,TOTAL[,N]    the policy's first decision, as the alternative
  *                                        it equals ("none": it kept the set), taken in N
@@ -80,7 +83,7 @@ static bool parse_line(char *line, replay_t *r)
     double a, b, c;
     replay_scenario_t *s;
     if (sscanf(line, "prefix,%31[^,],%d,%lf", name, &k, &a) == 3) {
-        if ((s = scenario_of(r, name)) == NULL || s->npoints == MAX_POINTS || k <= 0)
+        if ((s = scenario_of(r, name)) == NULL || s->npoints == MAX_POINTS || k < 0)
             return false;
         s->point[s->npoints] = k;
         s->prefix[s->npoints++] = a;
@@ -155,7 +158,8 @@ static double outcome(const replay_scenario_t *s, const replay_alt_t *a, int k)
     int n = run_length(s);
     if (strcmp(a->name, "none") == 0)
         return prefix_at(s, n);
-    return prefix_at(s, k) + a->cost + (n - k) * a->after;
+    double init = prefix_at(s, 0);
+    return prefix_at(s, k) - (isfinite(init) ? init : 0) + a->cost + (n - k) * a->after;
 }
 
 /* The alternative `name` as measured at iteration k, else at any. */
@@ -182,6 +186,8 @@ static double best_outcome(const replay_scenario_t *s, const char **what, int *a
     *at = 0;
     for (int i = 0; i < s->nalts; i++)
         for (int p = 0; p + 1 < s->npoints; p++) {
+            if (s->point[p] == 0) /* mal_init's time, not a decision point */
+                continue;
             double t = outcome(s, &s->alt[i], s->point[p]);
             if (strcmp(s->alt[i].name, "none") != 0 && t < best) {
                 best = t;

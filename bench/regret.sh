@@ -55,6 +55,11 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 trap 'stop_busy; stop_running; exit 130' INT TERM
+# Only the settings each run gives: a caller's MAL_POOL, MAL_LEARN, MAL_ASYNC, ... would
+# change what is compared (the calibration and the build stay the caller's).
+for v in $(env | sed -n 's/^\(MAL_[A-Z_]*\)=.*/\1/p'); do
+    case $v in MAL_BUILD_DIR | MAL_CALIBRATION | MAL_RECONF_TIMEOUT) ;; *) unset "$v" ;; esac
+done
 : > "$out/replay_runs.csv"
 csv=$out/regret.csv
 echo "scenario,rep,run,decision,seconds" > "$csv"
@@ -156,9 +161,10 @@ first_decision() {
 }
 
 # The measured costs of one Jacobi run, for mal-sim's replay (apps/sim_replay.c), from
-# its per-iteration times: WHAT=none: the time of its first K iterations for K = 10, 20,
-# ... and of all of them; WHAT=policy: its first decision ACTION at K and its total; else
-# an alternative at K: what iteration K took beyond the mean of the 3 before it (the
+# its per-iteration times (line 0: mal_init): WHAT=none: mal_init's time (K = 0) and that
+# of mal_init and its first K iterations for K = 10, 20, ... and all of them;
+# WHAT=policy: its first decision ACTION at K and its total; else an alternative at K:
+# its mal_init and what iteration K took beyond the mean of the 3 before it (the
 # reconfiguration), the mean iteration after K, and the total.
 record_costs() {
     [ -s "$out/times.csv" ] || return 0
@@ -166,6 +172,7 @@ record_costs() {
         { t[$1] = $2; total += $2; if ($1 % 10 == 0) prefix[$1] = total }
         END {
             if (what == "none") {
+                if (0 in t) printf "prefix,%s,%d,0,%.6f\n", s, rep, t[0]
                 for (i = 10; i < n; i += 10) printf "prefix,%s,%d,%d,%.6f\n", s, rep, i, prefix[i]
                 printf "prefix,%s,%d,%d,%.6f\n", s, rep, n, total
             } else if (what == "policy") {
@@ -173,9 +180,9 @@ record_costs() {
             } else {
                 before = (t[k - 1] + t[k - 2] + t[k - 3]) / 3
                 for (i = k + 1; i <= n; i++) after += t[i]
-                if (n > k)
+                if (n > k) # its own mal_init is part of what it costs (the probe of a spawn)
                     printf "alt,%s,%d,%s,%d,%.6f,%.6f,%.6f\n", s, rep, what, k,
-                           t[k] - before, after / (n - k), total
+                           t[k] - before + t[0], after / (n - k), total
             }
         }' "$out/times.csv" >> "$out/replay_runs.csv"
 }

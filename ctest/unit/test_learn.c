@@ -27,8 +27,8 @@ static void test_prior(void)
     double s = sqrt((0.01 + 0.49 + 0.0625 + 0.36) / 16);
     CHECK(near(lo, 4 * exp(-1.28 * s), 1e-12) && near(hi, 4 * exp(1.28 * s), 1e-12),
           "bounds %g %g", lo, hi);
-    CHECK(near(predict_learn_high(&l, PREDICT_TERM_REDIST, 2.0), 2 * exp(1.28 * 0.6), 1e-12),
-          "high end %g", predict_learn_high(&l, PREDICT_TERM_REDIST, 2.0));
+    CHECK(near(predict_spread_high(l.spread, PREDICT_TERM_REDIST, 2.0), 2 * exp(1.28 * 0.6),
+               1e-12), "high end %g", predict_spread_high(l.spread, PREDICT_TERM_REDIST, 2.0));
     CHECK(predict_spread_high(NULL, PREDICT_TERM_COMP, 3.0) == 3.0, "no spreads: the value");
     CHECK(predict_learn_mean_spread(&l, PREDICT_TERM_COMM) == 0.7, "prior mean spread %g",
           predict_learn_mean_spread(&l, PREDICT_TERM_COMM));

@@ -50,11 +50,6 @@ double predict_spread_high(const double *spread, int term, double v)
     return v * exp(PREDICT_LEARN_Z * spread[term]);
 }
 
-double predict_learn_high(const predict_learn_t *l, int term, double v)
-{
-    return predict_spread_high(l->spread, term, v);
-}
-
 double predict_learn_mean_spread(const predict_learn_t *l, int term)
 {
     if (term < 0 || term >= PREDICT_TERMS)

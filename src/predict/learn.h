@@ -55,14 +55,14 @@ void predict_learn_observe(predict_learn_t *l, int term, double modelled, double
 double predict_learn_factor(const predict_learn_t *l, int term);
 /* The corrected interval: each term of `model` times its factor. */
 predict_interval_t predict_learn_apply(const predict_learn_t *l, const predict_interval_t *model);
-/* The high end of a term's interval for a corrected value v: v exp(z spread). */
-double predict_learn_high(const predict_learn_t *l, int term, double v);
 /* The log spread of the corrected model's mean for `term`: what remains uncertain about
  * a term that repeats every interval once single intervals' noise averages out, the
  * spread times sqrt(P) (RLS's variance of m, in units of the noise's: 1 for the prior,
  * 1 - forget = 0.2 after many observations). */
 double predict_learn_mean_spread(const predict_learn_t *l, int term);
-/* The same from spreads alone (spread[PREDICT_TERMS], may be NULL: v itself). */
+/* The high end of a term's interval for a corrected value v, from the terms' spreads
+ * (spread[PREDICT_TERMS], as predict_learn_t.spread; may be NULL: v itself):
+ * v exp(z spread[term]). */
 double predict_spread_high(const double *spread, int term, double v);
 /* The correction of one prediction when the one-time terms are learnt per kind of
  * reconfiguration: the steady terms (computation, communication) of `steady`, the

@@ -569,10 +569,8 @@ static void check_prediction(monitor_t *mon, bool root)
     measured_interval(mon->all, mon->nall, scale, &mon->pred.comp_measured,
                       &mon->pred.comm_measured);
     mon->pred.measured = true;
-    observe(mon, PREDICT_TERM_COMP, mon->raw.comp,
-                          mon->pred.comp_measured);
-    observe(mon, PREDICT_TERM_COMM, mon->raw.comm,
-                          mon->pred.comm_measured);
+    observe(mon, PREDICT_TERM_COMP, mon->raw.comp, mon->pred.comp_measured);
+    observe(mon, PREDICT_TERM_COMM, mon->raw.comm, mon->pred.comm_measured);
     mon->pending = false;
     if (root)
         tell_prediction(mon);
@@ -715,6 +713,16 @@ static int old_rank(const monitor_t *mon, const int *old_of_new, int k)
     return k < mon->nall ? k : -1;
 }
 
+/* The host (hash) the j-th process an expansion adds starts on: the host list's entry,
+ * else rank 0's host. */
+static double spawned_host(const monitor_t *mon, const engine_host_list_t *list, int j)
+{
+    char *h = engine_host_at(list->hosts, list->first + j);
+    double host = h != NULL ? engine_host_hash(h) : mon->all[0].host;
+    free(h);
+    return host;
+}
+
 /* Hosts of the new set: old ranks stay where they are, new ones start on rank 0's host
  * (or the host list's, whose cores are taken as rank 0's). */
 static void new_hosts(const monitor_t *mon, const int *old_of_new, int n,
@@ -723,17 +731,8 @@ static void new_hosts(const monitor_t *mon, const int *old_of_new, int n,
     int spawned = 0;
     for (int k = 0; k < n; k++) {
         int o = old_rank(mon, old_of_new, k);
-        if (o >= 0) {
-            hosts[k] = mon->all[o].host;
-            cores[k] = mon->all[o].cores;
-            continue;
-        }
-        hosts[k] = mon->all[0].host;
-        cores[k] = mon->all[0].cores;
-        char *h = engine_host_at(list->hosts, list->first + spawned++);
-        if (h != NULL)
-            hosts[k] = engine_host_hash(h);
-        free(h);
+        hosts[k] = o >= 0 ? mon->all[o].host : spawned_host(mon, list, spawned++);
+        cores[k] = mon->all[o >= 0 ? o : 0].cores;
     }
 }
 
@@ -754,11 +753,8 @@ static void part_hosts(monitor_t *mon, int added, const engine_host_list_t *list
     mon->part_host = h;
     for (int u = 0; u < mon->nall; u++)
         h[u] = mon->all[u].host;
-    for (int j = 0; j < added; j++) {
-        char *name = engine_host_at(list->hosts, list->first + j);
-        h[mon->nall + j] = name != NULL ? engine_host_hash(name) : mon->all[0].host;
-        free(name);
-    }
+    for (int j = 0; j < added; j++)
+        h[mon->nall + j] = spawned_host(mon, list, j);
 }
 
 static double predict_comp_next(const monitor_t *mon, const int *old_of_new, int n,
