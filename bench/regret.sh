@@ -258,6 +258,7 @@ EOF
             "$run" -n "$procs" $prog)
         set -- $(first_decision)
         k=$1 decision=$2
+        cp "$out/report.jsonl" "$out/policy.$name.$rep.jsonl" # what it decided, and why
         echo "$name,$rep,policy,$decision at $k,$t" >> "$csv"
         [ "$name" = short-run ] && [ "$decision" != none ] && short_reconfigured=1
         [ "$k" -gt 0 ] || k=10
