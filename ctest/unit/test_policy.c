@@ -705,6 +705,46 @@ static void test_new_memory_priced(void)
     done(&x);
 }
 
+/* Hosts among the new processes of d (none pooled here). */
+static int distinct_hosts(const policy_decision_t *d)
+{
+    int n = 0;
+    for (int k = 0; k < d->count; k++) {
+        bool seen = false;
+        for (int j = 0; j < k && !seen; j++)
+            seen = d->hosts[j] == d->hosts[k];
+        n += !seen;
+    }
+    return n;
+}
+
+/* An expansion over several hosts pays spawn_host_seconds per host beyond the first (one
+ * spawn call and merge each): the same decision's process term grows by exactly that. */
+static void test_spawn_hosts_priced(void)
+{
+    fixture_t x;
+    objective_fixture(&x, 0.5, SELECT_EFFICIENCY);
+    policy_decision_t d;
+    double process = 0;
+    int hosts = 0, count = 0;
+    if (decide(&x, &d) == MAL_OK && d.action == POLICY_EXPAND) {
+        process = d.predicted.process;
+        hosts = distinct_hosts(&d);
+        count = d.count;
+    }
+    CHECK(hosts >= 2, "the expansion spans %d hosts (%s), the test needs 2 or more", hosts,
+          d.reason);
+    policy_decision_free(&d);
+    x.state = (policy_state_t){0};
+    x.model.spawn_host_seconds += 1e-3;
+    if (decide(&x, &d) == MAL_OK)
+        CHECK(d.action == POLICY_EXPAND && d.count == count &&
+                  fabs(d.predicted.process - process - 1e-3 * (hosts - 1)) < 1e-9,
+              "process %g, want %g + %d x 1 ms", d.predicted.process, process, hosts - 1);
+    policy_decision_free(&d);
+    done(&x);
+}
+
 int main(void)
 {
     test_goal_met_no_action();
@@ -727,6 +767,7 @@ int main(void)
     test_error_holds_back_balance();
     test_error_holds_back_expansion();
     test_new_memory_priced();
+    test_spawn_hosts_priced();
     printf("test_policy: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures != 0;
 }

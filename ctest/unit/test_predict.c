@@ -247,13 +247,29 @@ static void test_grow_from_pool(void)
     predict_params_t m = {0};
     m.spawn_seconds = 0.5;
     m.pool_wake_seconds = 0.01;
-    CHECK_NEAR(predict_grow(&m, 4, 0), 2, "no pool: four spawns");
-    CHECK_NEAR(predict_grow(&m, 4, 1), 1.51, "three spawns, one wake");
-    CHECK_NEAR(predict_grow(&m, 4, 4), 0.04, "four wakes");
-    CHECK_NEAR(predict_grow(&m, 4, 9), 0.04, "more parked than needed: four wakes");
-    CHECK_NEAR(predict_grow(&m, 4, -1), 2, "negative pooled counts as none");
-    CHECK(predict_grow(&m, 0, 3) == 0, "nothing added");
-    CHECK(predict_grow(&m, 2, 2) < predict_spawn(&m, 2), "the pool is cheaper than spawning");
+    CHECK_NEAR(predict_grow(&m, 4, 0, 1), 2, "no pool: four spawns");
+    CHECK_NEAR(predict_grow(&m, 4, 1, 1), 1.51, "three spawns, one wake");
+    CHECK_NEAR(predict_grow(&m, 4, 4, 1), 0.04, "four wakes");
+    CHECK_NEAR(predict_grow(&m, 4, 9, 1), 0.04, "more parked than needed: four wakes");
+    CHECK_NEAR(predict_grow(&m, 4, -1, 1), 2, "negative pooled counts as none");
+    CHECK(predict_grow(&m, 0, 3, 1) == 0, "nothing added");
+    CHECK(predict_grow(&m, 2, 2, 1) < predict_spawn(&m, 2), "the pool is cheaper than spawning");
+}
+
+/* Spawns on three hosts: one spawn call and one merge each, the first priced in
+ * spawn_seconds, the two others 0.2 s each; woken processes make no call. */
+static void test_grow_per_host(void)
+{
+    predict_params_t m = {0};
+    m.spawn_seconds = 0.5;
+    m.spawn_host_seconds = 0.2;
+    m.pool_wake_seconds = 0.01;
+    CHECK_NEAR(predict_grow(&m, 4, 0, 3), 2.4, "four spawns on three hosts");
+    CHECK_NEAR(predict_grow(&m, 4, 0, 0), 2, "no host count: one");
+    CHECK_NEAR(predict_grow(&m, 4, 1, 2), 1.71, "three spawns on two hosts, one wake");
+    CHECK_NEAR(predict_grow(&m, 2, 2, 2), 0.02, "all woken: no spawn call");
+    predict_expand_cost_t c = predict_expand(&m, &(predict_expand_t){.procs = 4, .hosts = 3});
+    CHECK_NEAR(c.process, 2.4, "the expansion's process term prices the hosts");
 }
 
 /* spawn 0.5, wake 0.01, epoch 0.1, slowdown 1.25 (a second of background work costs
@@ -532,6 +548,10 @@ static int same_params(const predict_params_t *a, const predict_params_t *b)
            memcmp(&a->window_byte_seconds, &b->window_byte_seconds,
                   sizeof a->window_byte_seconds) == 0 &&
            memcmp(&a->spawn_seconds, &b->spawn_seconds, sizeof a->spawn_seconds) == 0 &&
+           memcmp(&a->spawn_host_seconds, &b->spawn_host_seconds,
+                  sizeof a->spawn_host_seconds) == 0 &&
+           memcmp(&a->fault_byte_seconds, &b->fault_byte_seconds,
+                  sizeof a->fault_byte_seconds) == 0 &&
            memcmp(&a->remove_seconds, &b->remove_seconds, sizeof a->remove_seconds) == 0 &&
            memcmp(&a->pool_wake_seconds, &b->pool_wake_seconds,
                   sizeof a->pool_wake_seconds) == 0 &&
@@ -585,7 +605,8 @@ static void test_round_trip(void)
         .cold_get_bandwidth = 3e8 + 0.25,
         .get_latency = 2e-6, .copy_bandwidth = 1.0 / 7.0, .epoch_seconds = 0,
         .window_seconds = 123456789.125, .window_byte_seconds = 4.9e-324,
-        .spawn_seconds = 0.08, .remove_seconds = 1e300, .pool_wake_seconds = 2.5e-3,
+        .fault_byte_seconds = 1.0 / 9.0, .spawn_seconds = 0.08, .spawn_host_seconds = 0.0625,
+        .remove_seconds = 1e300, .pool_wake_seconds = 2.5e-3,
         .async_slowdown = 1.0 + 1.0 / 3.0, .cores = 7,
         .redist_bw = {{{1.5e9, 0, 2.25e9, 1.0 / 3.0}, {7e8, 8e8, 9e8, 1e9}},
                       {{0, 0, 0, 0}, {1e300, 2, 3, 4}}},
@@ -717,11 +738,17 @@ static void test_good_file(void)
               p.async_slowdown == def.async_slowdown && def.async_slowdown >= 1,
           "a file without the pool and async keys: the defaults (%g, %g)",
           p.pool_wake_seconds, p.async_slowdown);
+    CHECK(p.spawn_host_seconds == def.spawn_host_seconds && def.spawn_host_seconds > 0 &&
+              p.fault_byte_seconds == def.fault_byte_seconds,
+          "a file without the per-host and fault keys: the defaults (%g, %g)",
+          p.spawn_host_seconds, p.fault_byte_seconds);
     char with_keys[1024];
     snprintf(with_keys, sizeof with_keys,
-             "%s\npool_wake_seconds = 0.003\nasync_slowdown = 1.75\n", text);
+             "%s\npool_wake_seconds = 0.003\nasync_slowdown = 1.75\n"
+             "spawn_host_seconds = 0.04\n", text);
     CHECK(parse_text(with_keys, &p, err, sizeof err) == MAL_OK, "pool keys refused: %s", err);
-    CHECK(p.pool_wake_seconds == 0.003 && p.async_slowdown == 1.75, "pool values");
+    CHECK(p.pool_wake_seconds == 0.003 && p.async_slowdown == 1.75 &&
+              p.spawn_host_seconds == 0.04, "pool and per-host values");
 }
 
 /* The twelve lines of a good file; line k (1-based) holds good_lines[k - 1]. */
@@ -900,6 +927,7 @@ int main(void)
     test_power_and_comp();
     test_spawn_remove();
     test_grow_from_pool();
+    test_grow_per_host();
     test_expand_sync();
     test_expand_async();
     test_plan_load_pair();

@@ -342,6 +342,7 @@ typedef struct {
     int pooled;             /* EXPAND: of count, served by the pool                   */
     double *power, *weights;
     int *hosts;             /* EXPAND: host of each new process                       */
+    int spawn_hosts;        /* EXPAND: hosts of the spawned ones (one spawn call each) */
     int *ranks;             /* SHRINK: ranks leaving, ascending                       */
     int *class_counts;
     predict_interval_t t;
@@ -578,6 +579,24 @@ static int place_new(const ctx_t *x, const int *counts, int *hosts, int *pooled)
     return k;
 }
 
+/* How many hosts the spawned processes of c start on, just after place_new (x->taken):
+ * the engine spawns once per host. The pool serves the processes parked on a host
+ * first; without per-host counts, the first c->pooled new processes. */
+static int count_spawn_hosts(const ctx_t *x, const cand_t *c)
+{
+    const int *parked_on = x->in->parked_on;
+    int n = 0;
+    for (int h = 0; h < x->avail->nhosts; h++) {
+        bool spawns = false;
+        if (parked_on != NULL)
+            spawns = x->taken[h] > parked_on[h];
+        for (int k = c->pooled; parked_on == NULL && k < c->count && !spawns; k++)
+            spawns = c->hosts[k] == h;
+        n += spawns;
+    }
+    return n;
+}
+
 /* What the expansion by c stalls the application (predict_expand): the move as the
  * engine pushes it, the spawned processes' new memory as one window of the largest
  * part (pooled ones keep theirs), faulted in by the move that writes it, the
@@ -591,7 +610,8 @@ static mal_status_t expand_costs(const ctx_t *x, cand_t *c)
     const predict_params_t *m = x->model;
     const policy_input_t *in = x->in;
     predict_expand_t e = {
-        .procs = c->count, .pooled = c->pooled, .async = in->async, .move = move,
+        .procs = c->count, .pooled = c->pooled, .hosts = c->spawn_hosts,
+        .async = in->async, .move = move,
         .populate = m->window_seconds +
                     (double)largest * (double)in->row_bytes * m->fault_byte_seconds,
         .read_mostly = in->row_bytes > 0
@@ -613,6 +633,7 @@ static mal_status_t cand_expand(const ctx_t *x, const int *counts, int s, cand_t
     memcpy(c->class_counts, counts, (size_t)x->avail->nclasses * sizeof *counts);
     if (place_new(x, counts, c->hosts, &c->pooled) != s)
         return MAL_ERR_ARG;
+    c->spawn_hosts = count_spawn_hosts(x, c);
     c->price = price_now(x);
     for (int r = 0; r < x->p; r++) {
         c->power[r] = x->power[r];
@@ -682,7 +703,8 @@ static int expand_room(const ctx_t *x)
 
 /* The process term of adding s processes before they are placed: the first `parked`
  * come from the pool (the placement prefers them), the rest are spawned, in the
- * background when async. */
+ * background when async, priced as on one host (the candidate, once placed, prices its
+ * hosts: expand_costs). */
 static double grow_interval(const ctx_t *x, int s)
 {
     predict_expand_t e = {.procs = s, .pooled = s < x->in->parked ? s : x->in->parked,

@@ -44,6 +44,7 @@ static const predict_params_t default_params = {
     .window_byte_seconds = 6.4e-10,
     .fault_byte_seconds = 4.7e-10,
     .spawn_seconds = 0.044,
+    .spawn_host_seconds = 0.03,
     .remove_seconds = 7.7e-5,
     .pool_wake_seconds = 1e-3,
     .async_slowdown = 1.5,
@@ -111,6 +112,8 @@ static const field_t fields[] = {
                    "seconds per process taken from the pool"),
     OPTIONAL_FIELD(fault_byte_seconds, FIELD_NONNEGATIVE,
                    "seconds per byte a move faults in (memory a reconfiguration maps)"),
+    OPTIONAL_FIELD(spawn_host_seconds, FIELD_NONNEGATIVE,
+                   "seconds per host an expansion spawns on beyond the first"),
     OPTIONAL_FIELD(async_slowdown, FIELD_FACTOR,
                    "iteration time while an expansion runs in the background / without"),
 #define REDIST_FIELD(link, state, m, key)                                                  \
@@ -559,12 +562,13 @@ static double clamp(double v, double lo, double hi)
     return v < lo ? lo : v > hi ? hi : v; /* NaN goes to hi */
 }
 
-double predict_grow(const predict_params_t *m, int nprocs, int pooled)
+double predict_grow(const predict_params_t *m, int nprocs, int pooled, int hosts)
 {
     if (nprocs <= 0)
         return 0;
     pooled = clamp_int(pooled, 0, nprocs);
-    return predict_spawn(m, nprocs - pooled) + pooled * m->pool_wake_seconds;
+    double calls = nprocs > pooled && hosts > 1 ? (hosts - 1) * m->spawn_host_seconds : 0;
+    return predict_spawn(m, nprocs - pooled) + calls + pooled * m->pool_wake_seconds;
 }
 
 /* ---- an expansion on the critical path -------------------------------------------- */
@@ -573,7 +577,7 @@ predict_expand_cost_t predict_expand(const predict_params_t *m, const predict_ex
 {
     int pooled = clamp_int(x->pooled, 0, x->procs > 0 ? x->procs : 0);
     bool spawns = x->procs > pooled;
-    double grow = predict_grow(m, x->procs, pooled);
+    double grow = predict_grow(m, x->procs, pooled, x->hosts);
     double populate = spawns && x->populate > 0 ? x->populate : 0;
     double copies = x->move > m->epoch_seconds ? x->move - m->epoch_seconds : 0;
     if (!(spawns && x->async))

@@ -42,6 +42,9 @@ typedef struct {
                                  * application's own allocation is populated at once,
                                  * in huge pages: window_byte_seconds)                */
     double spawn_seconds;       /* per process spawned and merged (eq. 6)               */
+    double spawn_host_seconds;  /* per host an expansion spawns on beyond the first: the
+                                 * engine makes one spawn call and one merge per host,
+                                 * each with its fixed cost                             */
     double remove_seconds;      /* per process released (eq. 7)                         */
     double pool_wake_seconds;   /* per process taken from the pool: it joins the active
                                  * set with no spawn, MPI_Init, merge nor new memory    */
@@ -70,8 +73,8 @@ const char *predict_redist_key(int link, int state, int executor);
  * ignored; every key of predict_params_t must appear exactly once, with a finite number
  * (>= 0; > 0 for the bandwidths; >= 1 for async_slowdown; cores an integer >= 1), except
  * the optional keys, which files written before they existed lack: cold_get_bandwidth
- * (get_bandwidth when absent), pool_wake_seconds, async_slowdown and fault_byte_seconds
- * (the defaults). Returns MAL_OK; or MAL_ERR_ARG,
+ * (get_bandwidth when absent), pool_wake_seconds, async_slowdown, fault_byte_seconds and
+ * spawn_host_seconds (the defaults). Returns MAL_OK; or MAL_ERR_ARG,
  * leaving *out unchanged and writing to err (errlen bytes; err may be NULL) a message
  * naming the file and line:
  * "FILE:LINE: unknown key 'x'", "FILE:LINE: 'alpha' is not a number: 'abc'",
@@ -171,9 +174,12 @@ double predict_spawn(const predict_params_t *m, int nprocs);
 double predict_remove(const predict_params_t *m, int nprocs);
 
 /* Processes added by an expansion of `nprocs` of which `pooled` (clamped to 0..nprocs)
- * come from the pool: the others are spawned, the pooled ones only woken:
- * (nprocs - pooled) spawn_seconds + pooled pool_wake_seconds. */
-double predict_grow(const predict_params_t *m, int nprocs, int pooled);
+ * come from the pool: the others are spawned, in `hosts` spawn calls (one per host they
+ * start on; < 1 counts as 1), the pooled ones only woken:
+ * (nprocs - pooled) spawn_seconds + (hosts - 1) spawn_host_seconds
+ *   + pooled pool_wake_seconds,
+ * the host term only when some process is spawned. */
+double predict_grow(const predict_params_t *m, int nprocs, int pooled, int hosts);
 
 /* ---- an expansion on the application's critical path -------------------------------- */
 
@@ -181,6 +187,7 @@ double predict_grow(const predict_params_t *m, int nprocs, int pooled);
 typedef struct {
     int procs;           /* processes added                                           */
     int pooled;          /* of them, taken from the pool (clamped to 0..procs)          */
+    int hosts;           /* hosts the spawned ones start on (spawn calls; < 1: one)     */
     bool async;          /* asynchronous (mal_config_t.async); only an expansion that
                           * spawns (procs > pooled) runs in the background, one the pool
                           * serves whole is synchronous                               */
@@ -208,7 +215,7 @@ typedef struct {
 } predict_expand_cost_t;
 
 /* Synchronous:  process = G, redist = populate + move, switch = G + populate + move,
- *               background = 0, with G = predict_grow(procs, pooled).
+ *               background = 0, with G = predict_grow(procs, pooled, hosts).
  * Asynchronous: the background's work A = G + populate + (move - epoch) read_mostly
  *               shares the cores with the old set, whose iterations run async_slowdown
  *               (s) times slower meanwhile, and stretches alike: background = A s wall

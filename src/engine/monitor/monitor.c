@@ -788,7 +788,7 @@ static double predict_comp_next(const monitor_t *mon, const int *old_of_new, int
 }
 
 void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
-                            mal_action_t action, int changed, int parked,
+                            mal_action_t action, engine_change_t change,
                             const int *old_of_new, int procs_after, const double *weights,
                             engine_host_list_t new_hosts)
 {
@@ -813,8 +813,10 @@ void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
     mon->raw = (predict_interval_t){
         .comp = comp * (double)len,
         .comm = lambda * predict_comm_model(&mon->params, &prof, procs_after, (double)len),
-        .process = action == MAL_ACTION_EXPAND   ? predict_grow(&mon->params, changed, parked)
-                   : action == MAL_ACTION_SHRINK ? predict_remove(&mon->params, changed)
+        .process = action == MAL_ACTION_EXPAND
+                       ? predict_grow(&mon->params, change.count, change.parked,
+                                      change.spawn_calls)
+                   : action == MAL_ACTION_SHRINK ? predict_remove(&mon->params, change.count)
                                                  : 0.0};
     predict_learn_t learnt = learnt_for(mon, action);
     predict_interval_t c = predict_learn_apply(&learnt, &mon->raw);
@@ -828,7 +830,7 @@ void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
     mon->windows = 0;
     mon->load = NULL;
     mon->mapped = NULL;
-    part_hosts(mon, action == MAL_ACTION_EXPAND ? changed : 0, &new_hosts);
+    part_hosts(mon, action == MAL_ACTION_EXPAND ? change.count : 0, &new_hosts);
     mon->predicting = true;
 }
 
@@ -1010,6 +1012,7 @@ void engine_monitor_correct_params(const monitor_t *mon, predict_params_t *p)
         return;
     double f = predict_learn_factor(&mon->learn, PREDICT_TERM_PROCESS);
     p->spawn_seconds *= f;
+    p->spawn_host_seconds *= f;
     p->remove_seconds *= f;
     p->pool_wake_seconds *= f;
     /* Redistribution: every time term times f, every bandwidth over f. */

@@ -59,15 +59,22 @@ typedef struct {
     const char *hosts;
     int64_t first;
 } engine_host_list_t;
+/* The processes a reconfiguration changes, for the model: `count` come or go; an
+ * expansion takes up to `parked` of them from the pool (woken, not spawned: the
+ * processes layer's count, the same on every rank; 0 otherwise) and spawns the others
+ * in `spawn_calls` calls (one per host they start on). */
+typedef struct {
+    int count;
+    int parked;
+    int spawn_calls;
+} engine_change_t;
 /* Before a reconfiguration that every rank of `comm` (mal_comm()) is making at
  * `iteration` (collective): predict the interval after it. old_of_new[k] is the current
  * rank of new rank k, -1 for a new process (NULL: ranks keep their numbers, the ones
- * beyond are new); weights (NULL: even) are the new set's; `changed` processes come or
- * go; an expansion takes up to `parked` of them from the pool (woken, not spawned: the
- * processes layer's count, the same on every rank; 0 otherwise); the new ones start on
- * `new_hosts`. */
+ * beyond are new); weights (NULL: even) are the new set's; `change` says which processes
+ * come or go; the new ones start on `new_hosts`. */
 void engine_monitor_predict(monitor_t *mon, MPI_Comm comm, int64_t iteration,
-                            mal_action_t action, int changed, int parked,
+                            mal_action_t action, engine_change_t change,
                             const int *old_of_new, int procs_after, const double *weights,
                             engine_host_list_t new_hosts);
 /* While it is planned: the transfer plan of one structure, other copies, new windows. */

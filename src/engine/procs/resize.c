@@ -250,8 +250,8 @@ static mal_status_t expand_data(const engine_parts_t *parts, engine_procs_t *pro
 
 /* The model's prediction before processes come or go: new rank k was old_of_new[k]. */
 static void predict_resize(const engine_parts_t *parts, const engine_procs_t *procs,
-                           mal_action_t action, int count, const bool *leaving,
-                           const double *weights)
+                           mal_action_t action, int count, mal_spawn_mode_t mode,
+                           const bool *leaving, const double *weights)
 {
     engine_group_t *g = parts->group;
     int p = g->size, n = action == MAL_ACTION_EXPAND ? p + count : p - count, k = 0;
@@ -267,8 +267,15 @@ static void predict_resize(const engine_parts_t *parts, const engine_procs_t *pr
     const char *placed = procs->spawn_hosts;
     engine_host_list_t hosts = {placed ? placed : parts->conf->hosts,
                                 procs->spawned - (placed ? procs->spawn_hosts_base : 0)};
-    engine_monitor_predict(parts->sink->mon, g->comm, g->iteration, action, count,
-                           action == MAL_ACTION_EXPAND ? engine_pool_parked(procs) : 0,
+    engine_change_t change = {.count = count};
+    if (action == MAL_ACTION_EXPAND) { /* the pool wakes what it can, the rest spawn */
+        change.parked = engine_pool_parked(procs);
+        spawn_calls_t calls;
+        plan_calls(parts, procs, count > change.parked ? count - change.parked : 0, mode,
+                   &calls);
+        change.spawn_calls = calls.calls;
+    }
+    engine_monitor_predict(parts->sink->mon, g->comm, g->iteration, action, change,
                            old_of_new, n, weights, hosts);
     free(old_of_new);
 }
@@ -322,7 +329,7 @@ static mal_status_t expand_agreed(const engine_parts_t *parts, engine_procs_t *p
                                   mal_spawn_mode_t mode, const double *weights, double t0)
 {
     engine_group_t *g = parts->group;
-    predict_resize(parts, procs, MAL_ACTION_EXPAND, count, NULL, weights);
+    predict_resize(parts, procs, MAL_ACTION_EXPAND, count, mode, NULL, weights);
     engine_join_msg_t msg = {.new_procs = g->size + count, .weights = weights};
     mal_status_t st = engine_pool_take(parts, procs, count, &msg.woken);
     msg.spawning = count - msg.woken;
@@ -542,7 +549,8 @@ mal_status_t engine_shrink(const engine_parts_t *parts, engine_procs_t *procs, i
         report_abandoned(parts, MAL_ACTION_SHRINK, MAL_SPAWN_DEFAULT, st, t0, 0);
         return st;
     }
-    predict_resize(parts, procs, MAL_ACTION_SHRINK, count, leaving, weights);
+    predict_resize(parts, procs, MAL_ACTION_SHRINK, count, MAL_SPAWN_DEFAULT, leaving,
+                   weights);
     engine_release_survey_t survey; /* where every process runs, for MAL_RELEASE_NODES */
     engine_release_survey(parts, &survey);
     st = shrink_data(parts, procs, leaving, weights, parts->conf->pool && !for_good, t0);

@@ -101,7 +101,8 @@ mal_status_t engine_reported_rebalance(const engine_parts_t *parts, const double
                          "processes", (long long)plan_iteration, count, g->size);
     else {
         engine_monitor_predict(parts->sink->mon, g->comm, g->iteration, MAL_ACTION_REBALANCE,
-                               0, 0, NULL, g->size, weights, (engine_host_list_t){0});
+                               (engine_change_t){0}, NULL, g->size, weights,
+                               (engine_host_list_t){0});
         st = engine_rebalance(parts, weights);
     }
     mal_rebalance_stats_t r = parts->sink->stats.last;
