@@ -7,8 +7,9 @@
  * local reduction, one-sided gets, memcpy, window creation and one libmal rebalance on a
  * duplicate of mal_comm(). Then, several times, mal_expand() adds one process,
  * mal_shrink() releases it into the pool, mal_expand() takes it back, mal_shrink()
- * parks it again and mal_pool_release() ends it: libmal's own figures of those
- * reconfigurations give the spawn, wake and removal costs. Last, a compute + allreduce
+ * parks it again and mal_pool_release() ends it; then two processes come in one spawn
+ * call and are ended: libmal's own figures of those reconfigurations give
+ * the spawn, per-host, wake and removal costs. Last, a compute + allreduce
  * kernel iterates while the plan's one entry adds a process asynchronously
  * (mal_config_t.async): its iterations while the expansion runs in the background, over
  * the undisturbed ones, give async_slowdown. A spawned process runs this same main()
@@ -72,7 +73,8 @@ typedef struct {
     int latency;        /* 8-byte gets                                          */
     int windows;        /* window cycles per size                               */
     int epochs;         /* rebalances                                           */
-    int resize_cycles;  /* spawn, release, take back from the pool, release, end    */
+    int resize_cycles;  /* spawn, release, take back from the pool, release, end;
+                         * spawn 2 in one call, end them                           */
     int undisturbed;    /* kernel iterations before the asynchronous expansion     */
 } reps_t;
 
@@ -97,6 +99,8 @@ typedef struct {
     double transfer_cold_seconds, transfer_warm_seconds;
     int executor_link;          /* the link class measure_executors measured           */
     int spawn_samples, wake_samples, remove_samples;
+    int host_samples;           /* expansions by two processes in one spawn call        */
+    double pair_seconds;        /* their median                                        */
     bool thread_multiple;       /* MPI_Init_thread provided MPI_THREAD_MULTIPLE        */
     bool async_ran;             /* the expansion ran in the background                 */
     double undisturbed_seconds; /* kernel iteration, median, nothing in the background  */
@@ -767,66 +771,106 @@ static int measure_initial(const reps_t *reps, results_t *r)
 
 /* ---- spawn_seconds, pool_wake_seconds, remove_seconds: libmal's reconfigurations --- */
 
-/* One cycle of four steps, by direct calls (synchronous whatever mal_config_t.async
+/* One cycle of six steps, by direct calls (synchronous whatever mal_config_t.async
  * says, so the background cannot blur these figures): spawn one process, release it
  * (it parks in the pool), take it back from the pool, release it again, then end it
- * for good (mal_pool_release) so that the next cycle spawns again. Without a pool the
- * releases end the process and both expansions spawn. */
-#define CYCLE_STEPS 4
+ * for good (mal_pool_release) so that the next expansion spawns again. Without a pool
+ * the releases end the process and both expansions spawn. Then two processes in one
+ * spawn call (batched), released and ended: two lone spawns cost two calls and two
+ * processes, the pair one call and two processes, so the difference is the call's fixed
+ * cost (with its merge), which an expansion pays once per host it spawns on. */
+#define CYCLE_STEPS 6
 
-typedef enum { CYCLE_SPAWN, CYCLE_PARK, CYCLE_WAKE, CYCLE_PARK_AND_END } cycle_step_t;
+typedef enum {
+    CYCLE_SPAWN, CYCLE_PARK, CYCLE_WAKE, CYCLE_PARK_AND_END,
+    CYCLE_TWO_ONE_CALL, CYCLE_END_TWO
+} cycle_step_t;
 
 typedef struct {
     double spawn[2 * MAX_CYCLES], wake[2 * MAX_CYCLES], shrink[2 * MAX_CYCLES];
-    int spawns, wakes, shrinks;
+    double pair[MAX_CYCLES];
+    int spawns, wakes, shrinks, pairs;
 } resize_samples_t;
 
-/* Per process, by where the processes came from (mal_reconfig_stats_t.pooled). */
-static void record_reconfig(resize_samples_t *s)
+/* Per process, by where the processes came from (mal_reconfig_stats_t.pooled); the
+ * pair whole. */
+static void record_reconfig(resize_samples_t *s, cycle_step_t step)
 {
     mal_reconfig_stats_t st;
     if (mal_last_reconfig(&st) != MAL_OK || st.status != MAL_OK)
         return;
     int added = st.procs_after - st.procs_before;
-    if (st.action == MAL_ACTION_EXPAND && added > 0 && st.pooled == 0 &&
-        s->spawns < 2 * MAX_CYCLES)
+    bool spawned = st.action == MAL_ACTION_EXPAND && added > 0 && st.pooled == 0;
+    if (spawned && step == CYCLE_TWO_ONE_CALL && s->pairs < MAX_CYCLES)
+        s->pair[s->pairs++] = st.process_seconds;
+    else if (spawned && step == CYCLE_SPAWN && s->spawns < 2 * MAX_CYCLES)
         s->spawn[s->spawns++] = st.process_seconds / added;
     else if (st.action == MAL_ACTION_EXPAND && added > 0 && st.pooled == added &&
              s->wakes < 2 * MAX_CYCLES)
         s->wake[s->wakes++] = st.process_seconds / added;
-    else if (st.action == MAL_ACTION_SHRINK && s->shrinks < 2 * MAX_CYCLES)
+    else if (st.action == MAL_ACTION_SHRINK && st.procs_before - st.procs_after == 1 &&
+             s->shrinks < 2 * MAX_CYCLES)
         s->shrink[s->shrinks++] = st.process_seconds;
 }
 
-/* The step's reconfiguration; the last rank is the process the cycle added. */
+/* The step's reconfiguration; the last ranks are the processes the cycle added. */
 static mal_status_t cycle_action(cycle_step_t step)
 {
-    int size, last;
+    int size;
     MPI_Comm_size(mal_comm(), &size);
-    last = size - 1;
+    int last[2] = {size - 2, size - 1};
     switch (step) {
     case CYCLE_SPAWN:
     case CYCLE_WAKE:
         return mal_expand(1, MAL_SPAWN_DEFAULT, NULL);
     case CYCLE_PARK:
     case CYCLE_PARK_AND_END:
-        return mal_shrink(1, &last, NULL);
+        return mal_shrink(1, &last[1], NULL);
+    case CYCLE_TWO_ONE_CALL:
+        return mal_expand(2, MAL_SPAWN_BATCHED, NULL);
+    case CYCLE_END_TWO:
+        return mal_shrink(2, last, NULL);
     }
     return MAL_ERR_ARG;
 }
 
+static bool cycle_expands(cycle_step_t step)
+{
+    return step == CYCLE_SPAWN || step == CYCLE_WAKE || step == CYCLE_TWO_ONE_CALL;
+}
+
 /* After the reconfiguration of step `step`: its figures, and the end of the parked
- * process after the last one. Returns MAL_OK or the failure. */
+ * processes after the steps that end them. Returns MAL_OK or the failure. */
 static mal_status_t after_action(cycle_step_t step, bool keeper, resize_samples_t *s)
 {
     if (keeper)
-        record_reconfig(s);
-    if (step != CYCLE_PARK_AND_END)
+        record_reconfig(s, step);
+    if (step != CYCLE_PARK_AND_END && step != CYCLE_END_TWO)
         return MAL_OK;
     mal_status_t st = mal_pool_release(-1);
     if (st != MAL_OK)
         libmal_failed("mal_pool_release", st);
     return st;
+}
+
+/* spawn_host_seconds: two lone spawns (2 spawn_seconds) over the pair's one call,
+ * within [0, spawn_seconds]; the default when no pair reported its time. */
+static void host_seconds(resize_samples_t *s, results_t *r)
+{
+    r->host_samples = s->pairs;
+    if (s->pairs == 0 || r->params.spawn_seconds <= 0) {
+        add_note("no two-process expansion reported its time: spawn_host_seconds is the "
+                 "default");
+        return;
+    }
+    r->pair_seconds = median(s->pair, s->pairs);
+    double call = 2 * r->params.spawn_seconds - r->pair_seconds;
+    if (call < 0 || call > r->params.spawn_seconds)
+        add_note("two processes in one spawn call took %.4f s, one alone %.4f s: the "
+                 "call's share is clamped to [0, spawn_seconds]", r->pair_seconds,
+                 r->params.spawn_seconds);
+    double whole = r->params.spawn_seconds;
+    r->params.spawn_host_seconds = call < 0 ? 0 : call > whole ? whole : call;
 }
 
 /* Every process, spawned and pooled ones included, runs the cycles from where it is;
@@ -847,9 +891,7 @@ static mal_status_t measure_resizes(int cycles, results_t *r)
         if (st == MAL_REMOVED)
             return st;
         if (st < 0)
-            return libmal_failed(step == CYCLE_SPAWN || step == CYCLE_WAKE ? "mal_expand"
-                                                                          : "mal_shrink", st),
-                   st;
+            return libmal_failed(cycle_expands(step) ? "mal_expand" : "mal_shrink", st), st;
         arrived = mal_iteration() != it; /* woken from the pool in a later iteration */
         if (arrived)
             continue;
@@ -866,6 +908,7 @@ static mal_status_t measure_resizes(int cycles, results_t *r)
     r->remove_samples = s.shrinks;
     r->params.spawn_seconds = s.spawns ? median(s.spawn, s.spawns) : 0.0;
     r->params.remove_seconds = s.shrinks ? median(s.shrink, s.shrinks) : 0.0;
+    host_seconds(&s, r);
     if (s.wakes > 0)
         r->params.pool_wake_seconds = median(s.wake, s.wakes);
     else
@@ -1091,6 +1134,10 @@ static void print_table(const results_t *r, const reps_t *reps, bool quick, doub
     snprintf(how, sizeof how, "spawn + merge of 1 process by mal_expand (%d samples)",
              r->spawn_samples);
     print_row("spawn_seconds", p->spawn_seconds, "s", how);
+    snprintf(how, sizeof how, "of it, the spawn call's: 2 x spawn_seconds - 2 processes in "
+             "1 call (%.4f s, %d samples%s)", r->pair_seconds, r->host_samples,
+             r->host_samples ? "" : ": default");
+    print_row("spawn_host_seconds", p->spawn_host_seconds, "s", how);
     snprintf(how, sizeof how, "release of 1 process by mal_shrink (%d of %d)",
              r->remove_samples, 2 * reps->resize_cycles);
     print_row("remove_seconds", p->remove_seconds, "s", how);
@@ -1204,6 +1251,9 @@ static mal_status_t start_libmal(const reps_t *reps, char *plan, size_t plan_len
     /* The calibration being made must not depend on an old one: with MAL_CALIBRATION
      * naming the file this run is about to create, mal_init would fail. */
     unsetenv("MAL_CALIBRATION");
+    /* The expansions go where the runtime places them: a host list would split the
+     * batched pair of the resize cycle into two spawn calls (spawn_host_seconds). */
+    unsetenv("MAL_HOSTS");
     mal_config_t cfg;
     mal_config_init(&cfg);
     snprintf(plan, plan_len, "%lld:+1", (long long)async_entry(reps));

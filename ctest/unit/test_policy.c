@@ -718,8 +718,9 @@ static int distinct_hosts(const policy_decision_t *d)
     return n;
 }
 
-/* An expansion over several hosts pays spawn_host_seconds per host beyond the first (one
- * spawn call and merge each): the same decision's process term grows by exactly that. */
+/* An expansion over several hosts pays the spawn call's share (spawn_host_seconds) once
+ * per host and the rest of spawn_seconds per process: with the share 1 ms larger, the
+ * same decision's process term changes by 1 ms x (hosts - processes). */
 static void test_spawn_hosts_priced(void)
 {
     fixture_t x;
@@ -739,8 +740,8 @@ static void test_spawn_hosts_priced(void)
     x.model.spawn_host_seconds += 1e-3;
     if (decide(&x, &d) == MAL_OK)
         CHECK(d.action == POLICY_EXPAND && d.count == count &&
-                  fabs(d.predicted.process - process - 1e-3 * (hosts - 1)) < 1e-9,
-              "process %g, want %g + %d x 1 ms", d.predicted.process, process, hosts - 1);
+                  fabs(d.predicted.process - process - 1e-3 * (hosts - count)) < 1e-9,
+              "process %g, want %g + %d x 1 ms", d.predicted.process, process, hosts - count);
     policy_decision_free(&d);
     done(&x);
 }

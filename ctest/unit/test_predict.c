@@ -256,20 +256,25 @@ static void test_grow_from_pool(void)
     CHECK(predict_grow(&m, 2, 2, 1) < predict_spawn(&m, 2), "the pool is cheaper than spawning");
 }
 
-/* Spawns on three hosts: one spawn call and one merge each, the first priced in
- * spawn_seconds, the two others 0.2 s each; woken processes make no call. */
+/* A lone spawn costs 0.5 s, of which 0.2 s are its call and merge, paid once per host
+ * (spawn call); the rest, 0.3 s, per process. Woken processes make no call. */
 static void test_grow_per_host(void)
 {
     predict_params_t m = {0};
     m.spawn_seconds = 0.5;
     m.spawn_host_seconds = 0.2;
     m.pool_wake_seconds = 0.01;
-    CHECK_NEAR(predict_grow(&m, 4, 0, 3), 2.4, "four spawns on three hosts");
-    CHECK_NEAR(predict_grow(&m, 4, 0, 0), 2, "no host count: one");
-    CHECK_NEAR(predict_grow(&m, 4, 1, 2), 1.71, "three spawns on two hosts, one wake");
+    CHECK_NEAR(predict_grow(&m, 1, 0, 1), 0.5, "one process alone: spawn_seconds");
+    CHECK_NEAR(predict_grow(&m, 4, 0, 3), 1.8, "four spawns on three hosts");
+    CHECK_NEAR(predict_grow(&m, 4, 0, 0), 1.4, "no host count: one call");
+    CHECK_NEAR(predict_grow(&m, 4, 0, 4), 2, "one call each: four lone spawns");
+    CHECK_NEAR(predict_grow(&m, 2, 0, 5), 1, "no more calls than processes");
+    CHECK_NEAR(predict_grow(&m, 4, 1, 2), 1.31, "three spawns on two hosts, one wake");
     CHECK_NEAR(predict_grow(&m, 2, 2, 2), 0.02, "all woken: no spawn call");
     predict_expand_cost_t c = predict_expand(&m, &(predict_expand_t){.procs = 4, .hosts = 3});
-    CHECK_NEAR(c.process, 2.4, "the expansion's process term prices the hosts");
+    CHECK_NEAR(c.process, 1.8, "the expansion's process term prices the hosts");
+    m.spawn_host_seconds = 0.7;
+    CHECK_NEAR(predict_grow(&m, 4, 0, 1), 0.5, "a call's share above a lone spawn: all of it");
 }
 
 /* spawn 0.5, wake 0.01, epoch 0.1, slowdown 1.25 (a second of background work costs
@@ -738,9 +743,10 @@ static void test_good_file(void)
               p.async_slowdown == def.async_slowdown && def.async_slowdown >= 1,
           "a file without the pool and async keys: the defaults (%g, %g)",
           p.pool_wake_seconds, p.async_slowdown);
-    CHECK(p.spawn_host_seconds == def.spawn_host_seconds && def.spawn_host_seconds > 0 &&
+    CHECK(p.spawn_host_seconds == 0 && def.spawn_host_seconds > 0 &&
               p.fault_byte_seconds == def.fault_byte_seconds,
-          "a file without the per-host and fault keys: the defaults (%g, %g)",
+          "a file without the per-host and fault keys: 0 (priced as before) and the "
+          "default (%g, %g)",
           p.spawn_host_seconds, p.fault_byte_seconds);
     char with_keys[1024];
     snprintf(with_keys, sizeof with_keys,

@@ -41,10 +41,11 @@ typedef struct {
                                  * move writing it faults in 4 KiB page by page (the
                                  * application's own allocation is populated at once,
                                  * in huge pages: window_byte_seconds)                */
-    double spawn_seconds;       /* per process spawned and merged (eq. 6)               */
-    double spawn_host_seconds;  /* per host an expansion spawns on beyond the first: the
-                                 * engine makes one spawn call and one merge per host,
-                                 * each with its fixed cost                             */
+    double spawn_seconds;       /* per process spawned and merged alone (eq. 6)         */
+    double spawn_host_seconds;  /* of spawn_seconds, the fixed cost of the spawn call and
+                                 * its merge, which an expansion pays once per host its
+                                 * new processes start on (the engine spawns once per
+                                 * host); 0: every process priced alone                */
     double remove_seconds;      /* per process released (eq. 7)                         */
     double pool_wake_seconds;   /* per process taken from the pool: it joins the active
                                  * set with no spawn, MPI_Init, merge nor new memory    */
@@ -73,8 +74,9 @@ const char *predict_redist_key(int link, int state, int executor);
  * ignored; every key of predict_params_t must appear exactly once, with a finite number
  * (>= 0; > 0 for the bandwidths; >= 1 for async_slowdown; cores an integer >= 1), except
  * the optional keys, which files written before they existed lack: cold_get_bandwidth
- * (get_bandwidth when absent), pool_wake_seconds, async_slowdown, fault_byte_seconds and
- * spawn_host_seconds (the defaults). Returns MAL_OK; or MAL_ERR_ARG,
+ * (get_bandwidth when absent), spawn_host_seconds (0 when absent: each process priced as
+ * spawned alone, as before the key), pool_wake_seconds, async_slowdown and
+ * fault_byte_seconds (the defaults). Returns MAL_OK; or MAL_ERR_ARG,
  * leaving *out unchanged and writing to err (errlen bytes; err may be NULL) a message
  * naming the file and line:
  * "FILE:LINE: unknown key 'x'", "FILE:LINE: 'alpha' is not a number: 'abc'",
@@ -174,11 +176,10 @@ double predict_spawn(const predict_params_t *m, int nprocs);
 double predict_remove(const predict_params_t *m, int nprocs);
 
 /* Processes added by an expansion of `nprocs` of which `pooled` (clamped to 0..nprocs)
- * come from the pool: the others are spawned, in `hosts` spawn calls (one per host they
- * start on; < 1 counts as 1), the pooled ones only woken:
- * (nprocs - pooled) spawn_seconds + (hosts - 1) spawn_host_seconds
- *   + pooled pool_wake_seconds,
- * the host term only when some process is spawned. */
+ * come from the pool: the s = nprocs - pooled others are spawned in c spawn calls (one
+ * per host they start on: `hosts`, clamped to 1..s), the pooled ones only woken:
+ * c h + s (spawn_seconds - h) + pooled pool_wake_seconds,
+ * with h = min(spawn_host_seconds, spawn_seconds), the call's share of a lone spawn. */
 double predict_grow(const predict_params_t *m, int nprocs, int pooled, int hosts);
 
 /* ---- an expansion on the application's critical path -------------------------------- */
