@@ -12,6 +12,7 @@
 #include "mal_pmpi.h"
 
 #include <mpi.h>
+#include <stddef.h>
 
 /* libmal is compiled with hidden visibility; these wrappers work only if exported, so
  * that the application's MPI calls bind to them before libmpi. */

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -193,6 +194,28 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
     return MAL_OK;
 }
 
+/* mremap(base, mapped, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst), made as the system
+ * call. An MPI library may interpose mremap to watch the address space: UCX's memory
+ * hooks (libucm, loaded by MPICH's ch4:ucx) take four arguments before UCX 1.14, drop
+ * `dst`, and the kernel then moves the pages wherever the fifth register points (Debian
+ * 12, UCX 1.13: the grown part stayed PROT_NONE, and rebalances failed with EFAULT and
+ * SIGSEGV). Such hooks are then told that the old range is gone, as the interposed call
+ * would have told them: it is mapped again through libc, only where nothing has taken
+ * it meanwhile (MAP_FIXED_NOREPLACE: another thread's new mapping is never replaced),
+ * and unmapped through libc. */
+static void *move_mapping(char *base, size_t mapped, size_t len, char *dst)
+{
+    void *moved = (void *)syscall(SYS_mremap, base, mapped, len,
+                                  MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+    if (moved == MAP_FAILED)
+        return moved;
+    void *hole = mmap(base, mapped, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (hole != MAP_FAILED) /* elsewhere on a kernel without NOREPLACE: still ours */
+        munmap(hole, mapped);
+    return moved;
+}
+
 /* This rank's mapping grown to `bytes`, keeping the pages it has: mremap moves them to
  * a huge-page aligned range whose new tail is not populated here. A rebalance writes
  * only the rows that land there, and the transfer that writes them faults in just those
@@ -216,7 +239,7 @@ char *engine_private_extend(char *base, size_t mapped, size_t bytes, size_t *out
         munmap(raw, (size_t)(dst - raw));
     if (raw + len + HUGE_PAGE_BYTES > dst + len)
         munmap(dst + len, (size_t)(raw + len + HUGE_PAGE_BYTES - (dst + len)));
-    void *moved = mremap(base, mapped, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+    void *moved = move_mapping(base, mapped, len, dst);
     if (moved == MAP_FAILED) {
         munmap(dst, len);
         return NULL;
