@@ -16,7 +16,7 @@
 #           slurmctld slurmd). The tests do not use them: they start their own munged,
 #           slurmctld and slurmd with their own key, configuration and ports, and stop them.
 set -eu
-PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev \
+PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev \
 libpapi-dev libhwloc-dev libsuitesparse-dev gnuplot-nox"
 TEST_PACKAGES="doxygen groff-base slurmctld slurmd slurm-client munge iproute2 libglpk-dev"
 [ "${1:-}" = --test ] && PACKAGES="$PACKAGES $TEST_PACKAGES"

@@ -20,6 +20,24 @@ fail() { echo "install: FAIL ($*)"; exit 1; }
 unset LD_LIBRARY_PATH MAL_LAUNCHER
 export PATH="$work/prefix/bin:/usr/bin:/bin"
 
+# A consumer configured with the other MPI family's compiler wrapper than the one libmal
+# ($3, mal.pc's mpi variable) was built for is refused by find_package(mal), with a
+# message naming both; skipped where the other family is not installed.
+check_other_mpi() {
+    case $3 in
+    openmpi) other=mpich ;;
+    mpich) other=openmpi ;;
+    *) fail "$2: mal.pc says mpi='$3'" ;;
+    esac
+    wrapper=$(command -v "mpicc.$other") || return 0
+    if "$cmake" -S "$src" -B "$work/$2-other" -DCMAKE_PREFIX_PATH="$1" \
+        -DCMAKE_C_COMPILER="$cc" -DMPI_C_COMPILER="$wrapper" >"$work/other.log" 2>&1; then
+        fail "$2: a consumer built with $wrapper found a libmal built for $3"
+    fi
+    grep -q "was built for $3" "$work/other.log" ||
+        { cat "$work/other.log"; fail "$2: the refusal does not name the MPI"; }
+}
+
 # Checks the prefix $1 as installed; $2 names the round in the messages.
 check_prefix() {
     p=$1 round=$2
@@ -41,6 +59,7 @@ check_prefix() {
     malrun -n 2 "$b/consumer_static" | grep -q 'consumer: PASS' ||
         fail "$round: consumer (CMake, mal::mal_static)"
     pc="$p/lib/pkgconfig"
+    check_other_mpi "$p" "$round" "$(PKG_CONFIG_PATH="$pc" pkg-config --variable=mpi mal)"
     libdir=$(PKG_CONFIG_PATH="$pc" pkg-config --variable=libdir mal)
     # shellcheck disable=SC2046 # the flags are words
     "$cc" -o "$work/$round-pc-consumer" "$src/consumer.c" -Wl,-rpath,"$libdir" \

@@ -95,6 +95,10 @@ void engine_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Map an MPI return code to MAL_ERR_MPI with the MPI error string; MAL_OK for success. */
 mal_status_t engine_mpi_check(int rc, const char *call);
 
+/* MPI_Waitall on n requests without their statuses, through PMPI_Waitall when `quiet`
+ * (libmal's own traffic, which the monitor does not count); the MPI return code. */
+int engine_waitall(int n, MPI_Request *reqs, bool quiet);
+
 /* The public call the user made, named by every message until the next one: each
  * public call that can fail says so first (engine_require_init does). Between
  * engine_enclose(true) and (false) the name stays: mal_step carrying out its plan

@@ -216,7 +216,7 @@ static mal_status_t exchange_posted(const mal_array_t *a, char *data, int me, in
             n += rc == MPI_SUCCESS;
         }
     }
-    int waited = MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    int waited = engine_waitall(n, reqs, false);
     return engine_mpi_check(rc != MPI_SUCCESS ? rc : waited, "mal_halo_exchange");
 }
 

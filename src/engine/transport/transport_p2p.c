@@ -81,7 +81,7 @@ static mal_status_t p2p_pull(engine_plan_t *plan)
         return st;
     }
     engine_copy_local(plan);
-    return engine_mpi_check(PMPI_Waitall((int)nreq, reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    return engine_mpi_check(engine_waitall((int)nreq, reqs, true), "MPI_Waitall");
 }
 
 const engine_transport_t engine_transport_p2p = {
