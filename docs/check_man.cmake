@@ -52,7 +52,7 @@ if(PROGRAM)
 endif()
 
 if(ENVFILE)
-  file(STRINGS ${ENVFILE} defaults REGEX "^: \"\\$\\{[A-Za-z_0-9]+:=")
+  file(STRINGS ${ENVFILE} defaults REGEX "^ *: \"\\$\\{[A-Za-z_0-9]+:=")
   file(STRINGS ${LAUNCHER} reads REGEX "\\$\\{[A-Za-z_0-9]+")
   set(variables "")
   foreach(line IN LISTS defaults reads)

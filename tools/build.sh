@@ -6,9 +6,18 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # MAL_SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer, in ./build-sanitize.
 sanitize=OFF
 [ "${MAL_SANITIZE:-0}" = 1 ] && sanitize=ON
+# MAL_MPI=mpich: built for MPICH, in ./build-mpich (openmpi: Open MPI, in ./build; unset:
+# the family of mpicc, Open MPI on Debian with both installed).
+mpi=${MAL_MPI:-}
+case $mpi in
+'' | openmpi | mpich) ;;
+*) echo "build.sh: MAL_MPI='$mpi': openmpi or mpich" >&2; exit 2 ;;
+esac
 default_build=$top/build
-[ "$sanitize" = ON ] && default_build=$top/build-sanitize
+[ "$mpi" = mpich ] && default_build=$top/build-mpich
+[ "$sanitize" = ON ] && default_build=$default_build-sanitize
 build=${MAL_BUILD_DIR:-$default_build}
 sh "$top/tools/setup-deps.sh" "$@" # --test: the packages only the suite uses
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAL_SANITIZE=$sanitize >/dev/null
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAL_SANITIZE=$sanitize \
+    ${mpi:+-DMAL_MPI=$mpi} >/dev/null
 cmake --build "$build" -j "$(nproc)"

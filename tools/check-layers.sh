@@ -72,7 +72,7 @@ fi
 
 # The layer of every source and header: its folder's position in the order when it is
 # src/engine/<layer>/, else 0 (the pure modules, pmpi).
-layers=${MAL_LAYERS:-"core transport registry monitor reconf procs decide api"}
+layers=${MAL_LAYERS:-"core platform transport registry monitor reconf procs decide api"}
 while read -r file; do
     rank=0 i=1 dir=none
     case $file in

@@ -1,6 +1,8 @@
 # The project's MPI run settings, in one place: sourced by tools/malrun, which ctest,
 # the benchmarks and docs/benchmarks.md use. Every value is a default: set the variable in your
-# environment to override it.
+# environment to override it. MAL_MPI (malrun sets it) says which MPI's settings: Open
+# MPI's (the OMPI_, PMIX_ and SMA_ ones) or MPICH's (none of its own: Hydra runs as root,
+# oversubscribes and binds nothing by default); the rest are both's.
 #
 # Why each one (see docs/design.md, platform facts):
 # - Debian's openmpi-mca-params.conf disables UCX (pml = ^ucx, osc = ^ucx,pt2pt); libmal
@@ -31,22 +33,25 @@
 #   docs/benchmarks.md, "Several hosts: figures"). Only the tcp transport reads them; malrun forwards them to other
 #   hosts (mpiexec passes UCX_* variables on only with -x).
 : "${LD_BIND_NOW:=1}"
-: "${OMPI_ALLOW_RUN_AS_ROOT:=1}"
-: "${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:=1}"
-: "${OMPI_MCA_pml:=ucx}"
-: "${OMPI_MCA_pml_ucx_tls:=any}"
-: "${OMPI_MCA_pml_ucx_devices:=any}"
-: "${OMPI_MCA_osc:=ucx}"
-: "${OMPI_MCA_rmaps_base_oversubscribe:=1}"
-: "${OMPI_MCA_mpi_yield_when_idle:=1}"
-: "${OMPI_MCA_hwloc_base_binding_policy:=none}"
-: "${OMPI_MCA_orte_allowed_exit_without_sync:=1}"
-: "${PMIX_MCA_gds:=hash}"
-: "${SMA_SYMMETRIC_SIZE:=8G}"
 : "${UCX_TCP_TX_SEG_SIZE:=256k}"
 : "${UCX_TCP_RX_SEG_SIZE:=256k}"
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_pml \
-    OMPI_MCA_pml_ucx_tls OMPI_MCA_pml_ucx_devices OMPI_MCA_osc \
-    OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle \
-    OMPI_MCA_hwloc_base_binding_policy OMPI_MCA_orte_allowed_exit_without_sync \
-    PMIX_MCA_gds SMA_SYMMETRIC_SIZE LD_BIND_NOW UCX_TCP_TX_SEG_SIZE UCX_TCP_RX_SEG_SIZE
+export LD_BIND_NOW UCX_TCP_TX_SEG_SIZE UCX_TCP_RX_SEG_SIZE
+if [ "${MAL_MPI:-openmpi}" = openmpi ]; then
+    : "${OMPI_ALLOW_RUN_AS_ROOT:=1}"
+    : "${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:=1}"
+    : "${OMPI_MCA_pml:=ucx}"
+    : "${OMPI_MCA_pml_ucx_tls:=any}"
+    : "${OMPI_MCA_pml_ucx_devices:=any}"
+    : "${OMPI_MCA_osc:=ucx}"
+    : "${OMPI_MCA_rmaps_base_oversubscribe:=1}"
+    : "${OMPI_MCA_mpi_yield_when_idle:=1}"
+    : "${OMPI_MCA_hwloc_base_binding_policy:=none}"
+    : "${OMPI_MCA_orte_allowed_exit_without_sync:=1}"
+    : "${PMIX_MCA_gds:=hash}"
+    : "${SMA_SYMMETRIC_SIZE:=8G}"
+    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_pml \
+        OMPI_MCA_pml_ucx_tls OMPI_MCA_pml_ucx_devices OMPI_MCA_osc \
+        OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle \
+        OMPI_MCA_hwloc_base_binding_policy OMPI_MCA_orte_allowed_exit_without_sync \
+        PMIX_MCA_gds SMA_SYMMETRIC_SIZE
+fi

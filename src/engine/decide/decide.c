@@ -9,6 +9,7 @@
  * alone) with this host's cores from hwloc, capped by the slots of the job's allocation
  * (Slurm, a hostfile or MPI_UNIVERSE_SIZE: procs/room.c). */
 #include "core.h"
+#include "platform.h"
 #include "decide.h"
 #include "memory.h"
 #include "monitor.h"
@@ -280,6 +281,17 @@ static void none_because(decision_msg_t *m, int size, const char *why)
     snprintf(m->d.reason, sizeof m->d.reason, "%.*s", (int)sizeof m->d.reason - 1, why);
 }
 
+/* The policy may grow the job to `most` processes at most. */
+static void cap_growth(policy_config_t *cfg, int most)
+{
+    if (cfg->max_procs <= 0 || cfg->max_procs > most)
+        cfg->max_procs = most;
+    if (cfg->min_procs > most)
+        cfg->min_procs = most;
+    if (cfg->preferred > most)
+        cfg->preferred = most;
+}
+
 /* The policy's answer for the sampled input `in` (its procs mapped to hosts). */
 static void ask_policy(const engine_parts_t *parts, engine_decider_t *pol, const avail_t *a,
                        policy_input_t *in, const int *free_cores, decision_msg_t *m,
@@ -298,6 +310,9 @@ static void ask_policy(const engine_parts_t *parts, engine_decider_t *pol, const
         cfg.preferred = 0;
         cfg.release = false;
     }
+    /* An MPI that cannot start processes: growth only by the parked ones. */
+    if (!engine_spawn_supported(NULL))
+        cap_growth(&cfg, g->size + in->parked);
     predict_params_t params = set->params;
     engine_monitor_correct_params(parts->sink->mon, &params);
     mal_status_t rc = policy_decide(&cfg, a, &params, in, &pol->policy_state, &pd, err,

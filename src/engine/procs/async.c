@@ -12,6 +12,7 @@
  * a background spawn that fails abandons the expansion with a report and a notice, and
  * the application goes on as it was. */
 #include "core.h"
+#include "platform.h"
 #include "join.h"
 #include "memory.h"
 #include "plan.h"
@@ -191,7 +192,9 @@ mal_status_t engine_expand_planned(const engine_parts_t *parts, engine_procs_t *
     mal_status_t st = background ? engine_pool_drop_stale(parts, procs) : MAL_OK;
     if (st)
         return st;
-    background = background && count > engine_pool_parked(procs);
+    /* Nothing to spawn, or no way to: engine_expand wakes or refuses. */
+    background = background && count > engine_pool_parked(procs) &&
+                 engine_spawn_supported(NULL);
     if (!background)
         return engine_expand(parts, procs, count, mode, weights);
     bool placed = engine_room_place(parts, procs, count);

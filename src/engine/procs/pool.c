@@ -19,6 +19,7 @@
  * The active processes know every parked one (engine_parked_t) and keep that list alike,
  * so they all take the same decisions without asking. */
 #include "core.h"
+#include "platform.h"
 #include "join.h"
 #include "memory.h"
 #include "monitor.h"
@@ -319,9 +320,15 @@ mal_status_t engine_pool_start(const engine_parts_t *parts, engine_procs_t *proc
     if (st)
         return st;
     MPI_Comm_set_errhandler(procs->world, MPI_ERRORS_RETURN);
-    /* A prefetch stays in the allocation. */
+    /* A prefetch stays in the allocation, and needs an MPI that spawns. */
     int free_slots = engine_room_free_slots(parts->group, parts->conf, procs);
     int prefetch = parts->conf->prefetch;
+    const char *why = NULL;
+    if (prefetch > 0 && !engine_spawn_supported(&why)) {
+        if (g->rank == 0)
+            engine_notice("libmal: MAL_PREFETCH=%d ignored: %s\n", prefetch, why);
+        prefetch = 0;
+    }
     return engine_pool_fill(parts, procs, prefetch < free_slots ? prefetch : free_slots, NULL);
 }
 

@@ -2,6 +2,7 @@
  * process set, then move the data (reconfig.c); and the reported rebalance, the third
  * reconfiguration a plan or the policy carries out. */
 #include "core.h"
+#include "platform.h"
 #include "join.h"
 #include "memory.h"
 #include "monitor.h"
@@ -294,6 +295,18 @@ static mal_status_t check_transport(const char *call)
 static mal_status_t expand_agreed(const engine_parts_t *parts, engine_procs_t *procs, int count,
                                   mal_spawn_mode_t mode, const double *weights, double t0);
 
+/* An expansion that must spawn, where the MPI cannot: refused on every rank alike (one
+ * library, the same pool), before anything changes. */
+static mal_status_t check_can_spawn(const engine_procs_t *procs, int count)
+{
+    const char *why = NULL;
+    if (count <= engine_pool_parked(procs) || engine_spawn_supported(&why))
+        return MAL_OK;
+    return engine_fail(MAL_ERR_UNSUPPORTED, "mal_expand: %d process%s to spawn, but %s",
+                       count - engine_pool_parked(procs),
+                       count - engine_pool_parked(procs) == 1 ? "" : "es", why);
+}
+
 mal_status_t engine_expand(const engine_parts_t *parts, engine_procs_t *procs, int count,
                            mal_spawn_mode_t mode, const double *weights)
 {
@@ -315,6 +328,8 @@ mal_status_t engine_expand(const engine_parts_t *parts, engine_procs_t *procs, i
      * processes really spawned (the pool wakes only fresh ones). */
     if (!st)
         st = engine_pool_drop_stale(parts, procs);
+    if (!st)
+        st = check_can_spawn(procs, count);
     if (st) {
         report_abandoned(parts, MAL_ACTION_EXPAND, mode, st, t0, MPI_Wtime() - t0);
         return st;

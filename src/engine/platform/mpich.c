@@ -1,0 +1,51 @@
+/* MPICH's side (MPICH 4.0.2 of Debian 12, Hydra; derivatives alike where they share the
+ * code). */
+#include "platform.h"
+
+#include <mpi.h>
+#include <stdio.h>
+
+/* MPI_Comm_spawn in MPICH's ch4 device first opens a port (MPID_Open_port), and the
+ * ch4:ucx network module before MPICH 4.3 has no dynamic processes: its port functions
+ * answer "not supported with ucx netmod", and the spawn fails with only "Error in spawn
+ * call" (docs/design.md, "Two MPI families"). Opening a port and closing it again asks
+ * the same question without starting anything. MPI_Open_port reports to MPI_COMM_SELF's
+ * error handler (MPI 4; MPI_COMM_WORLD's before), so both return errors meanwhile. */
+static bool mpich_can_spawn(const char *version, char *why, size_t len)
+{
+    MPI_Errhandler self, world;
+    MPI_Comm_get_errhandler(MPI_COMM_SELF, &self);
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    char port[MPI_MAX_PORT_NAME];
+    int rc = MPI_Open_port(MPI_INFO_NULL, port);
+    if (rc == MPI_SUCCESS)
+        MPI_Close_port(port);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, self);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, world);
+    MPI_Errhandler_free(&self);
+    MPI_Errhandler_free(&world);
+    if (rc == MPI_SUCCESS)
+        return true;
+    char text[MPI_MAX_ERROR_STRING];
+    int text_len = 0;
+    if (MPI_Error_string(rc, text, &text_len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", rc);
+    snprintf(why, len, "%s cannot start processes (MPI_Open_port, which MPI_Comm_spawn "
+             "needs, failed: %s); expansions need an MPI with dynamic processes: Open MPI, "
+             "or an MPICH build whose device has them (ch4:ucx from MPICH 4.3, ch4:ofi, "
+             "ch3)", version, text);
+    return false;
+}
+
+const engine_mpi_side_t engine_mpi_mpich = {
+    .name = "MPICH",
+    .can_spawn = mpich_can_spawn,
+};
+
+/* An MPI libmal has not been built for: asked as MPICH is (the port probe is plain MPI). */
+const engine_mpi_side_t engine_mpi_other = {
+    .name = "MPI",
+    .can_spawn = mpich_can_spawn,
+};

@@ -1,0 +1,44 @@
+/* What differs between the MPI families libmal runs on (Open MPI, MPICH and its
+ * derivatives), behind one interface: which family this process runs, and what it can
+ * do. The rest of libmal asks here instead of testing a family itself (docs/design.md,
+ * "Two MPI families"). Each family has its side (openmpi.c, mpich.c); platform.c picks
+ * one from MPI_Get_library_version, which works before MPI_Init too. */
+#ifndef MAL_PLATFORM_H
+#define MAL_PLATFORM_H
+
+#include "mal_status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum {
+    ENGINE_MPI_OPEN_MPI,
+    ENGINE_MPI_MPICH, /* MPICH and its derivatives (Intel MPI, MVAPICH, Cray MPICH)   */
+    ENGINE_MPI_OTHER
+} engine_mpi_family_t;
+
+/* One family's answers. */
+typedef struct {
+    const char *name; /* "Open MPI", "MPICH"                                           */
+    /* Whether this process can start processes (MPI_Comm_spawn): true, or false with
+     * the reason in why (len bytes), which names the library (`version`). Cheap; the
+     * same on every process of a job (one library, one build). */
+    bool (*can_spawn)(const char *version, char *why, size_t len);
+} engine_mpi_side_t;
+
+engine_mpi_family_t engine_mpi_family(void);
+const engine_mpi_side_t *engine_mpi_side(void);
+/* The library's own version line, first line only ("MPICH Version:	4.0.2", "Open MPI
+ * v4.1.4, ..."), for messages. */
+const char *engine_mpi_version(void);
+
+/* Whether expansions can spawn here, probed on first use and then kept; why says what
+ * the library answered when they cannot. */
+bool engine_spawn_supported(const char **why);
+
+/* The sides. */
+extern const engine_mpi_side_t engine_mpi_open_mpi;
+extern const engine_mpi_side_t engine_mpi_mpich;
+extern const engine_mpi_side_t engine_mpi_other;
+
+#endif /* MAL_PLATFORM_H */
