@@ -205,6 +205,19 @@ MAL_API mal_redist_t mal_get_redist(void);
  */
 MAL_API bool mal_redist_supported(mal_redist_t method);
 
+/**
+ * @brief Whether this MPI can start processes, which an expansion beyond the processes
+ *        parked in the pool needs.
+ * @param why When not NULL and the answer is false, set to the reason (the library, and
+ *        what it answered), a static string owned by libmal.
+ * @return true with Open MPI; with an MPICH-family MPI, whether its device has dynamic
+ *         processes (Debian 12's MPICH 4.0.2, ch4:ucx, has none: an expansion that must
+ *         spawn is then refused with MAL_ERR_UNSUPPORTED, and the application goes on).
+ *         Probed once per process, without starting anything.
+ * @note Local; callable after MPI_Init(), before mal_init() too.
+ */
+MAL_API bool mal_spawn_supported(const char **why);
+
 /** @brief The name of a method, as the MAL_REDIST environment variable spells it.
  *  @param method The method to name.
  *  @return "rma", "rma-get", "alltoallv", "p2p", "shmem", "auto" or "default";

@@ -13,7 +13,11 @@
  *                  data stay bit-exact and a rebalance afterwards works)
  *   slots_expand   no plan, no free slot, no oversubscription: mal_expand is refused
  *                  with MAL_ERR_LIMIT before spawning (MPI_UNIVERSE_SIZE is the limit,
- *                  procs/room.c), and mpiexec still exits (refused only) */
+ *                  procs/room.c), and mpiexec still exits (refused only)
+ *   spawn          whether the MPI can start processes (mal_spawn_supported); refused
+ *                  (MPICH 4.0's ch4:ucx): mal_expand and a plan's expansion at its step
+ *                  are refused with MAL_ERR_UNSUPPORTED and the reason, the data stay
+ *                  bit-exact, a rebalance and the next steps work */
 #include "mal.h"
 #include "mpitest.h"
 
@@ -96,6 +100,29 @@ static void refused_expand(const char *memory, mal_status_t want, const char *co
     mal_free_array(a);
 }
 
+/* Where the MPI cannot spawn: mal_expand and the plan's "2:+1" at its step are refused
+ * with the reason, nothing changes, and the run goes on. */
+static void spawn_refused(void)
+{
+    static const char *const parts[] = {"mal_expand: 1 process to spawn, but",
+                                        "cannot start processes", "MPI_Open_port"};
+    refused_expand("direct", MAL_ERR_UNSUPPORTED, parts, sizeof parts / sizeof *parts);
+    mal_array_t *a = NULL;
+    CHECK(mal_alloc_window("planned", MPI_DOUBLE, ROWS, 1, MAL_BLOCK, &a) == MAL_OK,
+          "mal_alloc_window: %s", mal_error_message());
+    if (a == NULL)
+        return;
+    fill(a, 2);
+    CHECK(mal_step() == MAL_CONTINUE, "step 1: %s", mal_error_message());
+    mal_status_t st = mal_step(); /* the plan's expansion, at iteration 2 */
+    static const char *const step_parts[] = {"mal_step: mal_expand: 1 process to spawn",
+                                             "cannot start processes"};
+    expect_status(st, MAL_ERR_UNSUPPORTED, step_parts, sizeof step_parts / sizeof *step_parts);
+    verify(a, 2, "after the refused step");
+    CHECK(mal_step() == MAL_CONTINUE, "the step after: %s", mal_error_message());
+    mal_free_array(a);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -106,6 +133,8 @@ int main(int argc, char **argv)
     cfg.log_errors = false;
     if (strcmp(scenario, "slots") == 0 || strcmp(scenario, "window_plan") == 0)
         cfg.plan = "1:+1";
+    if (strcmp(scenario, "spawn") == 0 && refused)
+        cfg.plan = "2:+1";
     if (strcmp(scenario, "window_plan") == 0 || strcmp(scenario, "window_expand") == 0)
         cfg.memory = MAL_MEMORY_WINDOW;
     mal_status_t st = mal_init(MPI_COMM_WORLD, &cfg);
@@ -135,9 +164,16 @@ int main(int argc, char **argv)
         CHECK(st == MAL_OK, "mal_init: %s", mal_error_message());
         if (st == MAL_OK)
             refused_expand("direct", MAL_ERR_LIMIT, parts, sizeof parts / sizeof *parts);
+    } else if (strcmp(scenario, "spawn") == 0) {
+        CHECK(st == MAL_OK, "mal_init: %s", mal_error_message());
+        const char *why = NULL;
+        CHECK(mal_spawn_supported(&why) == !refused, "mal_spawn_supported says %s%s%s",
+              refused ? "yes" : "no", why != NULL ? ": " : "", why != NULL ? why : "");
+        if (st == MAL_OK && refused)
+            spawn_refused();
     } else {
-        CHECK(false, "usage: test_platform slots|window_plan|window_expand|slots_expand "
-              "refused|accepted");
+        CHECK(false, "usage: test_platform slots|window_plan|window_expand|slots_expand|"
+              "spawn refused|accepted");
     }
     if (mal_is_initialized())
         mal_finalize();

@@ -6,6 +6,7 @@
 #include "mal.h"
 #include "mal_pmpi.h"
 #include "memory.h"
+#include "platform.h"
 
 const char *mal_version(void)
 {
@@ -40,6 +41,11 @@ const char *mal_error_message(void)
 bool mal_redist_supported(mal_redist_t method)
 {
     return engine_redist_supported(method);
+}
+
+bool mal_spawn_supported(const char **why)
+{
+    return engine_spawn_supported(why);
 }
 
 void mal_pmpi_attach(void)

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 
 /* MPI_Comm_spawn in MPICH's ch4 device first opens a port (MPID_Open_port), and the
  * ch4:ucx network module before MPICH 4.3 has no dynamic processes: its port functions
@@ -11,6 +12,16 @@
  * call" (docs/design.md, "Two MPI families"). Opening a port and closing it again asks
  * the same question without starting anything. MPI_Open_port reports to MPI_COMM_SELF's
  * error handler (MPI 4; MPI_COMM_WORLD's before), so both return errors meanwhile. */
+/* MPICH's error strings are stacks, one line per function ("fn(line)....: text"), the
+ * cause last: that line's text. */
+static const char *innermost(const char *text)
+{
+    const char *line = strrchr(text, '\n');
+    line = line != NULL ? line + 1 : text;
+    const char *colon = strstr(line, ": ");
+    return colon != NULL && colon[2] != '\0' ? colon + 2 : line;
+}
+
 static bool mpich_can_spawn(const char *version, char *why, size_t len)
 {
     MPI_Errhandler self, world;
@@ -35,7 +46,7 @@ static bool mpich_can_spawn(const char *version, char *why, size_t len)
     snprintf(why, len, "%s cannot start processes (MPI_Open_port, which MPI_Comm_spawn "
              "needs, failed: %s); expansions need an MPI with dynamic processes: Open MPI, "
              "or an MPICH build whose device has them (ch4:ucx from MPICH 4.3, ch4:ofi, "
-             "ch3)", version, text);
+             "ch3)", version, innermost(text));
     return false;
 }
 

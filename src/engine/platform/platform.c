@@ -30,6 +30,8 @@ static void identify(void)
                                                     : ENGINE_MPI_OTHER;
     size_t line = strcspn(text, "\n,");
     snprintf(state.version, sizeof state.version, "%.*s", (int)line, text);
+    for (char *c = state.version; *c != '\0'; c++) /* "MPICH Version:\t4.0.2" */
+        *c = *c == '\t' ? ' ' : *c;
     state.known = true;
 }
 
