@@ -16,4 +16,6 @@ if [ "${MAL_SANITIZE:-0}" = 1 ]; then
     [ $# -gt 0 ] || set -- -R '^(unit|sim)[.]|[.]n2$'
 fi
 sh "$top/tools/build.sh" --test
+[ "${MAL_MPI:-}" = mpich ] && echo "test.sh: MPICH: the tests labelled needs-spawn and" \
+    "openmpi-only do not run (cmake/malTestEnvironment.cmake says why)"
 ctest --test-dir "$build" --output-on-failure "$@"
