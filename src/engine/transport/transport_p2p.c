@@ -3,6 +3,7 @@
 #include "core.h"
 #include "transport.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #define REDIST_TAG 7411
@@ -17,13 +18,26 @@ static size_t count_messages(const partition_segment_t *segs, size_t n, int me, 
     return m;
 }
 
+/* At most this many messages are posted at once. A plan with more (counts chunked far
+ * below 2^31, MAL_MAX_COUNT) moves them in steps instead: MPICH 4.0 aborted with an
+ * assertion (no request left) where every message of such a plan was posted at once. */
+#define POSTED_MAX 16384
+#define STEP_BATCH (POSTED_MAX / 2) /* per direction, per batch of a step */
+
+static size_t plan_messages(const engine_plan_t *plan)
+{
+    int64_t chunk = engine_chunk_bytes(plan->count_limit);
+    return count_messages(plan->recv, plan->nrecv, plan->me, plan->row_bytes, chunk) +
+           count_messages(plan->send, plan->nsend, plan->me, plan->row_bytes, chunk);
+}
+
 /* Every request the plan posts is allocated before the collective part begins, so no
  * allocation can fail half-way through it. */
 static mal_status_t p2p_allocate(engine_plan_t *plan)
 {
-    int64_t chunk = engine_chunk_bytes(plan->count_limit);
-    size_t n = count_messages(plan->recv, plan->nrecv, plan->me, plan->row_bytes, chunk) +
-               count_messages(plan->send, plan->nsend, plan->me, plan->row_bytes, chunk);
+    size_t n = plan_messages(plan);
+    if (n > POSTED_MAX)
+        n = POSTED_MAX;
     plan->scratch = malloc((n ? n : 1) * sizeof(MPI_Request));
     return plan->scratch ? MAL_OK : engine_fail(MAL_ERR_NOMEM, "no memory for %zu requests",
                                                 n);
@@ -61,9 +75,80 @@ static mal_status_t post_segment(const engine_plan_t *plan, char *base, int64_t 
     return MAL_OK;
 }
 
-/* Post every message, copy the rows that stay meanwhile, wait. */
+/* Where a step stands in the segments with one peer, in list order: segment i, bytes
+ * done of it. */
+typedef struct {
+    const partition_segment_t *segs;
+    size_t n, i;
+    int64_t done;
+    int peer;
+    bool is_send;
+} cursor_t;
+
+static void cursor_skip(cursor_t *c)
+{
+    while (c->i < c->n && c->segs[c->i].peer != c->peer)
+        c->i++;
+}
+
+/* Post up to `most` chunks from the cursor on, counted in *nreq. */
+static mal_status_t post_chunks(const engine_plan_t *plan, cursor_t *c, size_t most,
+                                MPI_Request *reqs, size_t *nreq)
+{
+    int64_t rb = plan->row_bytes, chunk = engine_chunk_bytes(plan->count_limit);
+    size_t start = *nreq;
+    mal_status_t st = MAL_OK;
+    for (cursor_skip(c); c->i < c->n && *nreq - start < most && !st; cursor_skip(c)) {
+        const partition_segment_t *g = &c->segs[c->i];
+        int64_t bytes = g->rows * rb, left = bytes - c->done;
+        int64_t take = left < chunk * (int64_t)(most - (*nreq - start))
+                           ? left : chunk * (int64_t)(most - (*nreq - start));
+        int64_t off = (c->is_send ? g->src_offset : g->dst_offset) * rb + c->done;
+        st = post_segment(plan, c->is_send ? plan->src : plan->dst, off, take, c->peer,
+                          c->is_send, reqs, nreq);
+        c->done += take;
+        if (c->done == bytes) {
+            c->i++;
+            c->done = 0;
+        }
+    }
+    return st;
+}
+
+/* Step s of p - 1: send to me + s, receive from me - s (pairwise exchange: the partners
+ * of a step are in it together), at most STEP_BATCH chunks each way at a time; both
+ * sides of a pair walk the same chunks in the same batches, so no batch waits for a
+ * message its peer has not posted in the same batch. */
+static mal_status_t pull_in_steps(engine_plan_t *plan)
+{
+    MPI_Request *reqs = plan->scratch;
+    engine_copy_local(plan);
+    mal_status_t st = MAL_OK;
+    for (int s = 1; s < plan->nprocs && !st; s++) {
+        cursor_t out = {plan->send, plan->nsend, 0, 0, (plan->me + s) % plan->nprocs, true};
+        cursor_t in = {plan->recv, plan->nrecv, 0, 0,
+                       (plan->me - s + plan->nprocs) % plan->nprocs, false};
+        for (cursor_skip(&out), cursor_skip(&in); !st && (out.i < out.n || in.i < in.n);
+             cursor_skip(&out), cursor_skip(&in)) {
+            size_t nreq = 0;
+            st = post_chunks(plan, &in, STEP_BATCH, reqs, &nreq);
+            if (!st)
+                st = post_chunks(plan, &out, STEP_BATCH, reqs, &nreq);
+            if (st)
+                cancel_requests(reqs, nreq);
+            else
+                st = engine_mpi_check(engine_waitall((int)nreq, reqs, true), "MPI_Waitall");
+        }
+    }
+    return st;
+}
+
+/* Post every message, copy the rows that stay meanwhile, wait (in steps when there are
+ * more than POSTED_MAX). */
 static mal_status_t p2p_pull(engine_plan_t *plan)
 {
+    if (plan_messages(plan) > POSTED_MAX)
+        return pull_in_steps(plan);
     int64_t rb = plan->row_bytes;
     MPI_Request *reqs = plan->scratch;
     size_t nreq = 0;
