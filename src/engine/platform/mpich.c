@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* MPI_Comm_spawn in MPICH's ch4 device first opens a port (MPID_Open_port), and the
@@ -50,13 +51,38 @@ static bool mpich_can_spawn(const char *version, char *why, size_t len)
     return false;
 }
 
+/* Hydra's PMI sets it for every process it starts. */
+static bool mpich_launched(void)
+{
+    return getenv("PMI_SIZE") != NULL;
+}
+
+/* Hydra places any number of processes on its hosts, in turn. */
+static bool mpich_oversubscribes(void)
+{
+    return true;
+}
+
+/* Hydra's hostfile ("host:N") is not Open MPI's: the room comes from elsewhere. */
+static const char *mpich_hostfile(const char **variable)
+{
+    (void)variable;
+    return NULL;
+}
+
 const engine_mpi_side_t engine_mpi_mpich = {
     .name = "MPICH",
     .can_spawn = mpich_can_spawn,
+    .launched = mpich_launched,
+    .oversubscribes = mpich_oversubscribes,
+    .hostfile = mpich_hostfile,
 };
 
 /* An MPI libmal has not been built for: asked as MPICH is (the port probe is plain MPI). */
 const engine_mpi_side_t engine_mpi_other = {
     .name = "MPI",
     .can_spawn = mpich_can_spawn,
+    .launched = mpich_launched,
+    .oversubscribes = mpich_oversubscribes,
+    .hostfile = mpich_hostfile,
 };

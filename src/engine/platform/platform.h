@@ -24,6 +24,15 @@ typedef struct {
      * the reason in why (len bytes), which names the library (`version`). Cheap; the
      * same on every process of a job (one library, one build). */
     bool (*can_spawn)(const char *version, char *why, size_t len);
+    /* Whether this process was started by the family's launcher (its environment says
+     * so): a singleton's MPI_UNIVERSE_SIZE says nothing of the room it may spawn into. */
+    bool (*launched)(void);
+    /* Whether the launcher lets spawned processes oversubscribe its slots, as far as
+     * the environment says. */
+    bool (*oversubscribes)(void);
+    /* The hostfile the launcher was given through the environment, in Open MPI's syntax
+     * ("host slots=N"), and the variable that named it; NULL when none. */
+    const char *(*hostfile)(const char **variable);
 } engine_mpi_side_t;
 
 engine_mpi_family_t engine_mpi_family(void);

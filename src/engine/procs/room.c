@@ -7,9 +7,10 @@
  * Sources, the first found wins: MAL_ALLOCATION=off (none); MAL_HOSTFILE; a Slurm
  * allocation (SLURM_JOB_NODELIST with SLURM_JOB_CPUS_PER_NODE over SLURM_CPUS_PER_TASK,
  * else SLURM_TASKS_PER_NODE, already per task); mpiexec's hostfile when given
- * through its variable OMPI_MCA_orte_default_hostfile (`mpiexec --hostfile` leaves no
- * trace in the processes' environment but MPI_UNIVERSE_SIZE); MPI_UNIVERSE_SIZE while
- * oversubscription is off. With oversubscription on, the universe is only the cores of
+ * through its variable (the platform layer's side says which: Open MPI's
+ * OMPI_MCA_orte_default_hostfile, or 5's PRTE_MCA_prte_default_hostfile; `mpiexec
+ * --hostfile` leaves no trace in the processes' environment but MPI_UNIVERSE_SIZE);
+ * MPI_UNIVERSE_SIZE while oversubscription is off. With oversubscription on, the universe is only the cores of
  * this node, which the launcher was told to exceed (tools/malrun); a resource manager's
  * or a hostfile's slots are what the job was given and hold even then.
  *
@@ -18,6 +19,7 @@
 #include "core.h"
 #include "memory.h"
 #include "monitor.h"
+#include "platform.h"
 #include "procs.h"
 #include "reconf.h"
 #include "settings.h"
@@ -27,21 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define ROOM_SOURCE_MAX 512
 /* The parser's message, which names the hostfile's path, inside engine_fail's 1024. */
 #define ROOM_ERR_MAX 900
-
-/* mpiexec --oversubscribe exports OMPI_MCA_rmaps_base_oversubscribe=1 to the processes
- * it starts (measured with Open MPI 4.1.4); tools/malrun sets it. */
-static bool environment_oversubscribes(void)
-{
-    const char *v = getenv("OMPI_MCA_rmaps_base_oversubscribe");
-    bool on = v != NULL && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
-                            strcasecmp(v, "yes") == 0);
-    return on || alloc_mapping_oversubscribes(getenv("OMPI_MCA_rmaps_base_mapping_policy"));
-}
 
 static mal_status_t set_source(engine_settings_t *s, const char *text)
 {
@@ -99,7 +90,7 @@ static mal_status_t from_slurm(engine_settings_t *s, const char *nodelist)
 static mal_status_t from_universe(engine_settings_t *s)
 {
     int universe = engine_universe_size();
-    if (universe <= 0 || environment_oversubscribes() ||
+    if (universe <= 0 || engine_mpi_side()->oversubscribes() ||
         (engine_platform_probed() && engine_platform()->oversubscribe))
         return MAL_OK;
     s->room.slots = universe;
@@ -124,9 +115,10 @@ mal_status_t engine_room_resolve(const settings_t *set, engine_settings_t *s)
     const char *nodelist = getenv("SLURM_JOB_NODELIST");
     if (nodelist != NULL)
         return from_slurm(s, nodelist);
-    const char *mpiexec_hostfile = getenv("OMPI_MCA_orte_default_hostfile");
-    if (mpiexec_hostfile != NULL && *mpiexec_hostfile != '\0')
-        return from_hostfile(s, mpiexec_hostfile, "OMPI_MCA_orte_default_hostfile");
+    const char *variable = NULL;
+    const char *mpiexec_hostfile = engine_mpi_side()->hostfile(&variable);
+    if (mpiexec_hostfile != NULL)
+        return from_hostfile(s, mpiexec_hostfile, variable);
     return from_universe(s);
 }
 

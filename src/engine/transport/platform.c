@@ -20,6 +20,7 @@
  * spawns, or a window over processes of different jobs. */
 #include "core.h"
 #include "memory.h"
+#include "platform.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +152,7 @@ int engine_universe_size(void)
      * runtime it starts: its room is not known. */
     int *universe = NULL, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &flag);
-    bool launched = getenv("OMPI_COMM_WORLD_SIZE") != NULL;
+    bool launched = engine_mpi_side()->launched();
     return flag && universe != NULL && launched ? *universe : 0;
 }
 
