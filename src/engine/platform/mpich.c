@@ -7,12 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* MPI_Comm_spawn in MPICH's ch4 device first opens a port (MPID_Open_port), and the
- * ch4:ucx network module before MPICH 4.3 has no dynamic processes: its port functions
- * answer "not supported with ucx netmod", and the spawn fails with only "Error in spawn
- * call" (docs/design.md, "Two MPI families"). Opening a port and closing it again asks
- * the same question without starting anything. MPI_Open_port reports to MPI_COMM_SELF's
- * error handler (MPI 4; MPI_COMM_WORLD's before), so both return errors meanwhile. */
 /* MPICH's error strings are stacks, one line per function ("fn(line)....: text"), the
  * cause last: that line's text. */
 static const char *innermost(const char *text)
@@ -23,6 +17,12 @@ static const char *innermost(const char *text)
     return colon != NULL && colon[2] != '\0' ? colon + 2 : line;
 }
 
+/* MPI_Comm_spawn in MPICH's ch4 device first opens a port (MPID_Open_port), and the
+ * ch4:ucx network module before MPICH 4.3 has no dynamic processes: its port functions
+ * answer "not supported with ucx netmod", and the spawn fails with only "Error in spawn
+ * call" (docs/design.md, "Two MPI families"). Opening a port and closing it again asks
+ * the same question without starting anything. MPI_Open_port reports to MPI_COMM_SELF's
+ * error handler (MPI 4; MPI_COMM_WORLD's before), so both return errors meanwhile. */
 static bool mpich_can_spawn(const char *version, char *why, size_t len)
 {
     MPI_Errhandler self, world;
