@@ -882,8 +882,8 @@ static void host_seconds(resize_samples_t *s, results_t *r)
 {
     r->host_samples = s->pairs;
     if (s->pairs == 0 || r->params.spawn_seconds <= 0) {
-        add_note("no two-process expansion reported its time: spawn_host_seconds is the "
-                 "default");
+        add_note("no two-process expansion reported its time (no room for two more "
+                 "processes, or none succeeded): spawn_host_seconds is the default");
         return;
     }
     r->pair_seconds = median(s->pair, s->pairs);
@@ -907,10 +907,17 @@ static mal_status_t measure_resizes(int cycles, results_t *r)
      * mal_shrink, is inside an iteration whose reconfiguration the others are finishing:
      * it does not call that reconfiguration again. */
     bool arrived = !mal_is_initial_process();
+    /* Room for one more process and not two (a hostfile, Slurm, plain mpiexec): the
+     * pair is refused on every rank alike, and its end skipped. */
+    bool pair_refused = false;
     for (int64_t it = mal_iteration(); it < CYCLE_STEPS * (int64_t)cycles;
          it = mal_iteration()) {
         cycle_step_t step = (cycle_step_t)(it % CYCLE_STEPS);
-        mal_status_t st = arrived ? MAL_OK : cycle_action(step);
+        bool skip = arrived || (step == CYCLE_END_TWO && pair_refused);
+        mal_status_t st = skip ? MAL_OK : cycle_action(step);
+        pair_refused = step == CYCLE_TWO_ONE_CALL && st == MAL_ERR_LIMIT;
+        if (pair_refused) /* host_seconds says so */
+            st = MAL_OK;
         if (st == MAL_REMOVED)
             return st;
         if (st < 0)

@@ -10,6 +10,8 @@ function(mal_mpi_family_found out)
   cmake_push_check_state(RESET)
   set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
   set(CMAKE_REQUIRED_QUIET ON)
+  unset(MAL_MPI_HAS_OPEN_MPI CACHE) # asked again each time: the MPI may have changed
+  unset(MAL_MPI_HAS_MPICH CACHE)
   check_symbol_exists(OPEN_MPI mpi.h MAL_MPI_HAS_OPEN_MPI)
   check_symbol_exists(MPICH_VERSION mpi.h MAL_MPI_HAS_MPICH)
   cmake_pop_check_state()

@@ -580,7 +580,8 @@ static int place_new(const ctx_t *x, const int *counts, int *hosts, int *pooled)
 }
 
 /* How many hosts the spawned processes of c start on, just after place_new (x->taken):
- * the engine spawns once per host. The pool serves the processes parked on a host
+ * the engine spawns once per run of processes on one host, and place_new puts a host's
+ * processes side by side within a class. The pool serves the processes parked on a host
  * first; without per-host counts, the first c->pooled new processes. */
 static int count_spawn_hosts(const ctx_t *x, const cand_t *c)
 {

@@ -177,7 +177,8 @@ double predict_remove(const predict_params_t *m, int nprocs);
 
 /* Processes added by an expansion of `nprocs` of which `pooled` (clamped to 0..nprocs)
  * come from the pool: the s = nprocs - pooled others are spawned in c spawn calls (one
- * per host they start on: `hosts`, clamped to 1..s), the pooled ones only woken:
+ * per run of them placed on one host, one per process in per-call mode: `hosts`,
+ * clamped to 1..s), the pooled ones only woken:
  * c h + s (spawn_seconds - h) + pooled pool_wake_seconds,
  * with h = min(spawn_host_seconds, spawn_seconds), the call's share of a lone spawn. */
 double predict_grow(const predict_params_t *m, int nprocs, int pooled, int hosts);

@@ -11,6 +11,7 @@
 #include "reconf.h"
 #include "registry.h"
 #include "settings.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -223,6 +224,7 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     if ((st = start_initial(e, comm, dup, &cfg)))
         return st;
+    engine_spawn_agree(dup);
     announce(e);
     /* A prefetch that cannot spawn leaves a smaller pool, said on stderr: the
      * application runs as without it. */

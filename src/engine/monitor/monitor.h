@@ -62,7 +62,8 @@ typedef struct {
 /* The processes a reconfiguration changes, for the model: `count` come or go; an
  * expansion takes up to `parked` of them from the pool (woken, not spawned: the
  * processes layer's count, the same on every rank; 0 otherwise) and spawns the others
- * in `spawn_calls` calls (one per host they start on). */
+ * in `spawn_calls` calls (procs/resize.c: one per run of them placed on one host, one
+ * per process in per-call mode). */
 typedef struct {
     int count;
     int parked;

@@ -57,6 +57,18 @@ const char *engine_mpi_version(void)
     return state.version;
 }
 
+void engine_spawn_agree(MPI_Comm comm)
+{
+    if (engine_mpi_family() == ENGINE_MPI_OPEN_MPI) /* its side answers without a probe */
+        return;
+    int ok = engine_spawn_supported(NULL), all = ok;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
+    if (ok && !all)
+        snprintf(state.spawn_why, sizeof state.spawn_why, "another process of the job "
+                 "found that %s cannot start processes", state.version);
+    state.spawn_ok = all;
+}
+
 bool engine_spawn_supported(const char **why)
 {
     if (!state.spawn_probed) {

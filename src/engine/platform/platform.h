@@ -8,12 +8,14 @@
 
 #include "mal_status.h"
 
+#include <mpi.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
 typedef enum {
     ENGINE_MPI_OPEN_MPI,
-    ENGINE_MPI_MPICH, /* MPICH and its derivatives (Intel MPI, MVAPICH, Cray MPICH)   */
+    ENGINE_MPI_MPICH, /* MPICH, and derivatives whose version line says MPICH        */
     ENGINE_MPI_OTHER
 } engine_mpi_family_t;
 
@@ -44,6 +46,10 @@ const char *engine_mpi_version(void);
 /* Whether expansions can spawn here, probed on first use and then kept; why says what
  * the library answered when they cannot. */
 bool engine_spawn_supported(const char **why);
+/* At mal_init, collective over the initial processes: where the family's side probes
+ * (not Open MPI's), every process keeps the same answer, no if any process's probe said
+ * no, since the answer decides branches taken before collective calls. */
+void engine_spawn_agree(MPI_Comm comm);
 
 /* The sides. */
 extern const engine_mpi_side_t engine_mpi_open_mpi;

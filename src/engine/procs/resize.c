@@ -540,7 +540,8 @@ static void refill_pool(const engine_parts_t *parts, engine_procs_t *procs)
     int missing = parts->conf->prefetch - engine_pool_parked(procs);
     int free_slots = engine_room_free_slots(parts->group, parts->conf, procs);
     missing = missing < free_slots ? missing : free_slots;
-    if (missing > 0 && procs->world != MPI_COMM_NULL)
+    /* An MPI that cannot spawn ignored the prefetch at start (pool.c): so here. */
+    if (missing > 0 && procs->world != MPI_COMM_NULL && engine_spawn_supported(NULL))
         engine_pool_fill(parts, procs, missing, NULL);
 }
 

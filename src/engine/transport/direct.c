@@ -202,7 +202,12 @@ static mal_status_t publish(MPI_Comm comm, int size, char *base, size_t mapped, 
  * SIGSEGV). Such hooks are then told that the old range is gone, as the interposed call
  * would have told them: it is mapped again through libc, only where nothing has taken
  * it meanwhile (MAP_FIXED_NOREPLACE: another thread's new mapping is never replaced),
- * and unmapped through libc. */
+ * and unmapped through libc. Where another thread took part of it first, the hooks
+ * never hear that the old pages left: a registration cache may keep them (rare: two
+ * system calls apart). */
+#ifndef MAP_FIXED_NOREPLACE /* glibc before 2.28; the kernel's value */
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
 static void *move_mapping(char *base, size_t mapped, size_t len, char *dst)
 {
     void *moved = (void *)syscall(SYS_mremap, base, mapped, len,

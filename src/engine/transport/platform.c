@@ -264,7 +264,8 @@ static int plan_spawns(const schedule_t *plan, size_t *first)
 static mal_status_t check_slots(const engine_platform_t *p, int spawns, int64_t iteration)
 {
     int room = p->universe - p->world;
-    if (p->oversubscribe || p->universe <= 0 || spawns <= room)
+    if (p->oversubscribe || engine_mpi_side()->oversubscribes() || p->universe <= 0 ||
+        spawns <= room)
         return MAL_OK;
     return engine_fail(MAL_ERR_UNSUPPORTED, "mal_init: the plan spawns %d process%s in all "
                        "(the first at iteration %lld) but mpiexec has room for %d "
