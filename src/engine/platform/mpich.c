@@ -71,16 +71,6 @@ static const char *mpich_hostfile(const char **variable)
 }
 
 const engine_mpi_side_t engine_mpi_mpich = {
-    .name = "MPICH",
-    .can_spawn = mpich_can_spawn,
-    .launched = mpich_launched,
-    .oversubscribes = mpich_oversubscribes,
-    .hostfile = mpich_hostfile,
-};
-
-/* An MPI libmal has not been built for: asked as MPICH is (the port probe is plain MPI). */
-const engine_mpi_side_t engine_mpi_other = {
-    .name = "MPI",
     .can_spawn = mpich_can_spawn,
     .launched = mpich_launched,
     .oversubscribes = mpich_oversubscribes,

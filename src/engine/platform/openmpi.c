@@ -62,7 +62,6 @@ static const char *open_mpi_hostfile(const char **variable)
 }
 
 const engine_mpi_side_t engine_mpi_open_mpi = {
-    .name = "Open MPI",
     .can_spawn = open_mpi_can_spawn,
     .launched = open_mpi_launched,
     .oversubscribes = open_mpi_oversubscribes,

@@ -43,12 +43,8 @@ engine_mpi_family_t engine_mpi_family(void)
 
 const engine_mpi_side_t *engine_mpi_side(void)
 {
-    switch (engine_mpi_family()) {
-    case ENGINE_MPI_OPEN_MPI: return &engine_mpi_open_mpi;
-    case ENGINE_MPI_MPICH: return &engine_mpi_mpich;
-    case ENGINE_MPI_OTHER: break;
-    }
-    return &engine_mpi_other;
+    return engine_mpi_family() == ENGINE_MPI_OPEN_MPI ? &engine_mpi_open_mpi
+                                                      : &engine_mpi_mpich;
 }
 
 const char *engine_mpi_version(void)

@@ -21,7 +21,6 @@ typedef enum {
 
 /* One family's answers. */
 typedef struct {
-    const char *name; /* "Open MPI", "MPICH"                                           */
     /* Whether this process can start processes (MPI_Comm_spawn): true, or false with
      * the reason in why (len bytes), which names the library (`version`). Cheap; the
      * same on every process of a job (one library, one build). */
@@ -51,9 +50,9 @@ bool engine_spawn_supported(const char **why);
  * no, since the answer decides branches taken before collective calls. */
 void engine_spawn_agree(MPI_Comm comm);
 
-/* The sides. */
+/* The sides. An MPI libmal was not built for is asked as MPICH is: its probe is plain
+ * MPI, and nothing of Open MPI's launcher is read. */
 extern const engine_mpi_side_t engine_mpi_open_mpi;
 extern const engine_mpi_side_t engine_mpi_mpich;
-extern const engine_mpi_side_t engine_mpi_other;
 
 #endif /* MAL_PLATFORM_H */
