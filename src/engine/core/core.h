@@ -94,6 +94,8 @@ void engine_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Map an MPI return code to MAL_ERR_MPI with the MPI error string; MAL_OK for success. */
 mal_status_t engine_mpi_check(int rc, const char *call);
+/* The MPI error string of `rc`, or "MPI error RC" where the library has none. */
+void engine_mpi_error_text(int rc, char text[MPI_MAX_ERROR_STRING]);
 
 /* MPI_Waitall on n requests without their statuses, through PMPI_Waitall when `quiet`
  * (libmal's own traffic, which the monitor does not count); the MPI return code. */

@@ -135,13 +135,18 @@ int engine_waitall(int n, MPI_Request *reqs, bool quiet)
 #pragma GCC diagnostic pop
 #endif
 
+void engine_mpi_error_text(int rc, char text[MPI_MAX_ERROR_STRING])
+{
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, MPI_MAX_ERROR_STRING, "MPI error %d", rc);
+}
+
 mal_status_t engine_mpi_check(int rc, const char *call)
 {
     if (rc == MPI_SUCCESS)
         return MAL_OK;
     char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "MPI error %d", rc);
+    engine_mpi_error_text(rc, text);
     return engine_fail(MAL_ERR_MPI, "%s failed: %s", call, text);
 }

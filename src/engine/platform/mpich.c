@@ -1,5 +1,6 @@
 /* MPICH's side (MPICH 4.0.2 of Debian 12, Hydra; derivatives alike where they share the
  * code). */
+#include "core.h"
 #include "platform.h"
 
 #include <mpi.h>
@@ -41,9 +42,7 @@ static bool mpich_can_spawn(const char *version, char *why, size_t len)
     if (rc == MPI_SUCCESS)
         return true;
     char text[MPI_MAX_ERROR_STRING];
-    int text_len = 0;
-    if (MPI_Error_string(rc, text, &text_len) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "MPI error %d", rc);
+    engine_mpi_error_text(rc, text);
     snprintf(why, len, "%s cannot start processes (MPI_Open_port, which MPI_Comm_spawn "
              "needs, failed: %s); expansions need an MPI with dynamic processes: Open MPI, "
              "or an MPICH build whose device has them (ch4:ucx from MPICH 4.3, ch4:ofi, "
