@@ -63,9 +63,9 @@ endfunction()
 #                 12's MPICH; docs/design.md, "Two MPI families"): not run for MAL_MPI=
 #                 mpich. What libmal does there instead, refuse the expansion and go on,
 #                 is tested by mpi.platform.spawn.
-#   openmpi-only  they use Open MPI's launcher or runtime by name (its rsh agent for the
-#                 emulated hosts, its Slurm launch, plain mpiexec's options): not run for
-#                 another family.
+#   openmpi-only  they use Open MPI's launcher or runtime by name (its Slurm launch,
+#                 plain mpiexec's options): not run for another family. The emulated
+#                 hosts' tests run on both (ctest/multihost/mhrun speaks to each launcher).
 function(mal_tests_need label)
   set_property(GLOBAL APPEND PROPERTY MAL_TESTS_NEED_${label} ${ARGN})
 endfunction()

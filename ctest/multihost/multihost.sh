@@ -56,9 +56,10 @@ export MH_PREFIX
 LIMIT=45 # seconds for an MPI job: the script, not ctest, must end it, to clean up after it
 fail() { echo "multihost: FAIL $what: $*"; exit 1; }
 # Only the settings each run gives: a caller's MAL_MEMORY, MAL_REDIST, MAL_QUIET or
-# MAL_PLAN would change what it checks (ctest's MAL_RECONF_TIMEOUT bound stays).
+# MAL_PLAN would change what it checks (ctest's MAL_RECONF_TIMEOUT bound stays, and
+# MAL_MPI, the family ctest built for, which mhrun starts).
 for v in $(env | sed -n 's/^\(MAL_[A-Z_]*\)=.*/\1/p'); do
-    [ "$v" = MAL_RECONF_TIMEOUT ] || unset "$v"
+    case $v in MAL_RECONF_TIMEOUT | MAL_MPI) ;; *) unset "$v" ;; esac
 done
 
 # Nothing of ours left: no namespace (the probe's included), no hosts file.

@@ -69,9 +69,57 @@ static const char *mpich_hostfile(const char **variable)
     return NULL;
 }
 
+/* MPICH selects no components libmal must judge: its windows span jobs alike on every
+ * rank (ch4's one RMA path). Nothing is read. */
+static void mpich_probe(engine_mpi_selection_t *out, int thread_level)
+{
+    (void)thread_level;
+    out->known = false;
+}
+
+/* MPICH's spawn ends in MPI_Comm_accept on a port with no time-out (ch4_spawn.c of
+ * MPICH 4.0: the accept's "timeout" info is not passed by spawn; only a connect has
+ * MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT): a lost start waits for ever; only Hydra's
+ * MPIEXEC_TIMEOUT, which ends the whole job, bounds it. Nothing to set. */
+static void mpich_bound_spawns(int seconds)
+{
+    (void)seconds;
+}
+
+static int mpich_spawn_bound(const char **setting, const char **value)
+{
+    *setting = NULL;
+    *value = NULL;
+    return 0;
+}
+
+/* Hydra takes any exit after the job's end as its end; it has no such setting. */
+static bool mpich_clean_exit_allowed(void)
+{
+    return true;
+}
+
+/* Hydra's spawn reads the info keys path, wdir, host, hosts and hostfile only; the
+ * children get the environment of mpiexec, not of their parent. */
+static int mpich_spawn_environment(MPI_Info info, const char *assignment)
+{
+    (void)info;
+    (void)assignment;
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
 const engine_mpi_side_t engine_mpi_mpich = {
     .can_spawn = mpich_can_spawn,
     .launched = mpich_launched,
     .oversubscribes = mpich_oversubscribes,
     .hostfile = mpich_hostfile,
+    .probe = mpich_probe,
+    .window_fix = "use MAL_MEMORY=direct on one host",
+    .slots_fix = "give mpiexec the slots (-hosts HOST:SLOTS)",
+    .bound_spawns = mpich_bound_spawns,
+    .spawn_bound = mpich_spawn_bound,
+    .clean_exit_allowed = mpich_clean_exit_allowed,
+    .clean_exit_setting = NULL,
+    .daemons_outside_slurm = "HYDRA_LAUNCHER=ssh",
+    .spawn_environment = mpich_spawn_environment,
 };

@@ -1,8 +1,9 @@
 /* Open MPI's side (Open MPI 4.1.4 of Debian 12 with its external PMIx 4.2; the names
- * Open MPI 5 renames are read under both). */
+ * Open MPI 5 renames are read under both; docs/design.md, "Two MPI families"). */
 #include "allocation.h"
-#include "platform.h"
+#include "openmpi_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -61,9 +62,68 @@ static const char *open_mpi_hostfile(const char **variable)
     return first_set(names, 2, variable);
 }
 
+/* Bounded spawns (docs/design.md, "The spawn hang"). The root's wait for a lost start
+ * is the runtime's connect/accept exchange, bounded by the MCA parameter
+ * pmix_base_exchange_timeout, which the runtime reads at MPI_Init. Open MPI 4.1's
+ * server counts a request's time-out down by 4 every 2 s tick and fails it only from a
+ * count in (2, 4], so the value written is 4 * ceil(T / 2): it fails after T seconds
+ * rounded up to even. Open MPI 5 has no such parameter known to libmal (untested). */
+#define EXCHANGE_PARAM "OMPI_MCA_pmix_base_exchange_timeout"
+
+static void open_mpi_bound_spawns(int seconds)
+{
+    if (getenv(EXCHANGE_PARAM) != NULL)
+        return;
+    char value[32];
+    snprintf(value, sizeof value, "%d", 4 * ((seconds + 1) / 2));
+    setenv(EXCHANGE_PARAM, value, 0);
+}
+
+static int open_mpi_spawn_bound(const char **setting, const char **value)
+{
+    const char *text = getenv(EXCHANGE_PARAM);
+    *setting = EXCHANGE_PARAM;
+    *value = text;
+    long v = text != NULL ? strtol(text, NULL, 10) : 0;
+    /* See above: the count fails only from (2, 4]. */
+    if (v <= 2 || (v % 4 != 0 && v % 4 != 3))
+        return 0;
+    return (int)((v + 3) / 4 * 2);
+}
+
+/* Ranks of the launcher let a process leave without MPI_Finalize only when told to
+ * (tools/malrun tells it; Open MPI 5's name is not known to libmal). */
+#define EXIT_PARAM "OMPI_MCA_orte_allowed_exit_without_sync"
+
+static bool open_mpi_clean_exit_allowed(void)
+{
+    return is_true(getenv(EXIT_PARAM));
+}
+
+/* Open MPI's spawn takes the child's environment from the "env" info key ("NAME=VALUE",
+ * one per line). */
+static int open_mpi_spawn_environment(MPI_Info info, const char *assignment)
+{
+    return MPI_Info_set(info, "env", assignment);
+}
+
 const engine_mpi_side_t engine_mpi_open_mpi = {
     .can_spawn = open_mpi_can_spawn,
     .launched = open_mpi_launched,
     .oversubscribes = open_mpi_oversubscribes,
     .hostfile = open_mpi_hostfile,
+    .probe = engine_open_mpi_probe,
+    .window_fix = "launch with tools/malrun, or set OMPI_MCA_osc=ucx (and for pml ucx "
+                  "OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any), "
+                  "or use MAL_MEMORY=direct on one host",
+    .slots_fix = "after a spawn that finds no slot Open MPI's mpiexec never exits; launch "
+                 "with tools/malrun, or mpiexec --oversubscribe "
+                 "(OMPI_MCA_rmaps_base_oversubscribe=1), or give mpiexec the slots "
+                 "(--host HOST:SLOTS)",
+    .bound_spawns = open_mpi_bound_spawns,
+    .spawn_bound = open_mpi_spawn_bound,
+    .clean_exit_allowed = open_mpi_clean_exit_allowed,
+    .clean_exit_setting = EXIT_PARAM "=1",
+    .daemons_outside_slurm = "OMPI_MCA_plm=rsh",
+    .spawn_environment = open_mpi_spawn_environment,
 };

@@ -19,6 +19,17 @@ typedef enum {
     ENGINE_MPI_OTHER
 } engine_mpi_family_t;
 
+/* What the library selected for this process, as far as its side can read it (Open
+ * MPI: through MPI_T, docs/design.md "Plain mpiexec"); all zero where it cannot. */
+typedef struct {
+    bool known;             /* the side recognised the library's one-sided components */
+    char pml[64];           /* the selected pml ("ob1", "ucx"), "" unknown           */
+    char osc[128];          /* usable osc components, comma-separated                */
+    bool windows_span_jobs; /* each of them creates windows over processes of
+                             * different jobs on every rank alike                    */
+    bool oversubscribe;     /* the launcher lets spawns oversubscribe its slots      */
+} engine_mpi_selection_t;
+
 /* One family's answers. */
 typedef struct {
     /* Whether this process can start processes (MPI_Comm_spawn): true, or false with
@@ -34,6 +45,31 @@ typedef struct {
     /* The hostfile the launcher was given through the environment, in Open MPI's syntax
      * ("host slots=N"), and the variable that named it; NULL when none. */
     const char *(*hostfile)(const char **variable);
+    /* What the library selected (`out` zeroed by the caller; `thread_level` the level in
+     * force). May cost 0.3 s (Open MPI's MPI_T): called only where a check needs it. */
+    void (*probe)(engine_mpi_selection_t *out, int thread_level);
+    /* The fixes a refusal names: for a window that would hang over spawned processes,
+     * and for a plan that spawns past the launcher's room (with why that never ends). */
+    const char *window_fix;
+    const char *slots_fix;
+
+    /* Bounded spawns (procs/spawnguard.c). At load, before MPI_Init: have the runtime
+     * fail a spawn whose start it lost after `seconds`, unless the user set its bound. */
+    void (*bound_spawns)(int seconds);
+    /* The bound in force, in seconds (0: none, a lost start waits for ever), and the
+     * setting that holds it with its value (NULL where the family has none). */
+    int (*spawn_bound)(const char **setting, const char **value);
+    /* Whether the launcher takes a process's exit without MPI_Finalize for a normal end,
+     * and the setting that makes it so (NULL where the family has none). */
+    bool (*clean_exit_allowed)(void);
+    const char *clean_exit_setting;
+    /* Put `assignment` ("NAME=VALUE") in the environment of the processes a spawn with
+     * `info` starts: an MPI return code; MPI_ERR_UNSUPPORTED_OPERATION where the family
+     * has no spawn info key for it. */
+    int (*spawn_environment)(MPI_Info info, const char *assignment);
+    /* Under Slurm: the setting that starts the launcher's daemons with ssh/rsh, outside
+     * the job's steps, so that Slurm can take back a node (procs/release.c). */
+    const char *daemons_outside_slurm;
 } engine_mpi_side_t;
 
 engine_mpi_family_t engine_mpi_family(void);

@@ -106,6 +106,7 @@ static mal_status_t add_command(spawn_cmds_t *c, const char *host)
         st = engine_spawn_mark(*info);
     if (!st && host != NULL)
         st = check_host(host);
+    /* "host" places the process in both families (Open MPI; Hydra reads it too). */
     if (!st && host != NULL)
         st = engine_mpi_check(MPI_Info_set(*info, "host", host), "mal_expand: MPI_Info_set");
     return st;

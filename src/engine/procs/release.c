@@ -13,8 +13,9 @@
  *    Open MPI's default launch in an allocation (plm slurm) mpiexec's daemon on that node
  *    is a task of an srun step of the job, which Slurm would end, and mpiexec aborts the
  *    whole application when it loses a daemon (measured: "ORTE has lost communication
- *    with a remote daemon"). Daemons started by ssh or rsh (OMPI_MCA_plm=rsh) are not
- *    the job's in Slurm's eyes: they stay there, idle, until mpiexec ends.
+ *    with a remote daemon"). Daemons started by ssh or rsh (Open MPI: OMPI_MCA_plm=rsh;
+ *    the family's setting in platform/) are not the job's in Slurm's eyes: they stay
+ *    there, idle, until mpiexec ends.
  * Every process of the shrinking set says where it runs before the shrink (the survey);
  * after it, rank 0 of the processes that stay decides from the survey, the pool and the
  * marks, runs scontrol and broadcasts the hosts returned, and every process drops them
@@ -22,6 +23,7 @@
  * (joininfo.c). */
 #include "core.h"
 #include "monitor.h"
+#include "platform.h"
 #include "procs.h"
 #include "report.h"
 #include "settings.h"
@@ -445,6 +447,18 @@ static bool give_back(const engine_parts_t *parts, const bool *drop)
     return returned;
 }
 
+static void say_stepped(const engine_parts_t *parts, const bool *stepped)
+{
+    char why[512];
+    snprintf(why, sizeof why, "the application's processes there were started inside a "
+             "Slurm step, so the launcher's daemon there is a task of the job (mpiexec "
+             "launched it with srun): Slurm would end it with the node, and mpiexec aborts "
+             "when it loses a daemon. Nodes are returned when the daemons run outside the "
+             "job (%s); no node will be returned in this run",
+             engine_mpi_side()->daemons_outside_slurm);
+    say_kept(parts, stepped, why);
+}
+
 /* Rank 0: the hosts to drop in survey->drop; the count returned, 0 for none, -1 when
  * the setting must go off (scontrol failed, or a Slurm step holds an emptied host). */
 static int decide(const engine_parts_t *parts, const engine_procs_t *procs, const bool *leaving,
@@ -458,13 +472,10 @@ static int decide(const engine_parts_t *parts, const engine_procs_t *procs, cons
     }
     if (e.held_n > 0)
         say_kept(parts, e.held, "released initial processes wait there for the rest of "
-                 "their MPI job to finalize (Open MPI ends a job's processes together)");
+                 "their MPI job to finalize (the MPI runtime ends a job's processes "
+                 "together)");
     if (e.stepped_n > 0) {
-        say_kept(parts, e.stepped, "the application's processes there were started inside "
-                 "a Slurm step, so Open MPI's daemon there is a task of the job (mpiexec "
-                 "launched it with srun): Slurm would end it with the node, and mpiexec "
-                 "aborts when it loses a daemon. Nodes are returned when the daemons run "
-                 "outside the job (OMPI_MCA_plm=rsh); no node will be returned in this run");
+        say_stepped(parts, e.stepped);
         result = -1;
     }
     for (int h = 0; result == 0 && h < parts->conf->room.nhosts; h++)

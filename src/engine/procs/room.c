@@ -10,8 +10,9 @@
  * through its variable (the platform layer's side says which: Open MPI's
  * OMPI_MCA_orte_default_hostfile, or 5's PRTE_MCA_prte_default_hostfile; `mpiexec
  * --hostfile` leaves no trace in the processes' environment but MPI_UNIVERSE_SIZE);
- * MPI_UNIVERSE_SIZE while oversubscription is off. With oversubscription on, the universe is only the cores of
- * this node, which the launcher was told to exceed (tools/malrun); a resource manager's
+ * MPI_UNIVERSE_SIZE while oversubscription is off. With oversubscription on, the
+ * universe is only the cores of this node, which the launcher was told to exceed
+ * (tools/malrun); a resource manager's
  * or a hostfile's slots are what the job was given and hold even then.
  *
  * Released initial processes that wait for their job-mates are not counted: they use
@@ -91,7 +92,7 @@ static mal_status_t from_universe(engine_settings_t *s)
 {
     int universe = engine_universe_size();
     if (universe <= 0 || engine_mpi_side()->oversubscribes() ||
-        (engine_platform_probed() && engine_platform()->oversubscribe))
+        (engine_platform_probed() && engine_platform()->selected.oversubscribe))
         return MAL_OK;
     s->room.slots = universe;
     s->room_unconfirmed = !engine_platform_probed();
@@ -169,7 +170,7 @@ bool engine_room_fits(const engine_group_t *g, const engine_settings_t *s, int c
     if (s->room.slots <= 0 || (int64_t)g->size + count <= s->room.slots)
         return true;
     /* Every rank probes alike: the same parameters, the same answer. */
-    return s->room_unconfirmed && engine_platform()->oversubscribe;
+    return s->room_unconfirmed && engine_platform()->selected.oversubscribe;
 }
 
 bool engine_room_allows(const engine_parts_t *parts, const engine_procs_t *procs, int count)

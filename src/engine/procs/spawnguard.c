@@ -3,24 +3,25 @@
  * On Open MPI 4.1 with PMIx 4.2 the runtime now and then loses a new process's start
  * (docs/design.md, "The spawn hang"): mpirun's PMIx server accepts the child's
  * connection but never reads its first request, so the child waits in MPI_Init and the
- * spawning root in PMIx_Lookup, both for ever by default. This file bounds both sides:
+ * spawning root in PMIx_Lookup, both for ever by default. This file bounds both sides,
+ * through the family's side (platform/) for what the runtime is told:
  *
- * - The root's wait is the runtime's connect/accept exchange, bounded by the MCA
- *   parameter pmix_base_exchange_timeout, which the runtime reads at MPI_Init. libmal
- *   sets it when the library is loaded (before the application's MPI_Init) from
- *   MAL_RECONF_TIMEOUT, unless the user set it. Open MPI 4.1's server counts a request's
- *   time-out down by 4 every 2 s tick and fails it only from a count in (2, 4], so the
- *   value written is 4 * ceil(T / 2): it fails after T seconds rounded up to even.
- * - The child libmal spawned (marked by MAL_SPAWNED in its spawn environment) turns
- *   SIGTERM into exit(0) until its mal_init. The root records the processes a failed
- *   spawn left on this host (the launcher's new children) and ends them just before
- *   MPI_Finalize: ending them at once made every later spawn of the run hang, and a
- *   launcher started with orte_allowed_exit_without_sync (tools/malrun) takes exit(0)
- *   for a normal end; without it, mpirun may report an abnormal end once the application
- *   finished, instead of waiting for the lost process for ever.
+ * - The root's wait: when the library is loaded (before the application's MPI_Init,
+ *   where the runtime reads its settings), the side is given MAL_RECONF_TIMEOUT to set
+ *   its runtime's bound unless the user set one (Open MPI: pmix_base_exchange_timeout;
+ *   MPICH has none, docs/design.md, "Two MPI families").
+ * - The child libmal spawned (marked by MAL_SPAWNED in its spawn environment, where the
+ *   family's spawn can set it) turns SIGTERM into exit(0) until its mal_init. The root
+ *   records the processes a failed spawn left on this host (the launcher's new
+ *   children) and ends them just before MPI_Finalize: ending them at once made every
+ *   later spawn of the run hang, and a launcher told to take an exit without
+ *   MPI_Finalize for a normal end (tools/malrun tells Open MPI's) takes exit(0) for one;
+ *   without it, mpirun may report an abnormal end once the application finished,
+ *   instead of waiting for the lost process for ever.
  * - MAL_FAULT_SPAWN_HANG (testing): a libmal-spawned child stops before main, as a
  *   lost start does, so the time-out path can be tested on purpose. */
 #include "core.h"
+#include "platform.h"
 #include "settings.h"
 #include "spawning.h"
 
@@ -32,7 +33,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXCHANGE_PARAM "OMPI_MCA_pmix_base_exchange_timeout"
 #define SPAWNED_MARK "MAL_SPAWNED"
 
 /* File-static, not in libmal's state: all of it is a fact of the process, not of one
@@ -70,11 +70,7 @@ static void exit_as_unstarted(int sig)
 __attribute__((constructor)) static void bound_spawns_at_load(void)
 {
     parse_timeout();
-    if (getenv(EXCHANGE_PARAM) == NULL) {
-        char value[32];
-        snprintf(value, sizeof value, "%d", 4 * ((reconf_timeout + 1) / 2));
-        setenv(EXCHANGE_PARAM, value, 0);
-    }
+    engine_mpi_side()->bound_spawns(reconf_timeout);
     if (getenv(SPAWNED_MARK) == NULL)
         return;
     struct sigaction guard = {.sa_handler = exit_as_unstarted};
@@ -87,21 +83,24 @@ __attribute__((constructor)) static void bound_spawns_at_load(void)
 
 int engine_spawn_bound(void)
 {
-    const char *text = getenv(EXCHANGE_PARAM);
-    long v = text != NULL ? strtol(text, NULL, 10) : 0;
-    /* See the top of the file: the count fails only from (2, 4]. */
-    if (v <= 2 || (v % 4 != 0 && v % 4 != 3))
-        return 0;
-    return (int)((v + 3) / 4 * 2);
+    const char *setting, *value;
+    return engine_mpi_side()->spawn_bound(&setting, &value);
 }
 
 void engine_spawn_bound_notice(void)
 {
-    if (engine_spawn_bound() == 0)
+    const char *setting, *value;
+    if (engine_mpi_side()->spawn_bound(&setting, &value) > 0 || !engine_spawn_supported(NULL))
+        return;
+    if (setting == NULL)
+        engine_notice("libmal: spawn: %s bounds no spawn: one whose start the runtime lost "
+                      "would wait for ever (only the launcher's time limit for the whole "
+                      "job ends it)\n", engine_mpi_version());
+    else
         engine_notice("libmal: spawn: %s=%s never fails a spawn whose start the MPI runtime "
-               "lost (Open MPI 4.1 fails only a multiple of 4 or one less): such a "
-               "spawn would wait for ever; unset it to let MAL_RECONF_TIMEOUT set it\n",
-               EXCHANGE_PARAM, getenv(EXCHANGE_PARAM) ? getenv(EXCHANGE_PARAM) : "(unset)");
+                      "lost (Open MPI 4.1 fails only a multiple of 4 or one less): such a "
+                      "spawn would wait for ever; unset it to let MAL_RECONF_TIMEOUT set "
+                      "it\n", setting, value != NULL ? value : "(unset)");
 }
 
 mal_status_t engine_reconf_timeout_check(void)
@@ -122,8 +121,10 @@ void engine_spawn_guard_end(void)
 
 mal_status_t engine_spawn_mark(MPI_Info info)
 {
-    return engine_mpi_check(MPI_Info_set(info, "env", SPAWNED_MARK "=1"),
-                            "mal_expand: MPI_Info_set");
+    int rc = engine_mpi_side()->spawn_environment(info, SPAWNED_MARK "=1");
+    if (rc == MPI_ERR_UNSUPPORTED_OPERATION) /* the family cannot: the child goes unguarded */
+        return MAL_OK;
+    return engine_mpi_check(rc, "mal_expand: MPI_Info_set");
 }
 
 /* The launcher's children on this host: our parent's children (pids sorted by /proc). */
@@ -171,19 +172,14 @@ int engine_spawn_note_stuck(const pid_t *before, int nbefore)
     return added;
 }
 
-/* Ranks of the launcher let a process leave without MPI_Finalize only when told to. */
-bool engine_spawn_clean_exit_allowed(void)
-{
-    const char *v = getenv("OMPI_MCA_orte_allowed_exit_without_sync");
-    return v != NULL && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
-}
-
 void engine_spawn_end_stuck(void)
 {
-    if (nstuck > 0 && !engine_spawn_clean_exit_allowed())
+    const engine_mpi_side_t *side = engine_mpi_side();
+    const char *fix = side->clean_exit_setting;
+    if (nstuck > 0 && !side->clean_exit_allowed())
         engine_notice("libmal: ending %d process(es) whose start the MPI runtime lost; "
-                "this launcher may report that as an abnormal end (set "
-                "OMPI_MCA_orte_allowed_exit_without_sync=1, as tools/malrun does)\n", nstuck);
+                      "this launcher may report that as an abnormal end (set %s, as "
+                      "tools/malrun does)\n", nstuck, fix != NULL ? fix : "(none known)");
     for (int i = 0; i < nstuck; i++)
         kill(stuck[i], SIGTERM);
     nstuck = 0;

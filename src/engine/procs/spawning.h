@@ -88,7 +88,6 @@ mal_status_t engine_spawn_mark(MPI_Info info);
 int engine_spawn_siblings(pid_t *pids, int max);
 /* Records the processes that appeared since `before`; returns how many. */
 int engine_spawn_note_stuck(const pid_t *before, int nbefore);
-bool engine_spawn_clean_exit_allowed(void);
 /* mal_finalize: ends the recorded processes. */
 void engine_spawn_end_stuck(void);
 

@@ -5,6 +5,7 @@
 #ifndef MAL_TRANSPORT_MEMORY_H
 #define MAL_TRANSPORT_MEMORY_H
 
+#include "platform.h"
 #include "schedule.h"
 #include "transport.h"
 
@@ -197,21 +198,16 @@ mal_status_t engine_shmem_alloc(size_t bytes, char **out);
 void engine_shmem_free(char *base);
 
 /* ---- the MPI library's configuration (platform.c) ---- */
-/* What this process's Open MPI selected, read once through MPI_T. */
+/* What this process's MPI selected (its family's side, read once) and its room. */
 typedef struct {
-    bool known;                 /* Open MPI's osc components were recognised       */
-    char pml[64];               /* the selected pml ("ob1", "ucx"), "" unknown      */
-    char osc[128];              /* usable osc components, comma-separated          */
-    bool windows_span_jobs;     /* each of them creates windows over processes of
-                                 * different jobs on every rank alike (ucx, pt2pt)  */
-    bool oversubscribe;         /* the launcher lets spawns oversubscribe slots    */
-    int universe;               /* MPI_UNIVERSE_SIZE, 0 when not given             */
-    int world;                  /* size of this process's MPI_COMM_WORLD           */
-    int thread_level;           /* MPI_Query_thread                                */
+    engine_mpi_selection_t selected; /* pml, osc, their verdicts (platform/platform.h) */
+    int universe;                    /* MPI_UNIVERSE_SIZE, 0 when not given            */
+    int world;                       /* size of this process's MPI_COMM_WORLD          */
+    int thread_level;                /* MPI_Query_thread                               */
 } engine_platform_t;
 const engine_platform_t *engine_platform(void);
-/* MPI_UNIVERSE_SIZE, the slots Open MPI's runtime has for the job (cheap: no probe); 0
- * when not given or when this process was started without mpiexec. */
+/* MPI_UNIVERSE_SIZE, the slots the MPI runtime has for the job (cheap: no probe); 0
+ * when not given or when this process was started without the launcher. */
 int engine_universe_size(void);
 const char *engine_thread_level_name(int level);
 /* mal_init on the initial processes: refuse (MAL_ERR_UNSUPPORTED, naming the fix) a plan

@@ -20,7 +20,11 @@ static size_t count_messages(const partition_segment_t *segs, size_t n, int me, 
 
 /* At most this many messages are posted at once. A plan with more (counts chunked far
  * below 2^31, MAL_MAX_COUNT) moves them in steps instead: MPICH 4.0 aborted with an
- * assertion (no request left) where every message of such a plan was posted at once. */
+ * assertion (no request left) where every message of such a plan was posted at once.
+ * Each rank chooses from its own count, without agreement, and may: a rank that posts
+ * everything at once blocks nowhere before it has posted all, so a stepping peer's batch
+ * always finds its messages posted, and both walk the chunks with one peer in the same
+ * order (the segment list's), which is all MPI's matching needs. */
 #define POSTED_MAX 16384
 #define STEP_BATCH (POSTED_MAX / 2) /* per direction, per batch of a step */
 
