@@ -211,6 +211,7 @@ mal_status_t mal_init(MPI_Comm comm, const mal_config_t *config)
     engine_set_logging(cfg.log_errors);
     /* A process libmal spawned has started: SIGTERM means what it always does again. */
     engine_spawn_guard_end();
+    engine_finalize_bound();
     MPI_Comm dup, parent = MPI_COMM_NULL;
     mal_status_t st = check_comm(comm);
     if (!st)

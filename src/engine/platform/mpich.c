@@ -4,9 +4,13 @@
 #include "platform.h"
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 /* MPICH's error strings are stacks, one line per function ("fn(line)....: text"), the
  * cause last: that line's text. */
@@ -108,6 +112,86 @@ static int mpich_spawn_environment(MPI_Info info, const char *assignment)
     return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
+/* MPICH 4.0's MPI_Finalize over UCX can hang after the application's work is done
+ * (docs/design.md, "Two MPI families"): each process closes its UCX endpoints, waits
+ * for the closes, then blocks in a PMI barrier without progressing UCX, so a peer whose
+ * close still needs an answer from it waits for ever (MPICH dropped that barrier in
+ * 4.2, pmodels/mpich pull request 6596). Measured across the emulated hosts (UCX over
+ * TCP): plain MPI programs hung now and then, libmal's jobs in up to half the runs.
+ * Bounded here: an attribute of MPI_COMM_SELF, whose deletion is the first thing
+ * MPI_Finalize does (the MPI standard's hook for it), starts a thread that ends the
+ * process unless MPI_Finalized says finalize returned (MPICH: an atomic read, callable
+ * from any thread). A process still closing after `seconds` ends first; one waiting in
+ * the barrier only after twice that, once the closing ones have left, so that Hydra
+ * sees every process end with status 0 (one that left the barrier first made mpiexec
+ * fail answering it). What the program would have done after MPI_Finalize is lost; its
+ * output is flushed first. */
+static int finalize_bound;
+
+/* Whether the main thread waits in a read of Hydra's PMI socket (PMI_FD): the barrier. */
+static bool waiting_in_pmi(void)
+{
+    const char *pmi = getenv("PMI_FD");
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)getpid());
+    FILE *f = pmi != NULL ? fopen(path, "r") : NULL;
+    long nr = -1;
+    unsigned long fd = 0;
+    bool reading = f != NULL && fscanf(f, "%ld 0x%lx", &nr, &fd) == 2 && nr == SYS_read &&
+                   fd == strtoul(pmi, NULL, 10);
+    if (f != NULL)
+        fclose(f);
+    return reading;
+}
+
+static void *watch_finalize(void *arg)
+{
+    (void)arg;
+    struct timespec tick = {0, 50 * 1000 * 1000};
+    long bound_ms = finalize_bound * 1000L, waited_ms = 0;
+    for (;; waited_ms += 50) {
+        int done = 0;
+        MPI_Finalized(&done);
+        if (done)
+            return NULL;
+        if (waited_ms >= 2 * bound_ms || (waited_ms >= bound_ms && !waiting_in_pmi()))
+            break;
+        nanosleep(&tick, NULL);
+    }
+    fflush(NULL);
+    char line[256];
+    int n = snprintf(line, sizeof line, "libmal: MPI_Finalize has not returned after %ld s "
+                     "(MPICH 4.0 over UCX can wait for a peer that no longer answers); this "
+                     "process ends itself with status 0 (MAL_RECONF_TIMEOUT sets the bound)\n",
+                     waited_ms / 1000);
+    if (write(STDERR_FILENO, line, (size_t)n) < 0)
+        _exit(0);
+    _exit(0);
+}
+
+static int start_watch(MPI_Comm comm, int key, void *value, void *extra)
+{
+    (void)comm;
+    (void)key;
+    (void)value;
+    (void)extra;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, watch_finalize, NULL) == 0)
+        pthread_detach(thread);
+    return MPI_SUCCESS;
+}
+
+static void mpich_bound_finalize(int seconds)
+{
+    if (finalize_bound > 0) /* armed already (one attribute per process) */
+        return;
+    int key = MPI_KEYVAL_INVALID;
+    finalize_bound = seconds;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, start_watch, &key, NULL) != MPI_SUCCESS ||
+        MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL) != MPI_SUCCESS)
+        finalize_bound = 0;
+}
+
 const engine_mpi_side_t engine_mpi_mpich = {
     .can_spawn = mpich_can_spawn,
     .launched = mpich_launched,
@@ -120,6 +204,7 @@ const engine_mpi_side_t engine_mpi_mpich = {
     .spawn_bound = mpich_spawn_bound,
     .clean_exit_allowed = mpich_clean_exit_allowed,
     .clean_exit_setting = NULL,
+    .bound_finalize = mpich_bound_finalize,
     .daemons_outside_slurm = "HYDRA_LAUNCHER=ssh",
     .spawn_environment = mpich_spawn_environment,
 };

@@ -107,6 +107,13 @@ static int open_mpi_spawn_environment(MPI_Info info, const char *assignment)
     return MPI_Info_set(info, "env", assignment);
 }
 
+/* Open MPI 4.1's pml ucx progresses UCX from a thread of its own through its final
+ * fence (the hang MPICH 4.0 still has, mpich.c): nothing to bound. */
+static void open_mpi_bound_finalize(int seconds)
+{
+    (void)seconds;
+}
+
 const engine_mpi_side_t engine_mpi_open_mpi = {
     .can_spawn = open_mpi_can_spawn,
     .launched = open_mpi_launched,
@@ -124,6 +131,7 @@ const engine_mpi_side_t engine_mpi_open_mpi = {
     .spawn_bound = open_mpi_spawn_bound,
     .clean_exit_allowed = open_mpi_clean_exit_allowed,
     .clean_exit_setting = EXIT_PARAM "=1",
+    .bound_finalize = open_mpi_bound_finalize,
     .daemons_outside_slurm = "OMPI_MCA_plm=rsh",
     .spawn_environment = open_mpi_spawn_environment,
 };

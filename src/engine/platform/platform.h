@@ -67,6 +67,9 @@ typedef struct {
      * `info` starts: an MPI return code; MPI_ERR_UNSUPPORTED_OPERATION where the family
      * has no spawn info key for it. */
     int (*spawn_environment)(MPI_Info info, const char *assignment);
+    /* Bound this process's MPI_Finalize to `seconds` where the family's can hang after
+     * the work is done (called at mal_init; once per process is enough). */
+    void (*bound_finalize)(int seconds);
     /* Under Slurm: the setting that starts the launcher's daemons with ssh/rsh, outside
      * the job's steps, so that Slurm can take back a node (procs/release.c). */
     const char *daemons_outside_slurm;

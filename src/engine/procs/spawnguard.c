@@ -103,6 +103,11 @@ void engine_spawn_bound_notice(void)
                       "it\n", setting, value != NULL ? value : "(unset)");
 }
 
+void engine_finalize_bound(void)
+{
+    engine_mpi_side()->bound_finalize(reconf_timeout);
+}
+
 mal_status_t engine_reconf_timeout_check(void)
 {
     int64_t v = 0;

@@ -81,6 +81,9 @@ int engine_spawn_bound(void);
 void engine_spawn_bound_notice(void);
 /* MAL_ERR_ARG when MAL_RECONF_TIMEOUT (read at load) is not valid. */
 mal_status_t engine_reconf_timeout_check(void);
+/* mal_init: MPI_Finalize bounded by MAL_RECONF_TIMEOUT where the family's can hang
+ * after the work is done (platform/mpich.c). */
+void engine_finalize_bound(void);
 /* A spawned child's mal_init: SIGTERM is fatal again. */
 void engine_spawn_guard_end(void);
 /* Marks the spawn's children as libmal's (their SIGTERM guard). */
