@@ -70,8 +70,9 @@ static const setting_t table[SETTING_COUNT_] = {
         .env = "MAL_RECONF_TIMEOUT", .type = SETTING_NUMBER,
         .min = 1, .max = 86400, .fallback = 60, .unit = "a number of seconds",
         .fallback_doc = "60",
-        .effect = "seconds after which a spawn whose start the MPI runtime lost fails; read "
-                  "when the program starts (see \"Bounded spawns\")"},
+        .effect = "seconds after which a spawn whose start the MPI runtime lost fails, and "
+                  "(MPICH) a process whose MPI_Finalize hangs ends itself; read when the "
+                  "program starts (see \"Bounded spawns\")"},
     [SETTING_REPORT] = {FIELD(report), .env = "MAL_REPORT", .type = SETTING_TEXT,
         .values = "a file", .fallback_doc = "none",
         .effect = "JSON-lines report, one record per reconfiguration, decision, checked "
