@@ -115,8 +115,8 @@ static int mpich_spawn_environment(MPI_Info info, const char *assignment)
 /* MPICH 4.0's MPI_Finalize over UCX can hang after the application's work is done
  * (docs/design.md, "Two MPI families"): each process closes its UCX endpoints, waits
  * for the closes, then blocks in a PMI barrier without progressing UCX, so a peer whose
- * close still needs an answer from it waits for ever (MPICH dropped that barrier in
- * 4.2, pmodels/mpich pull request 6596). Measured across the emulated hosts (UCX over
+ * close still needs an answer from it waits for ever (pmodels/mpich pull request 6596
+ * removed that barrier after MPICH 4.1). Measured across the emulated hosts (UCX over
  * TCP): plain MPI programs hung now and then, libmal's jobs in up to half the runs.
  * Bounded here: an attribute of MPI_COMM_SELF, whose deletion is the first thing
  * MPI_Finalize does (the MPI standard's hook for it), starts a thread that ends the
@@ -164,8 +164,8 @@ static void *watch_finalize(void *arg)
                      "(MPICH 4.0 over UCX can wait for a peer that no longer answers); this "
                      "process ends itself with status 0 (MAL_RECONF_TIMEOUT sets the bound)\n",
                      waited_ms / 1000);
-    if (write(STDERR_FILENO, line, (size_t)n) < 0)
-        _exit(0);
+    ssize_t written = write(STDERR_FILENO, line, (size_t)n);
+    (void)written; /* nothing else to tell it to */
     _exit(0);
 }
 
