@@ -92,12 +92,13 @@ static int open_mpi_spawn_bound(const char **setting, const char **value)
 }
 
 /* Ranks of the launcher let a process leave without MPI_Finalize only when told to
- * (tools/malrun tells it; Open MPI 5's name is not known to libmal). */
-#define EXIT_PARAM "OMPI_MCA_orte_allowed_exit_without_sync"
-
+ * (tools/malrun tells Open MPI 4's; 5's PRRTE registers the same parameter as
+ * prte_allowed_exit_without_sync). */
 static bool open_mpi_clean_exit_allowed(void)
 {
-    return is_true(getenv(EXIT_PARAM));
+    static const char *const names[] = {"OMPI_MCA_orte_allowed_exit_without_sync",
+                                        "PRTE_MCA_prte_allowed_exit_without_sync"};
+    return is_true(first_set(names, 2, NULL));
 }
 
 /* Open MPI's spawn takes the child's environment from the "env" info key ("NAME=VALUE",
@@ -130,7 +131,8 @@ const engine_mpi_side_t engine_mpi_open_mpi = {
     .bound_spawns = open_mpi_bound_spawns,
     .spawn_bound = open_mpi_spawn_bound,
     .clean_exit_allowed = open_mpi_clean_exit_allowed,
-    .clean_exit_setting = EXIT_PARAM "=1",
+    .clean_exit_setting = "OMPI_MCA_orte_allowed_exit_without_sync=1 (Open MPI 5: "
+                          "PRTE_MCA_prte_allowed_exit_without_sync=1)",
     .bound_finalize = open_mpi_bound_finalize,
     .daemons_outside_slurm = "OMPI_MCA_plm=rsh",
     .spawn_environment = open_mpi_spawn_environment,
