@@ -4,7 +4,9 @@
 #include "platform.h"
 
 #include <mpi.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,54 +121,136 @@ static int mpich_spawn_environment(MPI_Info info, const char *assignment)
  * removed that barrier after MPICH 4.1). Measured across the emulated hosts (UCX over
  * TCP): plain MPI programs hung now and then, libmal's jobs in up to half the runs.
  * Bounded here: an attribute of MPI_COMM_SELF, whose deletion is the first thing
- * MPI_Finalize does (the MPI standard's hook for it), starts a thread that ends the
- * process unless MPI_Finalized says finalize returned (MPICH: an atomic read, callable
- * from any thread). A process still closing after `seconds` ends first; one waiting in
- * the barrier only after twice that, once the closing ones have left, so that Hydra
- * sees every process end with status 0 (one that left the barrier first made mpiexec
- * fail answering it). What the program would have done after MPI_Finalize is lost; its
- * output is flushed first. */
+ * MPI_Finalize does (the MPI standard's hook for it), starts a thread that watches
+ * until MPI_Finalized says finalize returned (MPICH: an atomic read, callable from any
+ * thread). A process still closing after `seconds` enters the barrier and then PMI's
+ * finalize in its own name (Hydra's PMI-1 lines, on its PMI_FD), so that the processes
+ * waiting there go on and finish as they would have, and ends itself with status 0
+ * (what it would have done after MPI_Finalize is lost; its output is flushed first).
+ * Its finalizing thread is parked first (a real-time signal whose handler only waits):
+ * freed by a peer's end, it would enter the same barrier a second time. Ending it
+ * without the barrier left the others waiting, or made mpiexec fail to answer a
+ * barrier of a process gone. One still waiting after three times the bound ends as
+ * well. */
 static int finalize_bound;
+static pthread_t finalizer;
 
-/* Whether the main thread waits in a read of Hydra's PMI socket (PMI_FD): the barrier. */
-static bool waiting_in_pmi(void)
+static void park_thread(int sig)
 {
-    const char *pmi = getenv("PMI_FD");
+    (void)sig;
+    for (;;)
+        pause();
+}
+
+/* Stops the finalizing thread where it is, for good: nothing of it runs again. */
+static void park_finalizer(void)
+{
+    struct sigaction park = {.sa_handler = park_thread};
+    sigemptyset(&park.sa_mask);
+    if (sigaction(SIGRTMIN + 1, &park, NULL) == 0 && pthread_kill(finalizer, SIGRTMIN + 1) == 0)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); /* let it take it */
+}
+
+/* The main thread's system call, from /proc: its number and first argument. */
+static bool main_thread_syscall(long *nr, unsigned long *arg)
+{
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)getpid());
-    FILE *f = pmi != NULL ? fopen(path, "r") : NULL;
-    long nr = -1;
-    unsigned long fd = 0;
-    bool reading = f != NULL && fscanf(f, "%ld 0x%lx", &nr, &fd) == 2 && nr == SYS_read &&
-                   fd == strtoul(pmi, NULL, 10);
+    FILE *f = fopen(path, "r");
+    bool known = f != NULL && fscanf(f, "%ld 0x%lx", nr, arg) == 2;
     if (f != NULL)
         fclose(f);
-    return reading;
+    return known;
+}
+
+/* Hydra's PMI socket, when the process speaks PMI-1 (MPICH's default) over it. */
+static int pmi1_socket(void)
+{
+    const char *fd = getenv("PMI_FD"), *version = getenv("MPIR_CVAR_PMI_VERSION");
+    if (fd == NULL || (version != NULL && strcmp(version, "1") != 0))
+        return -1;
+    return (int)strtol(fd, NULL, 10);
+}
+
+/* Whether the main thread waits in a read of the PMI socket: the barrier. */
+static bool waiting_in_pmi(int pmi)
+{
+    long nr = -1;
+    unsigned long fd = 0;
+    return pmi >= 0 && main_thread_syscall(&nr, &fd) && nr == SYS_read && fd == (unsigned)pmi;
+}
+
+/* One PMI-1 exchange in this process's name: `command`, then every line Hydra sends
+ * until one holding `reply`, each read within `seconds`. */
+static bool pmi1_exchange(int pmi, const char *command, const char *reply, int seconds)
+{
+    size_t len = strlen(command);
+    if (pmi < 0 || write(pmi, command, len) != (ssize_t)len)
+        return false;
+    char text[4096];
+    size_t used = 0;
+    for (;;) {
+        struct pollfd p = {.fd = pmi, .events = POLLIN};
+        if (poll(&p, 1, seconds * 1000) != 1)
+            return false;
+        ssize_t n = read(pmi, text + used, sizeof text - 1 - used);
+        if (n <= 0)
+            return false;
+        used += (size_t)n;
+        text[used] = '\0';
+        if (strstr(text, reply) != NULL)
+            return true;
+        char *last = strrchr(text, '\n'); /* keep only an unfinished line */
+        if (last != NULL) {
+            used = strlen(last + 1);
+            memmove(text, last + 1, used + 1);
+        }
+        if (used == sizeof text - 1)
+            used = 0;
+    }
+}
+
+/* What MPI_Finalize has left to tell Hydra, in this process's name: the barrier its
+ * peers wait in, then PMI's finalize, so that Hydra sees this process end as theirs do. */
+static bool finish_with_hydra(int pmi, int seconds)
+{
+    return pmi1_exchange(pmi, "cmd=barrier_in\n", "cmd=barrier_out", seconds) &&
+           pmi1_exchange(pmi, "cmd=finalize\n", "cmd=finalize_ack", seconds);
+}
+
+static void end_process(long waited_ms, const char *how)
+{
+    fflush(NULL);
+    char line[320];
+    int n = snprintf(line, sizeof line, "libmal: MPI_Finalize has not returned after %ld s "
+                     "(MPICH 4.0 over UCX can wait for a peer that no longer answers); this "
+                     "process %s and ends itself with status 0 (MAL_RECONF_TIMEOUT sets the "
+                     "bound)\n", waited_ms / 1000, how);
+    ssize_t written = write(STDERR_FILENO, line, (size_t)n);
+    (void)written; /* nothing else to tell it to */
+    _exit(0);
 }
 
 static void *watch_finalize(void *arg)
 {
     (void)arg;
     struct timespec tick = {0, 50 * 1000 * 1000};
-    long bound_ms = finalize_bound * 1000L, waited_ms = 0;
-    for (;; waited_ms += 50) {
+    long bound_ms = finalize_bound * 1000L;
+    int pmi = pmi1_socket();
+    for (long waited_ms = 0;; waited_ms += 50) {
         int done = 0;
         MPI_Finalized(&done);
         if (done)
             return NULL;
-        if (waited_ms >= 2 * bound_ms || (waited_ms >= bound_ms && !waiting_in_pmi()))
-            break;
+        if (waited_ms >= 3 * bound_ms)
+            end_process(waited_ms, "still waits");
+        if (waited_ms >= bound_ms && !waiting_in_pmi(pmi) && (park_finalizer(), true) &&
+            !waiting_in_pmi(pmi)) /* parked, not in the barrier after all */
+            end_process(waited_ms, finish_with_hydra(pmi, finalize_bound)
+                                       ? "finished with Hydra for its peers"
+                                       : "could not finish with Hydra");
         nanosleep(&tick, NULL);
     }
-    fflush(NULL);
-    char line[256];
-    int n = snprintf(line, sizeof line, "libmal: MPI_Finalize has not returned after %ld s "
-                     "(MPICH 4.0 over UCX can wait for a peer that no longer answers); this "
-                     "process ends itself with status 0 (MAL_RECONF_TIMEOUT sets the bound)\n",
-                     waited_ms / 1000);
-    ssize_t written = write(STDERR_FILENO, line, (size_t)n);
-    (void)written; /* nothing else to tell it to */
-    _exit(0);
 }
 
 static int start_watch(MPI_Comm comm, int key, void *value, void *extra)
@@ -176,6 +260,7 @@ static int start_watch(MPI_Comm comm, int key, void *value, void *extra)
     (void)value;
     (void)extra;
     pthread_t thread;
+    finalizer = pthread_self();
     if (pthread_create(&thread, NULL, watch_finalize, NULL) == 0)
         pthread_detach(thread);
     return MPI_SUCCESS;
