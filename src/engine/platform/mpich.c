@@ -3,6 +3,7 @@
 #include "core.h"
 #include "platform.h"
 
+#include <fcntl.h>
 #include <mpi.h>
 #include <poll.h>
 #include <pthread.h>
@@ -151,16 +152,25 @@ static void park_finalizer(void)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); /* let it take it */
 }
 
-/* The main thread's system call, from /proc: its number and first argument. */
+/* The main thread's system call, from /proc: its number and first argument. Read
+ * without stdio or malloc: the thread may be parked holding their locks. */
 static bool main_thread_syscall(long *nr, unsigned long *arg)
 {
-    char path[64];
+    char path[64], text[128];
     snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)getpid());
-    FILE *f = fopen(path, "r");
-    bool known = f != NULL && fscanf(f, "%ld 0x%lx", nr, arg) == 2;
-    if (f != NULL)
-        fclose(f);
-    return known;
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return false;
+    text[n] = '\0';
+    char *end = NULL;
+    *nr = strtol(text, &end, 10); /* "running" for a thread on a core: no number */
+    if (end == text || strncmp(end, " 0x", 3) != 0)
+        return false;
+    *arg = strtoul(end + 3, NULL, 16);
+    return true;
 }
 
 /* Hydra's PMI socket, when the process speaks PMI-1 (MPICH's default) over it. */
@@ -181,25 +191,27 @@ static bool waiting_in_pmi(int pmi)
 }
 
 /* One PMI-1 exchange in this process's name: `command`, then every line Hydra sends
- * until one holding `reply`, each read within `seconds`. */
-static bool pmi1_exchange(int pmi, const char *command, const char *reply, int seconds)
+ * until one holding `reply`, each read within `seconds`. NULL when done, else what
+ * went wrong. */
+static const char *pmi1_exchange(int pmi, const char *command, const char *reply,
+                                 int seconds)
 {
     size_t len = strlen(command);
-    if (pmi < 0 || write(pmi, command, len) != (ssize_t)len)
-        return false;
+    if (write(pmi, command, len) != (ssize_t)len)
+        return "could not write to the PMI socket";
     char text[4096];
     size_t used = 0;
     for (;;) {
         struct pollfd p = {.fd = pmi, .events = POLLIN};
         if (poll(&p, 1, seconds * 1000) != 1)
-            return false;
+            return "no answer";
         ssize_t n = read(pmi, text + used, sizeof text - 1 - used);
         if (n <= 0)
-            return false;
+            return n == 0 ? "the PMI socket closed" : "could not read the PMI socket";
         used += (size_t)n;
         text[used] = '\0';
         if (strstr(text, reply) != NULL)
-            return true;
+            return NULL;
         char *last = strrchr(text, '\n'); /* keep only an unfinished line */
         if (last != NULL) {
             used = strlen(last + 1);
@@ -211,16 +223,26 @@ static bool pmi1_exchange(int pmi, const char *command, const char *reply, int s
 }
 
 /* What MPI_Finalize has left to tell Hydra, in this process's name: the barrier its
- * peers wait in, then PMI's finalize, so that Hydra sees this process end as theirs do. */
-static bool finish_with_hydra(int pmi, int seconds)
+ * peers wait in, then PMI's finalize, so that Hydra sees this process end as theirs do.
+ * What happened, for the notice. */
+static void finish_with_hydra(int pmi, int seconds, char *how, size_t len)
 {
-    return pmi1_exchange(pmi, "cmd=barrier_in\n", "cmd=barrier_out", seconds) &&
-           pmi1_exchange(pmi, "cmd=finalize\n", "cmd=finalize_ack", seconds);
+    const char *barrier = pmi >= 0 ? pmi1_exchange(pmi, "cmd=barrier_in\n",
+                                                   "cmd=barrier_out", seconds)
+                                   : "no PMI-1 socket";
+    const char *finalize = barrier == NULL ? pmi1_exchange(pmi, "cmd=finalize\n",
+                                                           "cmd=finalize_ack", seconds)
+                                           : "not tried";
+    if (barrier == NULL && finalize == NULL)
+        snprintf(how, len, "finished with Hydra for its peers");
+    else
+        snprintf(how, len, "could not finish with Hydra (barrier: %s; finalize: %s)",
+                 barrier != NULL ? barrier : "done", finalize != NULL ? finalize : "done");
 }
 
+/* After park_finalizer: write(2) only, no stdio (flushed before the parking). */
 static void end_process(long waited_ms, const char *how)
 {
-    fflush(NULL);
     char line[320];
     int n = snprintf(line, sizeof line, "libmal: MPI_Finalize has not returned after %ld s "
                      "(MPICH 4.0 over UCX can wait for a peer that no longer answers); this "
@@ -242,13 +264,19 @@ static void *watch_finalize(void *arg)
         MPI_Finalized(&done);
         if (done)
             return NULL;
-        if (waited_ms >= 3 * bound_ms)
+        if (waited_ms >= 3 * bound_ms) {
+            fflush(NULL);
             end_process(waited_ms, "still waits");
-        if (waited_ms >= bound_ms && !waiting_in_pmi(pmi) && (park_finalizer(), true) &&
-            !waiting_in_pmi(pmi)) /* parked, not in the barrier after all */
-            end_process(waited_ms, finish_with_hydra(pmi, finalize_bound)
-                                       ? "finished with Hydra for its peers"
-                                       : "could not finish with Hydra");
+        }
+        if (waited_ms >= bound_ms && !waiting_in_pmi(pmi)) {
+            fflush(NULL); /* while the finalizing thread may still release stdio's locks */
+            park_finalizer();
+            char how[160];
+            if (!waiting_in_pmi(pmi)) { /* parked, and not in the barrier after all */
+                finish_with_hydra(pmi, finalize_bound, how, sizeof how);
+                end_process(waited_ms, how);
+            }
+        }
         nanosleep(&tick, NULL);
     }
 }
