@@ -1,5 +1,6 @@
 /* MPICH's side (MPICH 4.0.2 of Debian 12, Hydra; derivatives alike where they share the
  * code). */
+#define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include "core.h"
 #include "platform.h"
 
@@ -134,7 +135,8 @@ static int mpich_spawn_environment(MPI_Info info, const char *assignment)
  * barrier of a process gone. One still waiting after three times the bound ends as
  * well. */
 static int finalize_bound;
-static pthread_t finalizer;
+static pthread_t finalizer;  /* the thread in MPI_Finalize                        */
+static pid_t finalizer_tid;  /* the same, as /proc names it                        */
 
 static void park_thread(int sig)
 {
@@ -152,12 +154,12 @@ static void park_finalizer(void)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); /* let it take it */
 }
 
-/* The main thread's system call, from /proc: its number and first argument. Read
- * without stdio or malloc: the thread may be parked holding their locks. */
-static bool main_thread_syscall(long *nr, unsigned long *arg)
+/* The finalizing thread's system call, from /proc: its number and first argument.
+ * Read without stdio or malloc: the thread may be parked holding their locks. */
+static bool finalizer_syscall(long *nr, unsigned long *arg)
 {
     char path[64], text[128];
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)getpid());
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)finalizer_tid);
     int fd = open(path, O_RDONLY);
     ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
     if (fd >= 0)
@@ -182,12 +184,12 @@ static int pmi1_socket(void)
     return (int)strtol(fd, NULL, 10);
 }
 
-/* Whether the main thread waits in a read of the PMI socket: the barrier. */
+/* Whether the finalizing thread waits in a read of the PMI socket: the barrier. */
 static bool waiting_in_pmi(int pmi)
 {
     long nr = -1;
     unsigned long fd = 0;
-    return pmi >= 0 && main_thread_syscall(&nr, &fd) && nr == SYS_read && fd == (unsigned)pmi;
+    return pmi >= 0 && finalizer_syscall(&nr, &fd) && nr == SYS_read && fd == (unsigned)pmi;
 }
 
 /* One PMI-1 exchange in this process's name: `command`, then every line Hydra sends
@@ -289,6 +291,7 @@ static int start_watch(MPI_Comm comm, int key, void *value, void *extra)
     (void)extra;
     pthread_t thread;
     finalizer = pthread_self();
+    finalizer_tid = (pid_t)syscall(SYS_gettid);
     if (pthread_create(&thread, NULL, watch_finalize, NULL) == 0)
         pthread_detach(thread);
     return MPI_SUCCESS;
