@@ -108,8 +108,9 @@ static int open_mpi_spawn_environment(MPI_Info info, const char *assignment)
     return MPI_Info_set(info, "env", assignment);
 }
 
-/* Open MPI 4.1's pml ucx progresses UCX from a thread of its own through its final
- * fence (the hang MPICH 4.0 still has, mpich.c): nothing to bound. */
+/* Open MPI 4.1 waits in its final fence without blocking and progresses UCX meanwhile
+ * (opal_common_ucx_mca_pmix_fence), so the hang MPICH 4.0 has (mpich.c) cannot form:
+ * nothing to bound. */
 static void open_mpi_bound_finalize(int seconds)
 {
     (void)seconds;
