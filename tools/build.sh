@@ -13,10 +13,7 @@ case $mpi in
 '' | openmpi | mpich) ;;
 *) echo "build.sh: MAL_MPI='$mpi': openmpi or mpich" >&2; exit 2 ;;
 esac
-default_build=$top/build
-[ "$mpi" = mpich ] && default_build=$top/build-mpich
-[ "$sanitize" = ON ] && default_build=$default_build-sanitize
-build=${MAL_BUILD_DIR:-$default_build}
+. "$top/tools/build-dir.sh"
 sh "$top/tools/setup-deps.sh" "$@" # --test: the packages only the suite uses
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAL_SANITIZE=$sanitize \
     ${mpi:+-DMAL_MPI=$mpi} >/dev/null

@@ -14,7 +14,7 @@
 # under oshrun so its table has the shmem rows.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${MAL_BUILD_DIR:-$top/build}
+. "$top/tools/build-dir.sh" # MAL_STACK=debian13: inside the Debian 13 root
 sh "$top/tools/build.sh"
 plan="${MAL_PLAN:-5:+2,10:-1,15:w=1:2:1,20:-@0,25:+1}"
 MAL_PLAN="$plan" "$top/tools/malrun" -n 2 "$build/examples/jacobi" --check

@@ -18,7 +18,8 @@
 set -eu
 PACKAGES="gcc make cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev \
 libpapi-dev libhwloc-dev libsuitesparse-dev gnuplot-nox"
-TEST_PACKAGES="doxygen groff-base slurmctld slurmd slurm-client munge iproute2 libglpk-dev"
+TEST_PACKAGES="doxygen groff-base slurmctld slurmd slurm-client munge iproute2 hostname \
+libglpk-dev"
 [ "${1:-}" = --test ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
 missing=""
 for p in $PACKAGES; do

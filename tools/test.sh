@@ -4,15 +4,15 @@
 # oversubscribe the 2 cores.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${MAL_BUILD_DIR:-$top/build}
 # MAL_MPI=mpich: the suite against MPICH (./build-mpich; tools/build.sh); the tests an
 # MPI cannot run (MPICH 4.0's ch4:ucx cannot spawn) are skipped, each with its reason.
-[ "${MAL_MPI:-}" = mpich ] && build=${MAL_BUILD_DIR:-$top/build-mpich}
+# MAL_STACK=debian13: the suite inside a Debian 13 root (tools/stack.sh), Open MPI 5.0.7
+# or MPICH 4.2.1, in ./build-debian13[-mpich].
+. "$top/tools/build-dir.sh"
 # MAL_SANITIZE=1: the sanitized suite (ASan + UBSan build in ./build-sanitize): the unit
 # tests and every test at 2 ranks, the malleable ones included (11 minutes here, 12.5
 # with the build: not part of CI). Arguments replace the selection.
 if [ "${MAL_SANITIZE:-0}" = 1 ]; then
-    build=${MAL_BUILD_DIR:-$build-sanitize}
     [ $# -gt 0 ] || set -- -R '^(unit|sim)[.]|[.]n2$'
 fi
 sh "$top/tools/build.sh" --test
