@@ -36,22 +36,40 @@
 : "${UCX_TCP_TX_SEG_SIZE:=256k}"
 : "${UCX_TCP_RX_SEG_SIZE:=256k}"
 export LD_BIND_NOW UCX_TCP_TX_SEG_SIZE UCX_TCP_RX_SEG_SIZE
+# Open MPI 5 (PRRTE, PMIx 5; Debian 13) renamed the launcher's settings: its major version,
+# from its launcher's first line ("mpiexec.openmpi (Open MPI) 5.0.7"; 4.1 says "(OpenRTE)
+# 4.1.4"), picks the names. MAL_OMPI_MAJOR overrides it.
 if [ "${MAL_MPI:-openmpi}" = openmpi ]; then
+    : "${MAL_OMPI_MAJOR:=$(mpiexec.openmpi --version 2>/dev/null |
+        sed -n '1s/^[^)]*) \([0-9]*\)[.].*/\1/p')}"
     : "${OMPI_ALLOW_RUN_AS_ROOT:=1}"
     : "${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:=1}"
     : "${OMPI_MCA_pml:=ucx}"
     : "${OMPI_MCA_pml_ucx_tls:=any}"
     : "${OMPI_MCA_pml_ucx_devices:=any}"
     : "${OMPI_MCA_osc:=ucx}"
-    : "${OMPI_MCA_rmaps_base_oversubscribe:=1}"
     : "${OMPI_MCA_mpi_yield_when_idle:=1}"
-    : "${OMPI_MCA_hwloc_base_binding_policy:=none}"
-    : "${OMPI_MCA_orte_allowed_exit_without_sync:=1}"
     : "${PMIX_MCA_gds:=hash}"
     : "${SMA_SYMMETRIC_SIZE:=8G}"
     export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_pml \
         OMPI_MCA_pml_ucx_tls OMPI_MCA_pml_ucx_devices OMPI_MCA_osc \
-        OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle \
-        OMPI_MCA_hwloc_base_binding_policy OMPI_MCA_orte_allowed_exit_without_sync \
-        PMIX_MCA_gds SMA_SYMMETRIC_SIZE
+        OMPI_MCA_mpi_yield_when_idle PMIX_MCA_gds SMA_SYMMETRIC_SIZE
+    if [ "${MAL_OMPI_MAJOR:-4}" -ge 5 ] 2>/dev/null; then
+        # - PRRTE's names for oversubscription, binding and exit without finalize.
+        # - coll han (5's default for some collectives) deadlocks MPI_Intercomm_create
+        #   over processes of different jobs, which every expansion calls (docs/design.md,
+        #   "Open MPI 5"; libmal disables it at load too, src/engine/platform/openmpi.c).
+        : "${PRTE_MCA_rmaps_default_mapping_policy:=:oversubscribe}"
+        : "${PRTE_MCA_hwloc_default_binding_policy:=none}"
+        : "${PRTE_MCA_prte_allowed_exit_without_sync:=1}"
+        : "${OMPI_MCA_coll:=^han}"
+        export PRTE_MCA_rmaps_default_mapping_policy PRTE_MCA_hwloc_default_binding_policy \
+            PRTE_MCA_prte_allowed_exit_without_sync OMPI_MCA_coll
+    else
+        : "${OMPI_MCA_rmaps_base_oversubscribe:=1}"
+        : "${OMPI_MCA_hwloc_base_binding_policy:=none}"
+        : "${OMPI_MCA_orte_allowed_exit_without_sync:=1}"
+        export OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_hwloc_base_binding_policy \
+            OMPI_MCA_orte_allowed_exit_without_sync
+    fi
 fi

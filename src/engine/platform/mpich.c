@@ -94,6 +94,11 @@ static void mpich_bound_spawns(int seconds)
     (void)seconds;
 }
 
+/* MPICH needs nothing set before MPI_Init for expansions. */
+static void mpich_settle_at_load(void)
+{
+}
+
 static int mpich_spawn_bound(const char **setting, const char **value)
 {
     *setting = NULL;
@@ -317,6 +322,7 @@ const engine_mpi_side_t engine_mpi_mpich = {
     .window_fix = "use MAL_MEMORY=direct on one host",
     .slots_fix = "give mpiexec the slots (-hosts HOST:SLOTS)",
     .bound_spawns = mpich_bound_spawns,
+    .settle_at_load = mpich_settle_at_load,
     .spawn_bound = mpich_spawn_bound,
     .clean_exit_allowed = mpich_clean_exit_allowed,
     .clean_exit_setting = NULL,

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -43,8 +44,17 @@ engine_mpi_family_t engine_mpi_family(void)
 
 const engine_mpi_side_t *engine_mpi_side(void)
 {
-    return engine_mpi_family() == ENGINE_MPI_OPEN_MPI ? &engine_mpi_open_mpi
-                                                      : &engine_mpi_mpich;
+    if (engine_mpi_family() != ENGINE_MPI_OPEN_MPI)
+        return &engine_mpi_mpich;
+    return engine_mpi_major() >= 5 ? &engine_mpi_open_mpi5 : &engine_mpi_open_mpi;
+}
+
+/* The first number of the version line: "Open MPI v5.0.7, ...", "MPICH Version: 4.2.1". */
+int engine_mpi_major(void)
+{
+    const char *v = engine_mpi_version();
+    v += strcspn(v, "0123456789");
+    return atoi(v);
 }
 
 const char *engine_mpi_version(void)

@@ -70,6 +70,9 @@ typedef struct {
     /* Bound this process's MPI_Finalize to `seconds` where the family's can hang after
      * the work is done (called at mal_init; once per process is enough). */
     void (*bound_finalize)(int seconds);
+    /* At load, before MPI_Init: the settings without which expansions cannot work on
+     * this family's runtime, each unless the user set it (Open MPI 5: coll han off). */
+    void (*settle_at_load)(void);
     /* Under Slurm: the setting that starts the launcher's daemons with ssh/rsh, outside
      * the job's steps, so that Slurm can take back a node (procs/release.c). */
     const char *daemons_outside_slurm;
@@ -80,6 +83,8 @@ const engine_mpi_side_t *engine_mpi_side(void);
 /* The library's own version line, first line only ("MPICH Version:	4.0.2", "Open MPI
  * v4.1.4, ..."), for messages. */
 const char *engine_mpi_version(void);
+/* The library's major version (Open MPI 5.0.7: 5), 0 when its version line has none. */
+int engine_mpi_major(void);
 
 /* Whether expansions can spawn here, probed on first use and then kept; why says what
  * the library answered when they cannot. */
@@ -91,7 +96,8 @@ void engine_spawn_agree(MPI_Comm comm);
 
 /* The sides. An MPI libmal was not built for is asked as MPICH is: its probe is plain
  * MPI, and nothing of Open MPI's launcher is read. */
-extern const engine_mpi_side_t engine_mpi_open_mpi;
+extern const engine_mpi_side_t engine_mpi_open_mpi;  /* Open MPI 4.1 (and older) */
+extern const engine_mpi_side_t engine_mpi_open_mpi5; /* Open MPI 5 and later       */
 extern const engine_mpi_side_t engine_mpi_mpich;
 
 #endif /* MAL_PLATFORM_H */

@@ -70,6 +70,7 @@ static void exit_as_unstarted(int sig)
 __attribute__((constructor)) static void bound_spawns_at_load(void)
 {
     parse_timeout();
+    engine_mpi_side()->settle_at_load();
     engine_mpi_side()->bound_spawns(reconf_timeout);
     if (getenv(SPAWNED_MARK) == NULL)
         return;
