@@ -209,8 +209,8 @@ const engine_mpi_side_t engine_mpi_open_mpi5 = {
     .probe = engine_open_mpi_probe,
     .window_fix = WINDOW_FIX,
     .slots_fix = "after a spawn that finds no slot Open MPI's mpiexec never exits; launch "
-                 "with tools/malrun, or mpiexec --map-by :OVERSUBSCRIBE "
-                 "(PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe), or give "
+                 "with tools/malrun, or mpiexec --oversubscribe (--map-by :OVERSUBSCRIBE, "
+                 "PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe), or give "
                  "mpiexec the slots (--host HOST:SLOTS)",
     .bound_spawns = open_mpi5_bound_spawns,
     .spawn_bound = open_mpi5_spawn_bound,
