@@ -18,19 +18,15 @@ static bool open_mpi_can_spawn(const char *version, char *why, size_t len)
     return true;
 }
 
-/* The first of `names` set and not empty in the environment: Open MPI 4's name first,
- * then Open MPI 5's (PRRTE's) for the same setting. */
-static const char *first_set(const char *const *names, size_t n, const char **which)
+/* The value of the variable `name` when set and not empty, which then names it. */
+static const char *set_value(const char *name, const char **which)
 {
-    for (size_t i = 0; i < n; i++) {
-        const char *v = getenv(names[i]);
-        if (v != NULL && *v != '\0') {
-            if (which != NULL)
-                *which = names[i];
-            return v;
-        }
-    }
-    return NULL;
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0')
+        return NULL;
+    if (which != NULL)
+        *which = name;
+    return v;
 }
 
 /* mpiexec sets it for every process it starts (5 too). */
@@ -67,16 +63,14 @@ static bool open_mpi5_oversubscribes(void)
 
 static const char *open_mpi_hostfile(const char **variable)
 {
-    static const char *const names[] = {"OMPI_MCA_orte_default_hostfile"};
-    return first_set(names, 1, variable);
+    return set_value("OMPI_MCA_orte_default_hostfile", variable);
 }
 
 /* PRRTE keeps its hostfile to itself too; the user may export PRRTE's name for it, which
  * then says what the launcher was given. */
 static const char *open_mpi5_hostfile(const char **variable)
 {
-    static const char *const names[] = {"PRTE_MCA_prte_default_hostfile"};
-    return first_set(names, 1, variable);
+    return set_value("PRTE_MCA_prte_default_hostfile", variable);
 }
 
 /* Bounded spawns (docs/design.md, "The spawn hang"). The root's wait for a lost start
@@ -131,7 +125,8 @@ static int open_mpi5_spawn_bound(const char **setting, const char **value)
 
 /* Ranks of the launcher let a process leave without MPI_Finalize only when told to
  * (tools/malrun tells it). Open MPI 4's mpiexec exports the setting to its processes;
- * 5's PRRTE (prte_allowed_exit_without_sync) does not: unknown there, so false. */
+ * 5's PRRTE (prte_allowed_exit_without_sync) does not, so there it is known only when
+ * the user passed the variable on to the processes too (-x). */
 static bool open_mpi_clean_exit_allowed(void)
 {
     return is_true(getenv("OMPI_MCA_orte_allowed_exit_without_sync"));
