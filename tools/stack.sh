@@ -7,7 +7,7 @@
 #   COMMAND inside it (none: only prepares), in the source tree, which is mounted inside
 #   at the same path. MAL_STACK_ROOT names the root's directory (default
 #   /var/lib/mal/stacks/debian13); MAL_STACK_MIRROR the Debian mirror.
-# The mounts (/proc, /sys, /dev, the tree) live in a mount namespace of this command's
+# The mounts (/proc, /sys, /dev, /etc/hosts, the tree) live in a mount namespace of this command's
 # own (unshare -m): they go when it ends, killed or not, and nothing is left mounted.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,6 +56,9 @@ exec unshare --mount --propagation private sh -euc '
     mount --rbind /sys "$root/sys"
     mount --rbind /dev "$root/dev"
     mount --bind "$top" "$root$top"
+    # the machine names itself (hostname "vm") in its /etc/hosts, which libmal resolves
+    # before spawning; the root shares the network, so it shares the names
+    mount --bind -o ro /etc/hosts "$root/etc/hosts"
     mount -t tmpfs tmpfs "$root/run"
     mkdir -p "$root/run/lock" "$root/run/shm"
     # shellcheck disable=SC2086
