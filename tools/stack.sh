@@ -52,6 +52,9 @@ inside="$inside LANG=C.UTF-8 MAL_STACK_INSIDE=$stack"
 exec unshare --mount --propagation private sh -euc '
     root=$1 top=$2 inside=$3
     shift 3
+    # the root a mount of its own, so that its / is a mount point: `ip netns exec`
+    # (the emulated hosts) makes / a slave mount and fails on a plain directory
+    mount --bind "$root" "$root"
     mount -t proc proc "$root/proc"
     mount --rbind /sys "$root/sys"
     mount --rbind /dev "$root/dev"

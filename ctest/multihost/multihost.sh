@@ -110,23 +110,27 @@ trap 'mh_down; rm -rf "$out"; check_clean' EXIT
 link_before=$(mh_link_bytes malA)
 link_moved() { echo $(($(mh_link_bytes malA) - link_before)); }
 
+# The daemon log's line for starting process RANK of job JOB (1: the initial one), as a
+# sed/grep pattern: Open MPI 4 names it [[JOBID,JOB],RANK], PRRTE [prterun-HOST-PID@JOB,RANK].
+child_named() {
+    echo "odls:launch spawning child \\[\\(\\[[0-9]*,\\|prterun-[^@]*@\\)$1\\]\\{0,1\\},$2\\]"
+}
+
 run_jacobi() {
     jacobi=$1
     report=$out/report.jsonl
-    # The daemons' log names the host that starts each process: orte_debug_daemons keeps
-    # the daemon on malB attached to this output.
-    MAL_HOSTS=malB MAL_PLAN=4:+1,8:w=1:3,12:-1 MAL_REPORT=$report \
-        OMPI_MCA_orte_debug_daemons=1 OMPI_MCA_odls_base_verbose=5 \
+    # The daemons' log names the host that starts each process (mhrun's MH_DAEMON_LOG).
+    MAL_HOSTS=malB MAL_PLAN=4:+1,8:w=1:3,12:-1 MAL_REPORT=$report MH_DAEMON_LOG=1 \
         timeout $LIMIT "$dir/mhrun" -n 1 "$jacobi" --n 2000 --iters 16 --check \
         > "$out/log" 2>&1
     rc=$?
-    grep -v '^\[mal[AB]:[0-9]*\] \[\[\|MPIR\|^ *(i, host' "$out/log"
+    grep -v '^\[mal[AB]:[0-9]*\] \[\(\[\|prterun\)\|MPIR\|^ *(i, host' "$out/log"
     grep 'odls:launch spawning child' "$out/log" # where the daemons started each process
     [ $rc = 0 ] || fail "jacobi exited with $rc"
     grep -q '^jacobi: PASS' "$out/log" || fail "no PASS from jacobi"
-    grep -q '^\[malA:[0-9]*\] .* odls:launch spawning child \[\[[0-9]*,1\],0\]' "$out/log" ||
+    grep -q "^\\[malA:[0-9]*\\] .* $(child_named 1 0)" "$out/log" ||
         fail "rank 0 was not started on malA"
-    grep -q '^\[malB:[0-9]*\] .* odls:launch spawning child \[\[[0-9]*,2\],0\]' "$out/log" ||
+    grep -q "^\\[malB:[0-9]*\\] .* $(child_named 2 0)" "$out/log" ||
         fail "the new process was not started on malB"
     grep -q '"action":"expand","procs_before":1,"procs_after":2' "$report" ||
         fail "no expansion 1 -> 2 in the report"
@@ -277,8 +281,8 @@ run_policy() {
     jacobi=$1
     for h in $MH_HOSTS; do echo "$h 2 C1 1.0 0.1"; done >"$out/availability"
     MH_SLOTS=2 MH_MAP=slot MAL_AVAILABILITY="$out/availability" MAL_POLICY=preferred=8 \
-        MAL_SAMPLE_INTERVAL=3 MAL_GRACE=0 OMPI_MCA_orte_debug_daemons=1 \
-        OMPI_MCA_odls_base_verbose=5 timeout $LIMIT "$dir/mhrun" -n 2 "$jacobi" --n 2000 \
+        MAL_SAMPLE_INTERVAL=3 MAL_GRACE=0 MH_DAEMON_LOG=1 \
+        timeout $LIMIT "$dir/mhrun" -n 2 "$jacobi" --n 2000 \
         --iters 18 --check > "$out/log" 2>&1
     rc=$?
     grep -v '^\[mal[A-D]:[0-9]*\] ' "$out/log"
@@ -289,8 +293,8 @@ run_policy() {
     grep -q 'policy at it [0-9]*: expand 2 -> 8 procs' "$out/log" ||
         fail "the policy did not grow to 8"
     # Where the daemons started the spawned jobs' processes (job 1 is the initial one).
-    child='odls:launch spawning child \[\[[0-9]*,\([0-9]*\)\],[0-9]*\]'
-    started=$(sed -n "s/^\\[\\(mal[A-D]\\):[0-9]*\\] .* $child.*/\\1 \\2/p" "$out/log" |
+    child=$(child_named '\([0-9]*\)' '[0-9]*')
+    started=$(sed -n "s/^\\[\\(mal[A-D]\\):[0-9]*\\] .* $child.*/\\1 \\3/p" "$out/log" |
         awk '$2 > 1 { n[$1]++ } END { for (h in n) print h, n[h] }' | sort | tr '\n' ' ')
     echo "multihost: new processes per host: $started"
     [ "$started" = "malB 2 malC 2 malD 2 " ] ||
