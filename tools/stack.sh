@@ -7,8 +7,9 @@
 #   COMMAND inside it (none: only prepares), in the source tree, which is mounted inside
 #   at the same path. MAL_STACK_ROOT names the root's directory (default
 #   /var/lib/mal/stacks/debian13); MAL_STACK_MIRROR the Debian mirror.
-# The mounts (/proc, /sys, /dev, /etc/hosts, the tree) live in a mount namespace of this command's
-# own (unshare -m): they go when it ends, killed or not, and nothing is left mounted.
+# The mounts (the root on itself, /proc, /sys, /dev, /etc/hosts, the tree) live in a
+# mount namespace of this command's own (unshare -m): they go when it ends, killed or
+# not, and nothing is left mounted.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 stack=${1:-}

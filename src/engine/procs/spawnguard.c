@@ -91,7 +91,14 @@ int engine_spawn_bound(void)
 void engine_spawn_bound_notice(void)
 {
     const char *setting, *value;
-    if (engine_mpi_side()->spawn_bound(&setting, &value) > 0 || !engine_spawn_supported(NULL))
+    int bound = engine_mpi_side()->spawn_bound(&setting, &value);
+    if (!engine_spawn_supported(NULL))
+        return;
+    if (bound > reconf_timeout && setting == NULL) /* the runtime's own, fixed bound */
+        engine_notice("libmal: spawn: %s waits a fixed %d s for a start it lost; "
+                      "MAL_RECONF_TIMEOUT (%d s) cannot shorten that wait (docs/design.md, "
+                      "\"Open MPI 5\")\n", engine_mpi_version(), bound, reconf_timeout);
+    if (bound > 0)
         return;
     if (setting == NULL)
         engine_notice("libmal: spawn: %s bounds no spawn: one whose start the runtime lost "
